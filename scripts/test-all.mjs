@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite on the embedded PGlite, then again on a PostgreSQL server.
+// The server run needs TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+// with pgvector. Without a reachable server the second run is skipped with a visible reason,
+// except under CI=true, where a missing server is a failure.
+import { spawnSync } from 'node:child_process';
+import pg from 'pg';
+
+const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const extra = process.argv.slice(2);
+
+function run(backend) {
+  console.log(`\n=== memex test suite on ${backend} ===\n`);
+  const r = spawnSync('npx', ['vitest', 'run', ...extra], {
+    stdio: 'inherit',
+    env: { ...process.env, MEMEX_TEST_BACKEND: backend, TEST_DATABASE_URL: url },
+  });
+  return r.status ?? 1;
+}
+
+async function postgresReason() {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    const r = await client.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+    if (r.rowCount === 0) return 'the server has no pgvector extension (run scripts/install-pgvector.sh)';
+    return null;
+  } catch (err) {
+    return `no PostgreSQL server reachable at ${url.replace(/:[^:@/]*@/, ':***@')} (${err.message})`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const results = {};
+results.pglite = run('pglite');
+const reason = await postgresReason();
+if (reason) {
+  if (process.env.CI === 'true') {
+    console.error(`\nPostgreSQL run required under CI but ${reason}`);
+    results.postgres = 1;
+  } else {
+    console.warn(`\n=== PostgreSQL run SKIPPED: ${reason} ===`);
+  }
+} else {
+  results.postgres = run('postgres');
+}
+const failed = Object.entries(results).filter(([, code]) => code !== 0);
+console.log(`\nsuite results: ${Object.entries(results).map(([b, c]) => `${b}=${c === 0 ? 'passed' : 'FAILED'}`).join(', ')}`);
+process.exit(failed.length ? 1 : 0);

@@ -1,0 +1,25 @@
+import path from 'node:path';
+import { openPglite } from './pglite.ts';
+import { openPostgres } from './postgres.ts';
+import { migrate } from './migrate.ts';
+import type { Database } from './types.ts';
+
+export type { Database, Queryable, QueryResult } from './types.ts';
+
+export interface OpenOptions {
+  /** postgres://… to use a server; otherwise PGlite. */
+  databaseUrl?: string;
+  /** PGlite data directory; undefined keeps the database in memory. */
+  dataDir?: string;
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+}
+
+/** Opens the configured database and brings its schema up to date. */
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const db = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl)
+    : await openPglite(opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined);
+  if (opts.migrate !== false) await migrate(db);
+  return db;
+}

@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Database } from './types.ts';
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+// Any constant works; it only has to be the same for every memex process on one database.
+const MIGRATION_LOCK_KEY = 70908085;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((f) => ({ version: Number(f.slice(0, 3)), name: f, sql: fs.readFileSync(path.join(dir, f), 'utf8') }));
+}
+
+/**
+ * Applies every migration not yet recorded in schema_migrations, in order, in one transaction.
+ * On a PostgreSQL server a transaction-scoped advisory lock keeps two starting processes from
+ * racing; the second one waits and then finds nothing left to do. Returns the names applied now.
+ */
+export async function migrate(db: Database): Promise<string[]> {
+  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  return db.transaction(async (tx) => {
+    if (db.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    const done = new Set(
+      (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+    );
+    const applied: string[] = [];
+    for (const m of listMigrations()) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.name);
+    }
+    return applied;
+  });
+}

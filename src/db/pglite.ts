@@ -1,0 +1,39 @@
+import fs from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { Database, Queryable, QueryResult } from './types.ts';
+
+function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
+  return {
+    async exec(sql: string) {
+      await q.exec(sql);
+    },
+    async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+      const r = await q.query<T>(sql, params as any[]);
+      return { rows: r.rows, rowCount: r.affectedRows ?? 0 };
+    },
+  };
+}
+
+/**
+ * Embedded PostgreSQL (WASM) with pgvector. `dataDir` undefined keeps everything in memory
+ * (tests); otherwise the directory is created and reopened on the next start.
+ */
+export async function openPglite(dataDir?: string): Promise<Database> {
+  if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+  // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
+  const pg = dataDir ? new PGlite(dataDir, { extensions: { vector } }) : new PGlite({ extensions: { vector } });
+  await pg.waitReady;
+  const base = wrap(pg);
+  return {
+    kind: 'pglite',
+    query: base.query,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return pg.transaction(async (tx) => fn(wrap(tx)));
+    },
+    exec: base.exec,
+    async close() {
+      await pg.close();
+    },
+  };
+}

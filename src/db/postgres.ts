@@ -1,0 +1,51 @@
+import pg from 'pg';
+import type { Database, Queryable, QueryResult } from './types.ts';
+
+// Counts and ids of type int8 fit in a double for every size memex handles; parse them as numbers
+// so both drivers return the same JavaScript types.
+pg.types.setTypeParser(20, (v) => Number(v));
+// numeric (relevance scores, link weights) as numbers too, like PGlite's float columns.
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+    async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+      const r = await client.query(sql, params as any[]);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+    },
+  };
+}
+
+/** A PostgreSQL server (with pgvector installed) reached through DATABASE_URL. */
+export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // Fail at start with a clear reason instead of at the first request.
+  const client = await pool.connect();
+  client.release();
+  const base = wrap(pool);
+  return {
+    kind: 'postgres',
+    query: base.query,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        const out = await fn(wrap(c));
+        await c.query('COMMIT');
+        return out;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        c.release();
+      }
+    },
+    exec: base.exec,
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/** The one SQL interface every module uses; PGlite and node-postgres both sit behind it. */
+export interface QueryResult<T> {
+  rows: T[];
+  /** Rows inserted, updated or deleted by the statement (0 for a SELECT on PGlite). */
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, any>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction; it commits when fn resolves and rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
