@@ -1,0 +1,54 @@
+/**
+ * The catalog's internal HTTP API (gateway spec 4.6), mounted under /v1/catalog/* for deployments
+ * that split roles. The gateway itself calls the same Catalog in-process.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { CatalogBatch, CatalogDocument, CatalogVersionRequest } from '../schemas/catalog.ts';
+import { sha256Hex } from '../util/hash.ts';
+import type { Catalog } from './catalog.ts';
+import type { CatalogDocumentRequest } from './types.ts';
+
+const DocParams = Type.Object({ doc_id: Type.String({ format: 'uuid' }) });
+
+export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.post('/v1/catalog/documents', { schema: { tags: ['catalog'], body: CatalogDocument } }, async (req, reply) => {
+    const r = await catalog.ingest(req.body as CatalogDocumentRequest);
+    return reply.code(r.duplicate ? 200 : 202).send(r);
+  });
+
+  app.post('/v1/catalog/documents/batch', { schema: { tags: ['catalog'], body: CatalogBatch } }, async (req, reply) => {
+    const docs = req.body.documents as CatalogDocumentRequest[];
+    const key = req.body.batch_idempotency_key ?? sha256Hex(docs.map((d) => d.idempotency_key).sort().join('|'));
+    const r = await catalog.ingestBatch(docs.map((request, index) => ({ index, request })), key);
+    return reply.code(r.failure_count === 0 ? 202 : 207).send(r);
+  });
+
+  app.patch(
+    '/v1/catalog/documents/:doc_id/version',
+    { schema: { tags: ['catalog'], params: DocParams, body: CatalogVersionRequest } },
+    async (req) => catalog.createVersion(req.params.doc_id, req.body as any),
+  );
+
+  app.get(
+    '/v1/catalog/documents/:doc_id/status',
+    { schema: { tags: ['catalog'], params: DocParams } },
+    async (req, reply) => {
+      const s = await catalog.documentStatus(req.params.doc_id);
+      return s ?? reply.code(404).send({ detail: 'Document not found' });
+    },
+  );
+
+  app.get(
+    '/v1/catalog/submissions/:submission_id',
+    { schema: { tags: ['catalog'], params: Type.Object({ submission_id: Type.String({ format: 'uuid' }) }) } },
+    async (req, reply) => {
+      const s = await catalog.submissionStatus(req.params.submission_id);
+      return s ?? reply.code(404).send({ detail: 'Submission not found' });
+    },
+  );
+
+  app.delete('/v1/catalog/documents/:doc_id', { schema: { tags: ['catalog'], params: DocParams } }, async (req, reply) =>
+    reply.code(202).send(await catalog.deleteDocument(req.params.doc_id)),
+  );
+};

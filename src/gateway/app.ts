@@ -1,0 +1,87 @@
+/**
+ * The HTTP server: the public gateway routes (bearer AUTH_TOKEN), the catalog's internal routes
+ * (CATALOG_TOKEN, falling back to AUTH_TOKEN), health and the OpenAPI document.
+ */
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Catalog } from '../catalog/catalog.ts';
+import { catalogRoutes } from '../catalog/routes.ts';
+import type { ServerConfig } from '../config/server.ts';
+import type { Database } from '../db/types.ts';
+import { bearerGuard } from './auth.ts';
+import { installErrorHandling } from './errors.ts';
+import { documentRoutes } from './routes/documents.ts';
+import { ingestRoutes } from './routes/ingest.ts';
+import { installValidation } from './validation.ts';
+
+export const API_VERSION = '0.2.0';
+
+export interface GatewayDeps {
+  config: ServerConfig;
+  db: Database;
+  catalog?: Catalog;
+  /** Extra route plugins (search, people, files…) registered behind the gateway token. */
+  plugins?: ((scope: FastifyInstance) => Promise<void>)[];
+}
+
+export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  const catalog = deps.catalog ?? new Catalog(db, { phoneRegion: config.defaultPhoneRegion });
+  const app = Fastify({
+    bodyLimit: config.bodyLimitBytes,
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers["x-auth"]'],
+      // Query strings carry search text and ids: log the path only.
+      serializers: {
+        req: (req: { method: string; url: string; ip?: string }) => ({
+          method: req.method,
+          url: req.url.split('?')[0],
+          remoteAddress: req.ip,
+        }),
+      },
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installValidation(app);
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'memex gateway', version: API_VERSION, description: 'Personal data plane: ingest, search, ask, people.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get(
+    '/v1/healthz',
+    { schema: { tags: ['health'], security: [], summary: 'Liveness and database reachability' } },
+    async (_req, reply) => {
+      try {
+        await db.query('SELECT 1');
+        return { status: 'ok', version: API_VERSION, database: db.kind };
+      } catch {
+        return reply.code(503).send({ status: 'error', version: API_VERSION, database: db.kind });
+      }
+    },
+  );
+
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', bearerGuard(config.authToken));
+    await scope.register(ingestRoutes, { catalog });
+    await scope.register(documentRoutes, { catalog });
+    for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
+  });
+
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
+    await scope.register(catalogRoutes, { catalog });
+  });
+
+  return app as unknown as FastifyInstance;
+}

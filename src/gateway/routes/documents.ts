@@ -1,0 +1,79 @@
+/** Document routes of the gateway (spec 4.2). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Catalog } from '../../catalog/catalog.ts';
+import { ValidationErrorBody } from '../../schemas/common.ts';
+import {
+  DocIdParams,
+  DocumentListQuery,
+  DocumentListResponse,
+  DocumentUpdateRequest,
+  DocumentUpdateResponse,
+} from '../../schemas/documents.ts';
+
+const NotFound = Type.Object({ detail: Type.String() });
+
+export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.get(
+    '/v1/documents',
+    {
+      schema: {
+        tags: ['documents'],
+        summary: 'Active documents, newest first',
+        querystring: DocumentListQuery,
+        response: { 200: DocumentListResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const { documents, total } = await catalog.listDocuments(q);
+      return { documents: documents as any, count: documents.length, total, limit: q.limit, offset: q.offset };
+    },
+  );
+
+  app.get(
+    '/v1/doc/:doc_id',
+    {
+      schema: {
+        tags: ['documents'],
+        summary: 'The stored document record (any version, by id)',
+        params: DocIdParams,
+        response: { 200: Type.Object({}, { additionalProperties: true }), 404: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const doc = await catalog.getDocument(req.params.doc_id);
+      if (!doc) return reply.code(404).send({ detail: 'Document not found' });
+      return doc;
+    },
+  );
+
+  app.patch(
+    '/v1/documents/:doc_id',
+    {
+      schema: {
+        tags: ['documents'],
+        summary: 'Edit text and metadata: creates a new version and queues its chunks for embedding',
+        params: DocIdParams,
+        body: DocumentUpdateRequest,
+        response: { 200: DocumentUpdateResponse, 404: NotFound, 409: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const b = req.body;
+      const v = await catalog.createVersion(req.params.doc_id, {
+        text: b.text,
+        metadata: b.metadata,
+        requeue: b.requeue_for_embedding ?? true,
+      });
+      return {
+        doc_id: v.doc_id,
+        status: 'updated',
+        chunks_requeued: v.chunks_queued,
+        previous_version_id: v.previous_version_id,
+        version_number: v.version_number,
+      };
+    },
+  );
+};
+

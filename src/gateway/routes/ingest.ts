@@ -1,0 +1,165 @@
+/** Ingestion routes of the gateway (spec 4.1): single documents, batches, status. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Catalog } from '../../catalog/catalog.ts';
+import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
+import { ValidationErrorBody } from '../../schemas/common.ts';
+import {
+  BatchIngestRequest,
+  BatchIngestResponse,
+  IngestRequest,
+  IngestStatusResponse,
+  IngestSubmissionResponse,
+  type BatchItemResultT,
+  type IngestSubmissionResponseT,
+} from '../../schemas/ingest.ts';
+import { sha256Hex } from '../../util/hash.ts';
+import { errorEnvelope } from '../errors.ts';
+import { PrepareError, prepareIngest } from '../prepare.ts';
+
+export function toSubmissionResponse(r: CatalogIngestResult): IngestSubmissionResponseT {
+  return {
+    submission_id: r.submission_id,
+    doc_id: r.doc_id,
+    external_id: r.external_id,
+    version_number: r.version_number,
+    status: r.status,
+    thread_id: r.thread_id,
+    file_ids: r.file_ids,
+    duplicate: r.duplicate,
+    total_chunks: r.total_chunks,
+  };
+}
+
+/** Deterministic batch key: the item keys sorted and joined, so a retried batch is the same batch. */
+export function batchKeyOf(items: CatalogDocumentRequest[]): string {
+  return sha256Hex(items.map((i) => i.idempotency_key).sort().join('|'));
+}
+
+export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.post(
+    '/v1/ingest',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: 'Ingest one text document',
+        body: IngestRequest,
+        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const prepared = prepareIngest(req.body);
+      const result = await catalog.ingest(prepared);
+      reply.header('x-content-sha256', prepared.content_sha256);
+      return reply.code(result.duplicate ? 200 : 202).send(toSubmissionResponse(result));
+    },
+  );
+
+  app.post(
+    '/v1/ingest::batch',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: 'Ingest several documents; one bad item never stops the others',
+        body: BatchIngestRequest,
+        response: { 202: BatchIngestResponse, 207: BatchIngestResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const docs = req.body.documents;
+      const results: BatchItemResultT[] = [];
+      const prepared: { index: number; request: CatalogDocumentRequest }[] = [];
+      docs.forEach((doc, index) => {
+        try {
+          prepared.push({ index, request: prepareIngest(doc) });
+        } catch (err) {
+          if (!(err instanceof PrepareError)) throw err;
+          results.push({
+            index,
+            status_code: err.status,
+            content_sha256: null,
+            submission: null,
+            error: errorEnvelope(err.code, err.message, err.status, 'gw_ingest_batch', { loc: err.loc }),
+          });
+        }
+      });
+
+      // One document: the single-document flow (spec 4.1 rule 3), reported in the batch shape.
+      if (docs.length === 1) {
+        if (prepared.length === 1) {
+          const r = await catalog.ingest(prepared[0].request);
+          results.push({
+            index: 0,
+            status_code: r.duplicate ? 200 : 202,
+            content_sha256: prepared[0].request.content_sha256,
+            submission: toSubmissionResponse(r),
+            error: null,
+          });
+        }
+        const ok = results[0].error === null;
+        return reply.code(ok ? 202 : 207).send({
+          batch_id: null,
+          batch_status: ok ? 'completed' : 'failed',
+          total_count: 1,
+          success_count: ok ? 1 : 0,
+          failure_count: ok ? 0 : 1,
+          results,
+        });
+      }
+
+      const failedEarly = results.length;
+      const batch = prepared.length
+        ? await catalog.ingestBatch(prepared, batchKeyOf(prepared.map((p) => p.request)), failedEarly)
+        : null;
+      const shaOf = new Map(prepared.map((p) => [p.index, p.request.content_sha256]));
+      for (const item of batch?.items ?? []) {
+        results.push(
+          item.ok
+            ? {
+                index: item.index,
+                status_code: item.result!.duplicate ? 200 : 202,
+                content_sha256: shaOf.get(item.index) ?? null,
+                submission: toSubmissionResponse(item.result!),
+                error: null,
+              }
+            : {
+                index: item.index,
+                status_code: item.error!.status,
+                content_sha256: shaOf.get(item.index) ?? null,
+                submission: null,
+                error: errorEnvelope(item.error!.code, item.error!.message, item.error!.status, 'gw_ingest_batch'),
+              },
+        );
+      }
+      results.sort((a, b) => a.index - b.index);
+      const success = results.filter((r) => r.error === null).length;
+      const failure = results.length - success;
+      return reply.code(failure === 0 ? 202 : 207).send({
+        batch_id: batch?.batch_id ?? null,
+        batch_status: (batch?.batch_status as 'completed' | 'partial' | 'failed') ?? 'failed',
+        total_count: results.length,
+        success_count: success,
+        failure_count: failure,
+        results,
+      });
+    },
+  );
+
+  app.get(
+    '/v1/ingest/:submission_id',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: 'Status of a submission, or of a batch by its batch_id',
+        params: Type.Object({ submission_id: Type.String({ format: 'uuid' }) }),
+        response: { 200: IngestStatusResponse, 404: Type.Object({ detail: Type.String() }), 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const status = await catalog.submissionStatus(req.params.submission_id);
+      if (!status) return reply.code(404).send({ detail: 'Submission not found' });
+      return status as any;
+    },
+  );
+};
+

@@ -1,0 +1,45 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** Values of Document.source_type (gateway spec 2.1). */
+export const SOURCE_TYPES = [
+  'chatapp', 'sms', 'email', 'email_local', 'localfs', 'cloud_drive', 'note', 'reminder', 'host_reminders',
+  'calendar_event', 'contact',
+] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+export const TIMESTAMP_TYPES = [
+  'sent', 'received', 'modified', 'created', 'event_start', 'event_end', 'due', 'completed',
+] as const;
+
+export const DOCUMENT_STATUSES = ['submitted', 'extracting', 'extracted', 'enriching', 'enriched', 'indexed', 'failed'] as const;
+export const SUBMISSION_STATUSES = ['submitted', 'processing', 'cataloged', 'completed', 'failed'] as const;
+export const BATCH_STATUSES = ['submitted', 'processing', 'completed', 'partial', 'failed'] as const;
+export const PERSON_ROLES = ['sender', 'recipient', 'participant', 'mentioned', 'contact'] as const;
+
+export const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+export const StringEnum = <T extends readonly string[]>(values: T, opts: Record<string, unknown> = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
+
+export const Uuid = Type.String({ format: 'uuid' });
+/** ISO 8601 date or date-time; without an offset it is read as UTC. Validated by the `timestamp` format. */
+export const Timestamp = Type.String({ format: 'timestamp', description: 'ISO 8601 date-time (UTC when no offset)' });
+export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const ValidationErrorItem = Type.Object({
+  loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+  msg: Type.String(),
+  type: Type.String(),
+});
+export const ValidationErrorBody = Type.Object({ detail: Type.Array(ValidationErrorItem) }, { title: 'HTTPValidationError' });
+export type ValidationErrorItemT = Static<typeof ValidationErrorItem>;
+
+export const ErrorEnvelope = Type.Object({
+  error_code: Type.String(),
+  message: Type.String(),
+  retryable: Type.Boolean(),
+  correlation_id: Type.String(),
+  details: JsonObject,
+});
+export type ErrorEnvelopeT = Static<typeof ErrorEnvelope>;
+
+export const DetailError = Type.Object({ detail: Type.Unknown() });

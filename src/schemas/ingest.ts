@@ -1,0 +1,144 @@
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  BATCH_STATUSES, ErrorEnvelope, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
+} from './common.ts';
+
+export const DocumentPerson = Type.Object({
+  identifier: Type.String({ minLength: 1 }),
+  identifier_type: Type.Optional(Nullable(Type.String())),
+  role: Type.Optional(Nullable(StringEnum(PERSON_ROLES))),
+  display_name: Type.Optional(Nullable(Type.String())),
+  label: Type.Optional(Nullable(Type.String())),
+  metadata: Type.Optional(Nullable(JsonObject)),
+});
+export type DocumentPersonT = Static<typeof DocumentPerson>;
+
+export const ThreadPayload = Type.Object({
+  external_id: Type.String({ minLength: 1 }),
+  source_type: Type.Optional(Nullable(Type.String())),
+  source_provider: Type.Optional(Nullable(Type.String())),
+  source_account_id: Type.Optional(Nullable(Type.String())),
+  title: Type.Optional(Nullable(Type.String())),
+  participants: Type.Optional(Nullable(Type.Array(DocumentPerson))),
+  thread_type: Type.Optional(Nullable(Type.String())),
+  is_group: Type.Optional(Nullable(Type.Boolean())),
+  participant_count: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  metadata: Type.Optional(Nullable(JsonObject)),
+  first_message_at: Type.Optional(Nullable(Timestamp)),
+  last_message_at: Type.Optional(Nullable(Timestamp)),
+});
+export type ThreadPayloadT = Static<typeof ThreadPayload>;
+
+export const IngestContent = Type.Object({
+  mime_type: Type.Optional(Type.String({ default: 'text/plain' })),
+  data: Type.String(),
+  encoding: Type.Optional(Nullable(Type.String())),
+});
+
+export const IngestRequest = Type.Object(
+  {
+    source_type: StringEnum(SOURCE_TYPES),
+    source_id: Type.String({ minLength: 1 }),
+    source_provider: Type.Optional(Nullable(Type.String())),
+    source_account_id: Type.Optional(Nullable(Type.String())),
+    external_id: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    title: Type.Optional(Nullable(Type.String())),
+    canonical_uri: Type.Optional(Nullable(Type.String())),
+    content: IngestContent,
+    metadata: Type.Optional(Nullable(JsonObject)),
+    content_timestamp: Type.Optional(Nullable(Timestamp)),
+    content_timestamp_type: Type.Optional(Nullable(Type.String())),
+    content_created_at: Type.Optional(Nullable(Timestamp)),
+    content_modified_at: Type.Optional(Nullable(Timestamp)),
+    people: Type.Optional(Nullable(Type.Array(DocumentPerson))),
+    thread_id: Type.Optional(Nullable(Uuid)),
+    thread: Type.Optional(Nullable(ThreadPayload)),
+    parent_doc_id: Type.Optional(Nullable(Uuid)),
+    has_location: Type.Optional(Nullable(Type.Boolean())),
+    has_due_date: Type.Optional(Nullable(Type.Boolean())),
+    due_date: Type.Optional(Nullable(Timestamp)),
+    is_completed: Type.Optional(Nullable(Type.Boolean())),
+    completed_at: Type.Optional(Nullable(Timestamp)),
+    relevance_score: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+    intent: Type.Optional(Nullable(JsonObject)),
+  },
+  { title: 'IngestRequestModel' },
+);
+export type IngestRequestT = Static<typeof IngestRequest>;
+
+export const IngestSubmissionResponse = Type.Object(
+  {
+    submission_id: Type.String(),
+    doc_id: Type.String(),
+    external_id: Type.String(),
+    version_number: Type.Integer(),
+    status: Type.String(),
+    thread_id: Nullable(Type.String()),
+    file_ids: Type.Array(Type.String()),
+    duplicate: Type.Boolean(),
+    total_chunks: Type.Integer(),
+  },
+  { title: 'IngestSubmissionResponse' },
+);
+export type IngestSubmissionResponseT = Static<typeof IngestSubmissionResponse>;
+
+export const BatchIngestRequest = Type.Object({
+  documents: Type.Array(IngestRequest, { minItems: 1, maxItems: 1000 }),
+});
+
+export const BatchItemResult = Type.Object({
+  index: Type.Integer(),
+  status_code: Type.Integer(),
+  content_sha256: Nullable(Type.String()),
+  submission: Nullable(IngestSubmissionResponse),
+  error: Nullable(ErrorEnvelope),
+});
+export type BatchItemResultT = Static<typeof BatchItemResult>;
+
+export const BatchIngestResponse = Type.Object(
+  {
+    batch_id: Nullable(Type.String()),
+    batch_status: StringEnum(BATCH_STATUSES),
+    total_count: Type.Integer(),
+    success_count: Type.Integer(),
+    failure_count: Type.Integer(),
+    results: Type.Array(BatchItemResult),
+  },
+  { title: 'BatchIngestResponse' },
+);
+export type BatchIngestResponseT = Static<typeof BatchIngestResponse>;
+
+export const IngestStatusResponse = Type.Object(
+  {
+    submission_id: Type.String(),
+    status: Type.String(),
+    document_status: Nullable(Type.String()),
+    doc_id: Nullable(Type.String()),
+    total_chunks: Type.Integer(),
+    embedded_chunks: Type.Integer(),
+    pending_chunks: Type.Integer(),
+    error: Nullable(JsonObject),
+    batch: Type.Optional(
+      Type.Object({
+        batch_id: Type.String(),
+        status: Type.String(),
+        total_count: Type.Integer(),
+        success_count: Type.Integer(),
+        failure_count: Type.Integer(),
+        submissions: Type.Array(
+          Type.Object({
+            submission_id: Type.String(),
+            status: Type.String(),
+            doc_id: Nullable(Type.String()),
+            document_status: Nullable(Type.String()),
+            total_chunks: Type.Integer(),
+            embedded_chunks: Type.Integer(),
+            pending_chunks: Type.Integer(),
+          }),
+        ),
+      }),
+    ),
+  },
+  { title: 'IngestStatusResponse' },
+);
+export type IngestStatusResponseT = Static<typeof IngestStatusResponse>;

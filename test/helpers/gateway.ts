@@ -1,0 +1,76 @@
+/**
+ * A gateway on a throwaway database of the active backend, driven through Fastify's inject (no
+ * sockets), with the test bearer token added to every request unless told otherwise.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { Catalog } from '../../src/catalog/catalog.ts';
+import { loadServerConfig, type ServerConfig } from '../../src/config/server.ts';
+import type { Database } from '../../src/db/types.ts';
+import { buildGateway } from '../../src/gateway/app.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export const TEST_TOKEN = 'test-token-0123456789';
+
+export interface TestGateway {
+  app: FastifyInstance;
+  db: Database;
+  catalog: Catalog;
+  testDb: TestDatabase;
+  config: ServerConfig;
+  request(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse & { body: string; json: () => any }>;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return { ...loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TEST_TOKEN }), ...overrides };
+}
+
+export async function startTestGateway(
+  opts: { config?: Partial<ServerConfig>; testDb?: TestDatabase; dataDir?: string } = {},
+): Promise<TestGateway> {
+  const testDb = opts.testDb ?? (await createTestDatabase({ dataDir: opts.dataDir }));
+  const config = testConfig(opts.config);
+  const catalog = new Catalog(testDb.db, { phoneRegion: config.defaultPhoneRegion });
+  const app = await buildGateway({ config, db: testDb.db, catalog });
+  await app.ready();
+  return {
+    app,
+    db: testDb.db,
+    catalog,
+    testDb,
+    config,
+    async request(method, url, body, headers = {}) {
+      const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
+      for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
+      const res = await app.inject({
+        method,
+        url,
+        headers: h,
+        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
+      });
+      return res as any;
+    },
+    async close() {
+      await app.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/** A realistic v1 ingest body; override any field. */
+export function noteBody(overrides: Record<string, unknown> = {}): Record<string, any> {
+  return {
+    source_type: 'note',
+    source_id: `note-${Math.random().toString(36).slice(2)}`,
+    title: 'Trip planning',
+    content: { mime_type: 'text/plain', data: 'Book the train to Lisbon for the conference on the 12th.' },
+    metadata: { folder: 'travel' },
+    content_timestamp: '2026-03-01T10:15:00+02:00',
+    ...overrides,
+  };
+}
