@@ -22,6 +22,11 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
 /** A PostgreSQL server (with pgvector installed) reached through DATABASE_URL. */
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection can be closed by the server (restart, admin command). The pool drops it and
+  // opens another on the next query; without this handler the error would end the process.
+  pool.on('error', (err) => {
+    process.emitWarning(`PostgreSQL connection lost: ${err.message}`, 'DatabaseWarning');
+  });
   // Fail at start with a clear reason instead of at the first request.
   const client = await pool.connect();
   client.release();

@@ -25,7 +25,16 @@ describe(`restart on ${backend}`, () => {
 
     // Reopen the same storage: the PGlite directory, or the same server database.
     const reopened = await openDatabase(backend === 'postgres' ? { databaseUrl: testDb.url } : { dataDir });
-    const second = await startTestGateway({ testDb: { ...testDb, db: reopened } });
+    const second = await startTestGateway({
+      testDb: {
+        ...testDb,
+        db: reopened,
+        drop: async () => {
+          await reopened.close().catch(() => undefined);
+          await testDb.drop();
+        },
+      },
+    });
     try {
       const doc = await second.request('GET', `/v1/doc/${sub.doc_id}`);
       expect(doc.statusCode).toBe(200);
