@@ -398,6 +398,14 @@ export interface MessageSpec {
 
 export class ChatDbBuilder {
   readonly db: Database.Database;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  /** Prepared statements are cached: the benchmark generator inserts hundreds of thousands of rows. */
+  private stmt(sql: string): Database.Statement {
+    let st = this.stmts.get(sql);
+    if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
 
   private constructor(
     readonly file: string,
@@ -433,8 +441,8 @@ export class ChatDbBuilder {
   addHandle(id: string, service = id.includes('@') ? 'iMessage' : 'SMS', country: string | null = 'us'): number {
     const cols = this.profile === 'legacy' ? '' : ', person_centric_id';
     const vals = this.profile === 'legacy' ? '' : ', NULL';
-    const r = this.db
-      .prepare(`INSERT INTO handle (id, country, service, uncanonicalized_id${cols}) VALUES (?, ?, ?, ?${vals})`)
+    const r = this
+      .stmt(`INSERT INTO handle (id, country, service, uncanonicalized_id${cols}) VALUES (?, ?, ?, ?${vals})`)
       .run(id, country, service, id);
     return Number(r.lastInsertRowid);
   }
@@ -450,15 +458,15 @@ export class ChatDbBuilder {
     const group = spec.group ?? spec.handles.length > 1;
     const service = spec.serviceName ?? 'iMessage';
     const guid = spec.guid ?? `${service};${group ? '+' : '-'};${spec.chatIdentifier}`;
-    const r = this.db
-      .prepare(
+    const r = this
+      .stmt(
         `INSERT INTO chat (guid, style, state, account_id, chat_identifier, service_name, room_name, display_name, group_id)
          VALUES (?, ?, 3, ?, ?, ?, ?, ?, ?)`,
       )
       .run(guid, group ? 43 : 45, crypto.randomUUID().toUpperCase(), spec.chatIdentifier, service,
         group ? spec.chatIdentifier : null, spec.displayName ?? (group ? '' : null), crypto.randomUUID().toUpperCase());
     const chatId = Number(r.lastInsertRowid);
-    const join = this.db.prepare('INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)');
+    const join = this.stmt('INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)');
     for (const h of spec.handles) join.run(chatId, h);
     return chatId;
   }
@@ -496,30 +504,30 @@ export class ChatDbBuilder {
       throw new Error('legacy chat.db has no attributedBody column');
     }
     const keys = Object.keys(row);
-    const r = this.db
-      .prepare(`INSERT INTO message (${keys.join(', ')}) VALUES (${keys.map((k) => '@' + k).join(', ')})`)
+    const r = this
+      .stmt(`INSERT INTO message (${keys.join(', ')}) VALUES (${keys.map((k) => '@' + k).join(', ')})`)
       .run(row);
     const rowId = Number(r.lastInsertRowid);
     if (spec.chatId != null) {
       if (this.profile === 'legacy') {
-        this.db.prepare('INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)').run(spec.chatId, rowId);
+        this.stmt('INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)').run(spec.chatId, rowId);
       } else {
-        this.db
-          .prepare('INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)')
+        this
+          .stmt('INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)')
           .run(spec.chatId, rowId, row.date as bigint);
       }
     }
     for (const a of spec.attachments ?? []) {
-      const ar = this.db
-        .prepare(
+      const ar = this
+        .stmt(
           `INSERT INTO attachment (guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
            VALUES (?, ?, ?, ?, ?, 5, ?, ?, ?)`,
         )
         .run(a.guid ?? `at_0_${crypto.randomUUID().toUpperCase()}`, this.profile === 'legacy' ? row.date : Number((row.date as bigint) / 1_000_000_000n),
           a.filename ?? null, a.uti ?? null, a.mimeType ?? null, spec.isFromMe ? 1 : 0,
           a.transferName ?? (a.filename ? path.basename(a.filename) : null), a.totalBytes ?? 0);
-      this.db
-        .prepare('INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)')
+      this
+        .stmt('INSERT INTO message_attachment_join (message_id, attachment_id) VALUES (?, ?)')
         .run(rowId, Number(ar.lastInsertRowid));
     }
     return { rowId, guid };
@@ -528,10 +536,10 @@ export class ChatDbBuilder {
   /** Edits a message in place the way Ventura does: new text + attributedBody, date_edited, summary info. */
   editMessage(rowId: number, newText: string, editedAt: Date): void {
     if (this.profile !== 'ventura') throw new Error('only ventura chat.db files record edits');
-    const prev = this.db.prepare('SELECT text FROM message WHERE ROWID = ?').get(rowId) as { text: string | null };
+    const prev = this.stmt('SELECT text FROM message WHERE ROWID = ?').get(rowId) as { text: string | null };
     const at = this.appleTime(editedAt) as bigint;
-    this.db
-      .prepare('UPDATE message SET text = ?, attributedBody = ?, date_edited = ?, message_summary_info = ? WHERE ROWID = ?')
+    this
+      .stmt('UPDATE message SET text = ?, attributedBody = ?, date_edited = ?, message_summary_info = ? WHERE ROWID = ?')
       .run(newText, encodeTypedstream(newText), at, encodeEditSummary([prev?.text ?? '', newText], [0, Number(at)]), rowId);
   }
 

@@ -155,6 +155,7 @@ const running = new Set<string>();
 class BatchFailed extends Error {}
 
 export const DEFAULT_BATCH_SIZE = 100;
+const TRACKER_SAVE_INTERVAL_MS = 30_000;
 
 /** One collector run. Throws CollectorBusyError when a run on the same state is in progress, and
  * ChatDbError when the database cannot be opened (last_error is recorded first). */
@@ -206,6 +207,7 @@ async function run(opts: RunOptions): Promise<RunStats> {
     duration_ms: 0,
     errors: [],
   };
+  let lastTrackerSave = performance.now();
   const count = (status: MessageStatus, n = 1) => {
     if (n > 0) opts.metrics?.messages?.(status, n);
   };
@@ -337,7 +339,12 @@ async function run(opts: RunOptions): Promise<RunStats> {
       state.head_rowid = Math.max(head, state.cursor_rowid);
       state.last_error = null;
       saveState(opts.statePath, state);
-      tracker.save(versionsPath);
+      // The tracker file grows with every message; rewriting it per batch would be quadratic. Losing its
+      // tail in a crash only means a later unchanged rebuild is sent again (and deduplicated).
+      if (performance.now() - lastTrackerSave > TRACKER_SAVE_INTERVAL_MS) {
+        tracker.save(versionsPath);
+        lastTrackerSave = performance.now();
+      }
     }
     state.last_error = null;
     if (stats.rejected > 0) stats.status = 'partial';
