@@ -26,6 +26,8 @@ const TAG_INT16 = 0x81;
 const TAG_INT32 = 0x82;
 const TAG_NEW = 0x84;
 const TYPE_CSTRING = 0x2b; // '+'
+/** Real attributedBody blobs are a few KB; anything this large is not a message body worth decoding. */
+export const MAX_BLOB_BYTES = 32 * 1024 * 1024;
 
 /** Method used to obtain the text, recorded in document metadata (extraction.method). */
 export type DecodeMethod = 'typedstream' | 'keyed_archiver' | 'printable_fallback';
@@ -42,7 +44,7 @@ export function decodeAttributedBody(blob: Uint8Array | null | undefined): strin
 
 export function decodeAttributedBodyDetailed(blob: Uint8Array | null | undefined): DecodeResult | null {
   try {
-    if (!blob || blob.length === 0) return null;
+    if (!blob || blob.length === 0 || blob.length > MAX_BLOB_BYTES) return null;
     if (isTypedstream(blob)) {
       const text = clean(decodeTypedstreamString(blob));
       if (text) return { text, method: 'typedstream' };
