@@ -228,4 +228,14 @@ describe('runChatCollector', () => {
     expect(sink.latest(fx.guids.hello)!.content_timestamp).toBe(at(0).toISOString());
     fs.rmSync(path.dirname(fx.file), { recursive: true, force: true });
   });
+
+  it('works on a High Sierra-era database (nanoseconds, attributedBody, no edit columns)', async () => {
+    fx.builder.close();
+    fx = buildFixture(tempDir(), 'high_sierra');
+    const stats = await run();
+    expect(stats).toMatchObject({ status: 'ok', processed: 11, submitted: 9, reactions: 1, edits: 0 });
+    expect(sink.latest(fx.guids.cjk)!.content.data).toBe('我们周六出发吗？');
+    expect(sink.latest(fx.guids.reply)!.metadata.reactions).toHaveLength(1);
+    fs.rmSync(path.dirname(fx.file), { recursive: true, force: true });
+  });
 });
