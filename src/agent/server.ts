@@ -125,7 +125,7 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.code(415).send({ error: 'Unsupported content type: send application/json or multipart/form-data' });
     }
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (status === 400 && err instanceof SyntaxError)) {
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (status === 400 && err instanceof SyntaxError)) {
       return reply.code(400).send({ error: 'Request body must be valid JSON' });
     }
     if (status >= 400 && status < 500) return reply.code(status).send({ error: err.message });
@@ -152,6 +152,16 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
 
   for (const m of registry.list()) await m.registerRoutes?.(app);
 
+  // Graceful shutdown: close() stops accepting connections and waits for in-flight requests. Their
+  // keep-alive sockets would then hold the server open for keepAliveTimeout, so once closing starts
+  // every response tells the client to close the connection.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onClose', async () => {
     await registry.close();
     await ownEngine?.close();
