@@ -177,6 +177,7 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
 // Validation helpers. Each reads one key of a plain object and throws a readable error.
 
 type Obj = Record<string, unknown>;
+const k = (at: string, key: string): string => (at ? `${at}.${key}` : key);
 
 class Reader {
   constructor(private readonly file: string) {}
@@ -206,7 +207,7 @@ class Reader {
   bool(o: Obj, key: string, at: string, def: boolean): boolean {
     const v = o[key];
     if (v === undefined || v === null) return def;
-    if (typeof v !== 'boolean') this.fail(`${at}.${key}`, 'must be true or false', v);
+    if (typeof v !== 'boolean') this.fail(k(at, key), 'must be true or false', v);
     return v;
   }
 
@@ -214,7 +215,7 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return def;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      this.fail(`${at}.${key}`, max === Number.MAX_SAFE_INTEGER ? `must be an integer >= ${min}` : `must be an integer between ${min} and ${max}`, v);
+      this.fail(k(at, key), max === Number.MAX_SAFE_INTEGER ? `must be an integer >= ${min}` : `must be an integer between ${min} and ${max}`, v);
     }
     return v;
   }
@@ -223,7 +224,7 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return def;
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= minExclusive) {
-      this.fail(`${at}.${key}`, `must be a number > ${minExclusive}`, v);
+      this.fail(k(at, key), `must be a number > ${minExclusive}`, v);
     }
     return v;
   }
@@ -231,7 +232,7 @@ class Reader {
   str(o: Obj, key: string, at: string, def: string, nonEmpty = true): string {
     const v = o[key];
     if (v === undefined || v === null) return def;
-    if (typeof v !== 'string' || (nonEmpty && v.trim() === '')) this.fail(`${at}.${key}`, 'must be a non-empty string', v);
+    if (typeof v !== 'string' || (nonEmpty && v.trim() === '')) this.fail(k(at, key), 'must be a non-empty string', v);
     return v;
   }
 
@@ -245,7 +246,7 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return def;
     const s = typeof v === 'string' ? v.toLowerCase() : v;
-    if (typeof s !== 'string' || !values.includes(s as T)) this.fail(`${at}.${key}`, `must be one of ${values.join(', ')}`, v);
+    if (typeof s !== 'string' || !values.includes(s as T)) this.fail(k(at, key), `must be one of ${values.join(', ')}`, v);
     return s as T;
   }
 
@@ -253,7 +254,7 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return def;
     if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x.trim() === '')) {
-      this.fail(`${at}.${key}`, 'must be a list of non-empty strings', v);
+      this.fail(k(at, key), 'must be a list of non-empty strings', v);
     }
     return v as string[];
   }
@@ -270,9 +271,9 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return def;
     if (typeof v === 'boolean') return v;
-    if (typeof v !== 'object' || Array.isArray(v)) this.fail(`${at}.${key}`, 'must be true, false or a mapping of emails, phones, account_numbers, ssn', v);
+    if (typeof v !== 'object' || Array.isArray(v)) this.fail(k(at, key), 'must be true, false or a mapping of emails, phones, account_numbers, ssn', v);
     const r = v as Obj;
-    const where = `${at}.${key}`;
+    const where = k(at, key);
     this.onlyKeys(r, ['emails', 'phones', 'account_numbers', 'ssn'], where);
     return {
       emails: this.bool(r, 'emails', where, true),
@@ -310,9 +311,9 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   const root = raw as Obj;
   r.onlyKeys(root, ['host', 'port', 'auth', 'body_limit_bytes', 'logging', 'gateway', 'modules'], '');
 
-  const host = r.str(root, 'host', 'host', d.host).trim();
+  const host = r.str(root, 'host', '', d.host).trim();
   if (!isLoopbackAddress(host)) r.fail('host', 'must be a loopback address (127.0.0.1 or ::1): the agent never listens on other interfaces', host);
-  const port = r.int(root, 'port', 'port', d.port, 1024, 65535);
+  const port = r.int(root, 'port', '', d.port, 1024, 65535);
   const auth = r.obj(root, 'auth', 'auth') ?? {};
   r.onlyKeys(auth, ['header', 'secret'], 'auth');
   const logging = r.obj(root, 'logging', 'logging') ?? {};
@@ -400,7 +401,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     host,
     port,
     auth: { header: r.str(auth, 'header', 'auth', d.auth.header).toLowerCase(), secret: r.str(auth, 'secret', 'auth', d.auth.secret, false) },
-    body_limit_bytes: r.int(root, 'body_limit_bytes', 'body_limit_bytes', d.body_limit_bytes, 1024),
+    body_limit_bytes: r.int(root, 'body_limit_bytes', '', d.body_limit_bytes, 1024),
     logging: { level: r.oneOf(logging, 'level', 'logging', d.logging.level, LOG_LEVELS) },
     gateway: {
       base_url: urlBase(r, r.str(gw, 'base_url', 'gateway', d.gateway.base_url), 'gateway.base_url'),
