@@ -139,7 +139,7 @@ describe('modules and shutdown', () => {
       },
     });
     const { app, url } = await startAgent({ config: testConfig(), port: 0, logger: false, modules: [slowChat] });
-    const caps = await (await fetch(`${url}/v1/capabilities`, { headers: auth })).json();
+    const caps = (await (await fetch(`${url}/v1/capabilities`, { headers: auth })).json()) as { modules: Record<string, unknown> };
     expect(caps.modules.chatapp).toMatchObject({ enabled: true, permissions: { fda: true }, status: 'ready' });
 
     const inFlight = fetch(`${url}/v1/collectors/chatapp:run`, { method: 'POST', headers: auth });
