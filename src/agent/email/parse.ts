@@ -84,7 +84,8 @@ export function splitEmlx(file: Buffer): EmlxEnvelope {
   // Find the last XML prolog that starts a plist: the trailer is at the end of the file.
   const text = rest.toString('latin1'); // latin1 keeps byte offsets equal to string offsets
   let plistAt = -1;
-  for (const m of text.matchAll(PLIST_START)) plistAt = m.index ?? -1;
+  // Cut just before `<?xml`, keeping the message's own last line break.
+  for (const m of text.matchAll(PLIST_START)) plistAt = (m.index ?? 0) + m[0].indexOf('<?xml');
   if (plistAt >= 0) {
     return { message: rest.subarray(0, plistAt), declaredLength: declared, lengthMismatch: true, hasPlist: true };
   }
