@@ -76,20 +76,20 @@ describe('POST /v1/ocr', () => {
     form.append('file', new Blob([png], { type: 'image/png' }), 'permit.png');
     const res = await fetch(`${base}/v1/ocr`, { method: 'POST', headers: auth, body: form });
     expect(res.status).toBe(200);
-    checkResult(await res.json());
+    checkResult((await res.json()) as Record<string, any>);
   });
 
   it('recognises an image fetched from a loopback URL, following a same-host redirect', async () => {
     const res = await ocrUrl(`${imageBase}/permit.png`);
     expect(res.status).toBe(200);
-    checkResult(await res.json());
+    checkResult((await res.json()) as Record<string, any>);
     expect((await ocrUrl(`${imageBase}/redirect-in`)).status).toBe(200);
   });
 
   it('refuses URLs to hosts that are not loopback or allowed, schemes other than http(s), and redirects out', async () => {
     const outside = await ocrUrl('http://203.0.113.9/permit.png');
     expect(outside.status).toBe(403);
-    expect((await outside.json()).error).toMatch(/not allowed/);
+    expect(((await outside.json()) as { error: string }).error).toMatch(/not allowed/);
     expect((await ocrUrl('http://[::ffff:10.0.0.1]/x.png')).status).toBe(403);
     expect((await ocrUrl('file:///etc/passwd')).status).toBe(400);
     expect((await ocrUrl('ftp://127.0.0.1/x.png')).status).toBe(400);
@@ -116,7 +116,7 @@ describe('POST /v1/ocr', () => {
     junk.append('file', new Blob([Buffer.from('hello, not a png')], { type: 'image/png' }), 'x.png');
     const res = await fetch(`${base}/v1/ocr`, { method: 'POST', headers: auth, body: junk });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatch(/Not a readable image/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/Not a readable image/);
   });
 
   it('answers 503 when the OCR module is disabled', async () => {
