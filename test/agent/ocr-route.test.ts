@@ -84,6 +84,8 @@ describe('POST /v1/ocr', () => {
     expect(res.status).toBe(200);
     checkResult((await res.json()) as Record<string, any>);
     expect((await ocrUrl(`${imageBase}/redirect-in`)).status).toBe(200);
+    // A host name goes through the connect-time DNS check; localhost resolves to loopback only.
+    expect((await ocrUrl(imageBase.replace('127.0.0.1', 'localhost') + '/permit.png')).status).toBe(200);
   });
 
   it('refuses URLs to hosts that are not loopback or allowed, schemes other than http(s), and redirects out', async () => {
