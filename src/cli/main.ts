@@ -9,6 +9,7 @@ const USAGE = `usage: memex <command> [options]
 
 commands:
   serve              run the server (gateway, catalog, embedding worker) on HOST:PORT
+  agent              run the host agent (loopback daemon, port 7090); see docs/agent.md
   migrate            apply database migrations and exit
   help               this text
 
@@ -41,6 +42,12 @@ async function main(argv: string[]): Promise<void> {
       return serve();
     case 'migrate':
       return migrateCommand();
+    case 'agent': {
+      const { runAgentCommand } = await import('../agent/cli.ts');
+      const code = await runAgentCommand(rest);
+      if (code !== 0) process.exit(code);
+      return;
+    }
     case 'help':
     case '--help':
     case '-h':
@@ -49,7 +56,6 @@ async function main(argv: string[]): Promise<void> {
     default:
       console.error(`memex: unknown command "${command}"\n\n${USAGE}`);
       process.exitCode = 2;
-      void rest;
   }
 }
 

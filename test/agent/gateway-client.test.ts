@@ -162,5 +162,4 @@ describe('gateway client against a local server', () => {
     }
   });
 
-  it.skip('submits to a live memex gateway (added by the lead once the gateway is merged)', () => {});
 });
