@@ -102,8 +102,9 @@ export class S3ObjectStore implements ObjectStore {
 
   private mapError(e: unknown, what: string): ObjectStoreError {
     if (e instanceof ObjectStoreError) return e;
-    const msg = `${what}: ${(e as Error)?.name ?? 'Error'}: ${(e as Error)?.message ?? String(e)}`;
-    if (isNetworkError(e) || (httpStatus(e) ?? 0) >= 500) return new ObjectStoreUnavailableError(msg, { cause: e });
+    const status = httpStatus(e);
+    const msg = `${what}${status ? ` (HTTP ${status})` : ''}: ${(e as Error)?.name ?? 'Error'}: ${(e as Error)?.message ?? String(e)}`;
+    if (isNetworkError(e) || (status ?? 0) >= 500) return new ObjectStoreUnavailableError(msg, { cause: e });
     return new ObjectStoreWriteError(msg, { cause: e });
   }
 
