@@ -403,14 +403,22 @@ async function extractImage(b: Buffer, det: Detected, limits: ExtractLimits, opt
   if (integrity) return { ...base, status: 'failed', error: integrity };
   let width = 0;
   let height = 0;
+  let dimError: string | undefined;
   try {
     const dim = imageSize(b);
     width = dim.width ?? 0;
     height = dim.height ?? 0;
   } catch (e) {
-    return { ...base, status: 'failed', error: `unreadable ${imageType.toUpperCase()} image: ${(e as Error).message}` };
+    dimError = (e as Error).message;
   }
   const image = width && height ? { width, height } : undefined;
+  if (!OCR_IMAGE_TYPES.has(imageType)) {
+    const reason = `no decoder for ${imageType.toUpperCase()} images (OCR reads ${[...OCR_IMAGE_TYPES].join(', ')})`;
+    return { ...base, image, status: 'failed', error: reason, needsOcr: { kind: 'image', imageType, reason } };
+  }
+  if (dimError !== undefined || !image) {
+    return { ...base, status: 'failed', error: `unreadable ${imageType.toUpperCase()} image: ${dimError ?? 'no dimensions'}` };
+  }
   if (width * height > limits.maxPixels) {
     return {
       ...base,
@@ -419,10 +427,6 @@ async function extractImage(b: Buffer, det: Detected, limits: ExtractLimits, opt
       error: `image too large for OCR: ${width}x${height} exceeds ${limits.maxPixels} pixels`,
       needsOcr: { kind: 'image', imageType, reason: 'over the pixel limit' },
     };
-  }
-  if (!OCR_IMAGE_TYPES.has(imageType)) {
-    const reason = `no decoder for ${imageType.toUpperCase()} images (OCR reads ${[...OCR_IMAGE_TYPES].join(', ')})`;
-    return { ...base, image, status: 'failed', error: reason, needsOcr: { kind: 'image', imageType, reason } };
   }
   if (!opts.ocr) {
     return { ...base, image, status: 'failed', error: 'OCR not available', needsOcr: { kind: 'image', imageType, reason: 'OCR not available' } };
