@@ -106,6 +106,7 @@ export function loadFilesConfig(env: NodeJS.ProcessEnv = process.env, dataDir?: 
     ocrTimeoutMs: int(env, 'OCR_TIMEOUT_MS', d.ocrTimeoutMs, 100, 3_600_000),
     maxTextChars: int(env, 'EXTRACT_MAX_TEXT_CHARS', d.maxTextChars, 1_000, 1_000_000_000),
     maxMemoryMb: int(env, 'EXTRACT_MAX_MEMORY_MB', d.maxMemoryMb, 64, 65_536),
+    maxHtmlChars: int(env, 'EXTRACT_MAX_HTML_CHARS', d.maxHtmlChars, 1_000, 1_000_000_000),
   };
   return { objectStore: kind, localRoot, s3, maxUploadBytes, extract };
 }

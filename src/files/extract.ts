@@ -35,6 +35,8 @@ export interface ExtractLimits {
   maxTextChars: number;
   /** Heap limit of the PDF worker thread. */
   maxMemoryMb: number;
+  /** Longest HTML converted (characters). Conversion runs on the caller's thread at ~5 MB/s, so this bounds the stall. */
+  maxHtmlChars: number;
 }
 
 export const DEFAULT_LIMITS: ExtractLimits = {
@@ -46,6 +48,7 @@ export const DEFAULT_LIMITS: ExtractLimits = {
   ocrTimeoutMs: 30_000,
   maxTextChars: 5_000_000,
   maxMemoryMb: 512,
+  maxHtmlChars: 8_000_000,
 };
 
 export interface OcrResult {
@@ -295,11 +298,15 @@ function cleanText(s: string): string {
     .trim();
 }
 
-function htmlToReadable(html: string, maxChars: number): string {
+function htmlToReadable(html: string, maxHtmlChars: number, warnings: string[]): string {
+  if (html.length > maxHtmlChars) {
+    warnings.push(`HTML cut at ${maxHtmlChars} characters before conversion`);
+    html = html.slice(0, maxHtmlChars);
+  }
   return htmlToText(html, {
     wordwrap: false,
     preserveNewlines: false,
-    limits: { maxInputLength: Math.max(maxChars * 4, 1_000_000), maxDepth: 256, maxChildNodes: 100_000 },
+    limits: { maxInputLength: maxHtmlChars + 1, maxDepth: 256, maxChildNodes: 100_000 },
     selectors: [
       { selector: 'script', format: 'skip' },
       { selector: 'style', format: 'skip' },
@@ -626,7 +633,7 @@ export async function extractText(input: ExtractInput, options: ExtractOptions =
         return { status: 'failed', method: 'none', text: '', error: `unsupported file type (${det.mimeType})`, warnings: [], detected: det };
       case 'html': {
         const { text: raw, charset, warnings } = decodeText(b, { html: true });
-        const lim = limitText(cleanText(htmlToReadable(raw, limits.maxTextChars)), limits.maxTextChars, warnings);
+        const lim = limitText(cleanText(htmlToReadable(raw, limits.maxHtmlChars, warnings)), limits.maxTextChars, warnings);
         return finishText('html', lim.text, charset, warnings, det, lim.truncated);
       }
       case 'json': {

@@ -191,6 +191,18 @@ describe('text, HTML, JSON', () => {
     expect(r.text).toBe('hello world');
   });
 
+  it('hostile HTML: over-long input is cut with a warning; 20,000 nested elements do not crash', async () => {
+    const long = Buffer.from('<html><body>' + '<p>filler words here</p>'.repeat(2000) + '<p>TAILWORD</p></body></html>');
+    const r = await extractText({ buffer: long, filename: 'long.html' }, { limits: { maxHtmlChars: 5000 } });
+    expect(r.status).toBe('ready');
+    expect(r.text).not.toContain('TAILWORD');
+    expect(r.warnings.join()).toContain('HTML cut at 5000 characters');
+    const deep = Buffer.from('<html><body>' + '<div>'.repeat(20_000) + 'deep text' + '</div>'.repeat(20_000) + '<p>shallow text</p></body></html>');
+    const d = await extractText({ buffer: deep, filename: 'deep.html' });
+    expect(d.status).toBe('ready');
+    expect(d.text).toContain('shallow text');
+  });
+
   it('UTF-16 text with a BOM (LE and BE)', async () => {
     const s = 'Grüße aus Köln — 東京 ✓\r\nzweite Zeile';
     const le = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(s, 'utf-16le')]);
