@@ -190,8 +190,14 @@ export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOpt
   stream.once('error', (e) => {
     sourceError ??= e;
   });
+  // A multipart parser (busboy under @fastify/multipart) with its own fileSize limit stops the part early, emits
+  // 'limit' and marks the stream `truncated`: that is "too large" too, never a silently cut object.
+  const onLimit = () => limiter.destroy(new TooLargeError(opts.maxBytes));
+  stream.once('limit', onLimit);
   try {
     await pipeline(stream, limiter, out);
+    stream.off('limit', onLimit);
+    if ((stream as Readable & { truncated?: boolean }).truncated === true) throw new TooLargeError(opts.maxBytes);
     if (limiter.bytes === 0 && !opts.allowEmpty) throw new EmptyFileError();
     const fh = await fs.open(tempPath, 'r');
     try {
@@ -201,6 +207,7 @@ export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOpt
     }
     return { tempPath, sha256: limiter.hash.digest('hex'), sizeBytes: limiter.bytes };
   } catch (err) {
+    stream.off('limit', onLimit);
     stream.destroy(); // stop reading the rest of an aborted upload
     await fs.rm(tempPath, { force: true }).catch(() => {});
     if (err instanceof ObjectStoreError) throw err;

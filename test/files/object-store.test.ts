@@ -103,6 +103,25 @@ describe('LocalObjectStore', () => {
     expect(await listFiles(root)).toEqual([]);
   });
 
+  it('a multipart stream cut by its own parser limit ("limit" event / truncated) is TooLargeError, not a short object', async () => {
+    const store = await LocalObjectStore.open({ root });
+    // What busboy does at its fileSize limit: emit 'limit', set truncated, end the stream early.
+    const part = new Readable({ read() {} }) as Readable & { truncated?: boolean };
+    part.push(Buffer.alloc(1000, 3));
+    setImmediate(() => {
+      part.truncated = true;
+      part.emit('limit');
+      part.push(null);
+    });
+    await expect(store.put(part, { maxBytes: 1e6 })).rejects.toBeInstanceOf(TooLargeError);
+    const ended = new Readable({ read() {} }) as Readable & { truncated?: boolean };
+    ended.truncated = true; // limit hit without the event being seen
+    ended.push(Buffer.alloc(10, 1));
+    ended.push(null);
+    await expect(store.put(ended, { maxBytes: 1e6 })).rejects.toBeInstanceOf(TooLargeError);
+    expect(await listFiles(root)).toEqual([]);
+  });
+
   it('accepts an upload of exactly maxBytes', async () => {
     const store = await LocalObjectStore.open({ root });
     const r = await store.put(Readable.from([Buffer.alloc(4096, 1)]), { maxBytes: 4096 });
