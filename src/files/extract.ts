@@ -475,51 +475,132 @@ function fontDir(): string {
   return standardFontDataUrl;
 }
 
-function runPdfWorker(data: Uint8Array, limits: ExtractLimits, render: boolean): Promise<PdfWorkerReply> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (r: PdfWorkerReply) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve(r);
-    };
-    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
-      workerData: {
+interface PdfJob {
+  id: number;
+  data: Uint8Array;
+  limits: ExtractLimits;
+  render: boolean;
+  resolve: (r: PdfWorkerReply) => void;
+}
+
+/**
+ * One long-lived PDF worker, reused across files (starting one and loading pdf.js costs ~100-200 ms), running one job
+ * at a time. A job over its time limit, a crash or an out-of-memory exit terminates the worker; the next job starts a
+ * fresh one. The worker is recycled after RECYCLE_AFTER jobs and shut down when idle, and it never keeps the process
+ * alive (unref).
+ */
+class PdfWorkerPool {
+  private worker: Worker | undefined;
+  private workerMemoryMb = 0;
+  private jobsOnWorker = 0;
+  private queue: PdfJob[] = [];
+  private current: { job: PdfJob; timer: NodeJS.Timeout } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  static readonly RECYCLE_AFTER = 200;
+  static readonly IDLE_MS = 30_000;
+
+  run(data: Uint8Array, limits: ExtractLimits, render: boolean): Promise<PdfWorkerReply> {
+    return new Promise((resolve) => {
+      this.queue.push({ id: this.nextId++, data, limits, render, resolve });
+      this.pump();
+    });
+  }
+
+  /** Terminates the worker (tests, shutdown). Queued jobs still run on a new worker. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+
+  private spawn(memoryMb: number): Worker {
+    const w = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 64 },
+      stdout: true, // pdf.js prints warnings for damaged files; keep them out of the server log
+      stderr: true,
+    });
+    w.stdout.resume();
+    w.stderr.resume();
+    w.unref();
+    w.on('message', (m: PdfWorkerReply & { id: number }) => {
+      if (w === this.worker && this.current?.job.id === m.id) this.finish(m);
+    });
+    w.on('error', (e: Error & { code?: string }) => {
+      if (w !== this.worker) return;
+      const lim = this.current?.job.limits.maxMemoryMb ?? memoryMb;
+      this.fail(
+        e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `PDF extraction exceeded ${lim} MB of memory` : `PDF extraction crashed: ${e.message}`,
+      );
+    });
+    w.on('exit', (code) => {
+      if (w !== this.worker) return;
+      this.fail(`PDF extraction stopped (exit code ${code})`);
+    });
+    this.workerMemoryMb = memoryMb;
+    this.jobsOnWorker = 0;
+    return w;
+  }
+
+  private pump(): void {
+    if (this.current || this.queue.length === 0) return;
+    clearTimeout(this.idleTimer);
+    const job = this.queue.shift()!;
+    if (this.worker && (this.workerMemoryMb !== job.limits.maxMemoryMb || this.jobsOnWorker >= PdfWorkerPool.RECYCLE_AFTER)) {
+      void this.close();
+    }
+    this.worker ??= this.spawn(job.limits.maxMemoryMb);
+    this.jobsOnWorker++;
+    const timer = setTimeout(() => this.fail(`PDF extraction timed out after ${job.limits.timeoutMs} ms`), job.limits.timeoutMs);
+    this.current = { job, timer };
+    const { data, limits, render } = job;
+    this.worker.postMessage(
+      {
+        id: job.id,
         data,
         maxPages: limits.maxPages,
         maxTextChars: limits.maxTextChars,
         render: render ? { maxPages: limits.maxOcrPages, maxPixels: limits.maxPixels, scale: 3 } : null,
         standardFontDataUrl: fontDir(),
       },
-      transferList: [data.buffer as ArrayBuffer],
-      resourceLimits: { maxOldGenerationSizeMb: limits.maxMemoryMb, maxYoungGenerationSizeMb: 64 },
-      stdout: true, // pdf.js prints warnings for damaged files; keep them out of the server log
-      stderr: true,
-    });
-    worker.stdout.resume();
-    worker.stderr.resume();
-    const timer = setTimeout(
-      () => done({ ok: false, error: `PDF extraction timed out after ${limits.timeoutMs} ms` }),
-      limits.timeoutMs,
+      [data.buffer as ArrayBuffer],
     );
-    worker.once('message', (m: PdfWorkerReply) => done(m));
-    worker.once('error', (e: Error & { code?: string }) =>
-      done({
-        ok: false,
-        error: e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `PDF extraction exceeded ${limits.maxMemoryMb} MB of memory` : `PDF extraction crashed: ${e.message}`,
-      }),
-    );
-    worker.once('exit', (code) => done({ ok: false, error: `PDF extraction stopped (exit code ${code})` }));
-  });
+  }
+
+  private finish(reply: PdfWorkerReply): void {
+    const cur = this.current;
+    if (!cur) return;
+    clearTimeout(cur.timer);
+    this.current = undefined;
+    cur.job.resolve(reply);
+    if (this.queue.length) this.pump();
+    else {
+      this.idleTimer = setTimeout(() => void this.close(), PdfWorkerPool.IDLE_MS);
+      this.idleTimer.unref();
+    }
+  }
+
+  /** The current job failed in a way that leaves the worker unusable: kill it, answer the job, go on. */
+  private fail(error: string): void {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) void w.terminate();
+    if (this.current) this.finish({ ok: false, error });
+  }
+}
+
+const pdfPool = new PdfWorkerPool();
+
+/** Stops the PDF worker thread (for orderly shutdown; it is unref'd, so it never blocks exit). */
+export function shutdownExtraction(): Promise<void> {
+  return pdfPool.close();
 }
 
 async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
   const wantRender = (opts.renderPdfPages ?? true) && !!opts.ocr && limits.maxOcrPages > 0;
   // Copy: the worker takes ownership of the bytes it is sent, and the caller keeps its Buffer.
   const data = new Uint8Array(b);
-  const r = await runPdfWorker(data, limits, wantRender);
+  const r = await pdfPool.run(data, limits, wantRender);
   if (!r.ok) return { status: 'failed', method: 'pdf-text', text: '', error: r.error, warnings: [], detected: det };
   const warnings = [...r.warnings];
   const text = cleanText(r.pageTexts.join('\n\n'));

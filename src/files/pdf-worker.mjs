@@ -5,7 +5,11 @@
 // (resourceLimits), and a crash inside pdf.js cannot take the server down.
 // Why plain JavaScript: worker threads do not go through the TypeScript loader under every runner (vitest, tsx,
 // plain node); an .mjs file starts the same way everywhere. The message shapes are typed in extract.ts.
-import { parentPort, workerData } from 'node:worker_threads';
+// The worker is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
+// message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}.
+import { parentPort } from 'node:worker_threads';
+
+const pdfjsPromise = import('pdfjs-dist/legacy/build/pdf.mjs');
 
 /** @param {Error & {name?: string}} e */
 function describe(e) {
@@ -15,9 +19,9 @@ function describe(e) {
   return `${name}: ${e?.message ?? String(e)}`;
 }
 
-async function run() {
-  const { data, maxPages, maxTextChars, render, standardFontDataUrl } = workerData;
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+async function run(job) {
+  const { data, maxPages, maxTextChars, render, standardFontDataUrl } = job;
+  const pdfjs = await pdfjsPromise;
   const task = pdfjs.getDocument({
     data,
     isEvalSupported: false, // never compile code from a document
@@ -27,7 +31,15 @@ async function run() {
     verbosity: 0,
     stopAtErrors: false,
   });
-  const doc = await task.promise;
+  try {
+    return await readDocument(await task.promise, job);
+  } finally {
+    // Frees the document (and its fonts/images) even when reading failed: this worker serves the next file.
+    await task.destroy().catch(() => {});
+  }
+}
+
+async function readDocument(doc, { maxPages, maxTextChars, render }) {
   const numPages = doc.numPages;
   const limit = Math.min(numPages, maxPages);
   const warnings = [];
@@ -111,15 +123,16 @@ async function run() {
       }
     }
   }
-  await doc.destroy();
   return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, images, renderer, renderError, warnings };
 }
 
-run().then(
-  (result) => {
-    parentPort.postMessage(result, result.images.map((b) => b.buffer));
-  },
-  (e) => {
-    parentPort.postMessage({ ok: false, error: describe(e) });
-  },
-);
+parentPort.on('message', (job) => {
+  run(job).then(
+    (result) => {
+      parentPort.postMessage({ id: job.id, ...result }, result.images.map((b) => b.buffer));
+    },
+    (e) => {
+      parentPort.postMessage({ id: job.id, ok: false, error: describe(e) });
+    },
+  );
+});

@@ -71,6 +71,17 @@ describe('PDF', () => {
     const r = await extractText({ buffer: pdf, filename: 'slow.pdf' }, { limits: { timeoutMs: 1 } });
     expect(r.status).toBe('failed');
     expect(r.error).toBe('PDF extraction timed out after 1 ms');
+    // The stuck worker was killed; the next file gets a fresh one.
+    const next = await extractText({ buffer: pdf, filename: 'next.pdf' });
+    expect(next).toMatchObject({ status: 'ready', text: 'slow' });
+  });
+
+  it('a PDF worker that runs out of memory fails that file only', async () => {
+    // A 1 MB heap cannot even hold pdf.js: the worker dies with ERR_WORKER_OUT_OF_MEMORY.
+    const r = await extractText({ buffer: await makeTextPdf([['too big for the heap']]), filename: 'big.pdf' }, { limits: { maxMemoryMb: 1 } });
+    expect(r).toMatchObject({ status: 'failed', error: 'PDF extraction exceeded 1 MB of memory' });
+    const ok = await extractText({ buffer: await makeTextPdf([['after oom']]), filename: 'ok.pdf' });
+    expect(ok).toMatchObject({ status: 'ready', text: 'after oom' });
   });
 
   it('the caller keeps its buffer intact (the worker gets a copy)', async () => {
