@@ -176,7 +176,7 @@ function tempName(): string {
 }
 
 /**
- * Streams `stream` into a new file in tmpDir, hashing on the way; fsyncs it. On any failure the temp file is deleted
+ * Streams `stream` into a new file in tmpDir, hashing on the way (not yet fsynced: a duplicate never needs it). On any failure the temp file is deleted
  * before the error propagates: TooLargeError, EmptyFileError, UploadReadError (source failed) or
  * ObjectStoreWriteError (disk failed).
  */
@@ -199,12 +199,6 @@ export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOpt
     stream.off('limit', onLimit);
     if ((stream as Readable & { truncated?: boolean }).truncated === true) throw new TooLargeError(opts.maxBytes);
     if (limiter.bytes === 0 && !opts.allowEmpty) throw new EmptyFileError();
-    const fh = await fs.open(tempPath, 'r');
-    try {
-      await fh.sync(); // data on disk before the rename makes it visible
-    } finally {
-      await fh.close();
-    }
     return { tempPath, sha256: limiter.hash.digest('hex'), sizeBytes: limiter.bytes };
   } catch (err) {
     stream.off('limit', onLimit);
@@ -295,6 +289,11 @@ export class LocalObjectStore implements ObjectStore {
     const objectKey = objectKeyFor(spooled.sha256);
     const finalPath = this.localPath(objectKey);
     try {
+      if (await isFile(finalPath)) {
+        // Dedup: the bytes are already stored; skip the fsync and the publish.
+        return { sha256: spooled.sha256, objectKey, sizeBytes: spooled.sizeBytes, existed: true };
+      }
+      await fsyncFile(spooled.tempPath); // data on disk before the link makes it visible
       await fs.mkdir(path.dirname(finalPath), { recursive: true });
       await fs.chmod(spooled.tempPath, 0o444); // objects are immutable
       const published = await publishNoClobber(spooled.tempPath, finalPath);
@@ -355,6 +354,23 @@ async function publishNoClobber(tempPath: string, finalPath: string): Promise<bo
   }
   await fs.rename(tempPath, finalPath);
   return true;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  try {
+    return (await fs.stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function fsyncFile(p: string): Promise<void> {
+  const fh = await fs.open(p, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {
