@@ -636,10 +636,18 @@ async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts:
   const pageTexts: string[] = [];
   const confidences: number[] = [];
   let language: string | undefined;
+  // The whole OCR pass of one PDF shares one budget (timeoutMs), so 20 pages cannot take 20 × ocrTimeoutMs.
+  const deadline = Date.now() + limits.timeoutMs;
   for (let i = 0; i < r.images.length; i++) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      warnings.push(`OCR stopped after ${i} of ${r.images.length} pages: time limit of ${limits.timeoutMs} ms reached`);
+      break;
+    }
     try {
       const img = Buffer.from(r.images[i].buffer, r.images[i].byteOffset, r.images[i].byteLength);
-      const o = await withTimeout(opts.ocr(img, { timeoutMs: limits.ocrTimeoutMs }), limits.ocrTimeoutMs, 'OCR');
+      const ms = Math.min(limits.ocrTimeoutMs, left);
+      const o = await withTimeout(opts.ocr(img, { timeoutMs: ms }), ms, 'OCR');
       pageTexts.push(cleanText(o.text ?? ''));
       if (typeof o.confidence === 'number') confidences.push(o.confidence);
       language ??= o.language;
@@ -650,7 +658,7 @@ async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts:
   }
   const ocrText = cleanText(pageTexts.join('\n\n')).slice(0, limits.maxTextChars);
   const confidence = confidences.length ? confidences.reduce((a, c) => a + c, 0) / confidences.length : undefined;
-  const ocr = { text: ocrText, confidence, language, pages: r.images.length };
+  const ocr = { text: ocrText, confidence, language, pages: pageTexts.length };
   if (!ocrText) {
     return {
       status: 'failed',

@@ -115,6 +115,21 @@ describe('PDF', () => {
     expect(r.ocr).toMatchObject({ pages: 2, confidence: 0.5 });
     expect(r.warnings.join()).toContain('first 2 of 3 scanned pages');
   });
+
+  it('OCR of a scanned PDF shares one time budget: slow pages past it are skipped with a warning', async () => {
+    const scanned = await makeScannedPdf([makePng(100, 50), makePng(100, 50), makePng(100, 50)]);
+    let calls = 0;
+    const slowOcr: OcrFunction = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 1000));
+      return { text: `page ${calls}` };
+    };
+    const r = await extractText({ buffer: scanned, filename: 'scan.pdf' }, { ocr: slowOcr, limits: { timeoutMs: 1500, ocrTimeoutMs: 10_000 } });
+    expect(r.status).toBe('ready');
+    expect(r.text).toContain('page 1');
+    expect(calls).toBeLessThan(3);
+    expect(r.warnings.join()).toMatch(/OCR stopped after \d of 3 pages/);
+  });
 });
 
 describe('images', () => {
