@@ -9,7 +9,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -405,9 +404,5 @@ export async function readObject(store: ObjectStore, objectKey: string, maxBytes
     chunks.push(b);
   }
   return Buffer.concat(chunks, n);
-}
-
-export function defaultS3TempDir(): string {
-  return path.join(os.tmpdir(), 'memex-s3-spool');
 }
 
