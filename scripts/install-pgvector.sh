@@ -22,6 +22,8 @@ SUITE="${PGVECTOR_SUITE:-trixie}"
 export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGUSER="${PGUSER:-postgres}"
 export DEBIAN_FRONTEND=noninteractive
 
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
 log() { echo "[install-pgvector] $*"; }
 psql_q() { PGOPTIONS="-c client_min_messages=warning" psql -X -v ON_ERROR_STOP=1 -Atq -d postgres "$@"; }
 
@@ -78,12 +80,7 @@ command -v make >/dev/null && command -v gcc >/dev/null || need+=(build-essentia
 command -v dpkg-source >/dev/null || need+=(dpkg-dev)
 if [ "${#need[@]}" -gt 0 ]; then
   log "installing from bookworm: ${need[*]}"
-  if ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${need[@]}" >/tmp/memex-apt-install.log 2>&1; then
-    log "install failed; refreshing the package lists and retrying"
-    apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${need[@]}" >/tmp/memex-apt-install.log 2>&1 \
-      || { cat /tmp/memex-apt-install.log >&2; exit 1; }
-  fi
+  apt_install "${need[@]}"
 fi
 
 # --- Private apt, for `apt-get source` only. --------------------------------------------------------
