@@ -10,7 +10,8 @@
 # configuration (own sources list with a single deb-src line, own lists and cache dirs) used for
 # `apt-get source` alone. The system's apt never sees trixie; build tools come from bookworm.
 #
-# Idempotent: exits at once when the server already lists `vector` in pg_available_extensions.
+# Idempotent: exits at once when the server already lists `vector` in pg_available_extensions
+# (MEMEX_PGVECTOR_FORCE=1 rebuilds and reinstalls anyway).
 #
 # Env: PG_MAJOR (15), PGHOST/PGPORT/PGUSER (127.0.0.1/5432/postgres),
 #      MEMEX_DEBIAN_MIRROR (override the mirror read from /etc/apt), PGVECTOR_SUITE (trixie).
@@ -31,7 +32,7 @@ has_vector() {
   [ "$(psql_q -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'" 2>/dev/null || echo 0)" = "1" ]
 }
 
-if has_vector; then
+if has_vector && [ "${MEMEX_PGVECTOR_FORCE:-0}" != 1 ]; then
   log "vector already available ($(psql_q -c "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")); nothing to do"
   exit 0
 fi
