@@ -56,11 +56,15 @@ const templates = [
   () => `Dear ${pick(names)}, following up on our call about ${pick(topics)}: we agreed to revisit the numbers ${pick(days)} and to share a draft with ${pick(names)} first.`,
   () => `Don't forget to pick up the kids from ${pick(places)} at ${Math.floor(rnd() * 4) + 3}:30.`,
 ];
+/** Mostly 1-3 sentence messages; 10% are full catalog chunks (the catalog cuts at 1,200 characters). */
 function makeText(i: number): string {
-  const sentences = rnd() < 0.1 ? 12 + Math.floor(rnd() * 10) : 1 + Math.floor(rnd() * 3);
+  const long = rnd() < 0.1;
+  const sentences = long ? 40 : 1 + Math.floor(rnd() * 3);
   const parts: string[] = [];
   for (let s = 0; s < sentences; s++) parts.push(pick(templates)());
-  return `${parts.join(' ')} (#${i})`;
+  let t = parts.join(' ');
+  if (t.length > 1190) t = t.slice(0, t.lastIndexOf(' ', 1190));
+  return `${t} (#${i})`;
 }
 const texts = Array.from({ length: N }, (_, i) => makeText(i));
 

@@ -38,6 +38,13 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Claim loops in this process (EMBEDDING_CONCURRENCY, default 1). */
   concurrency?: number;
+  /**
+   * Vectors per store transaction. PGlite runs SQL (and its HNSW inserts, ~6 ms per 512-d vector)
+   * on the main thread, so a whole batch in one transaction would hold the event loop and the
+   * single connection for ~200 ms; default 8 there (a turn of the event loop between them), the
+   * whole batch on PostgreSQL.
+   */
+  storeBatch?: number;
   signal?: AbortSignal;
   logger?: WorkerLogger;
   /** Called after every batch (progress bars, metrics). */
@@ -135,6 +142,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
   const leaseSeconds = opts.leaseSeconds ?? 300;
   const pollMs = opts.pollMs ?? 1000;
   const concurrency = Math.max(1, opts.concurrency ?? 1);
+  const storeBatch = Math.max(1, opts.storeBatch ?? (db.kind === 'pglite' ? 8 : batchSize));
   const log = opts.logger ?? silent;
   const stats: WorkerStats = {
     startedAt: Date.now(), batches: 0, claimed: 0, embedded: 0, reused: 0, empty: 0, failed: 0, released: 0,
@@ -212,18 +220,21 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
         }
       }
     }
-    if (items.length) {
+    for (let i = 0; i < items.length; i += storeBatch) {
+      const part = items.slice(i, i + storeBatch);
       try {
-        const res = await storeEmbeddings(db, items);
+        const res = await storeEmbeddings(db, part);
         stats.embedded += res.stored;
         stats.indexedDocs += res.indexedDocIds.length;
       } catch (err) {
         if (err instanceof ModelNotAcceptedError) {
           // A re-index to another model started while this batch was in flight.
-          stats.released += await releaseChunks(db, items.map((i) => i.chunk_id));
+          stats.released += await releaseChunks(db, items.slice(i).map((x) => x.chunk_id));
           acceptedUntil = 0;
+          break;
         } else throw err;
       }
+      if (db.kind === 'pglite') await new Promise((r) => setImmediate(r));
     }
     if (failures.length) {
       stats.failed += await markFailed(db, failures);

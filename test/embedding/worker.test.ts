@@ -162,11 +162,13 @@ describe('chunk and document status (spec §3)', () => {
 
   it('an expired lease (crashed worker) goes back to pending and is then embedded', async () => {
     const d = await insertDocument(db, ['claimed by a worker that died']);
-    const claimed = await claimChunks(db, 10, 1);
+    const claimed = await claimChunks(db, 10, 3600);
     expect(claimed.map((c) => c.chunk_id)).toEqual(d.chunkIds);
     expect((await chunkRow(db, d.chunkIds[0])).embedding_status).toBe('processing');
     expect(await sweepExpiredLeases(db)).toBe(0); // lease still valid
-    await new Promise((r) => setTimeout(r, 1200));
+    expect(await claimChunks(db, 10, 3600)).toEqual([]); // and not claimable by anyone else
+    // The worker died; time passes beyond its lease.
+    await db.query("UPDATE chunks SET lease_expires_at = now() - interval '1 second' WHERE chunk_id = $1", [d.chunkIds[0]]);
     expect((await embeddingStatus(db)).expiredLeases).toBe(1);
     await drain(createHashEmbedder(64)); // the worker's own sweep returns it, then embeds it
     expect((await chunkRow(db, d.chunkIds[0])).embedding_status).toBe('embedded');
