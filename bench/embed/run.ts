@@ -74,13 +74,23 @@ function pct(a: number[], p: number): number {
 }
 const fmt = (x: number, d = 1) => x.toFixed(d);
 
-async function rawThroughput(e: Embedder, label: string, concurrency: number): Promise<number> {
+/** CPU of this whole process (all threads) per chunk, and CPU-seconds per wall-second (cores in use). */
+function cpuSince(c0: NodeJS.CpuUsage, wallS: number, n: number) {
+  const c = process.cpuUsage(c0);
+  const cpuS = (c.user + c.system) / 1e6;
+  return { cpuMsPerChunk: (cpuS * 1000) / n, cores: cpuS / wallS };
+}
+const load = () => os.loadavg()[0].toFixed(1);
+interface Raw { rate: number; cpuMsPerChunk: number; cores: number }
+
+async function rawThroughput(e: Embedder, label: string, concurrency: number): Promise<Raw> {
   const batches: string[][] = [];
   for (let i = 0; i < texts.length; i += BATCH) batches.push(texts.slice(i, i + BATCH));
   const p = createProgress({ label: `raw ${label}`, total: texts.length, lineEveryMs: 15_000 });
   let done = 0;
   let next = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < batches.length) {
@@ -93,7 +103,7 @@ async function rawThroughput(e: Embedder, label: string, concurrency: number): P
   );
   const s = (performance.now() - t0) / 1000;
   p.stop();
-  return texts.length / s;
+  return { rate: texts.length / s, ...cpuSince(c0, s, texts.length) };
 }
 
 async function openBackend(kind: string): Promise<{ db: Database; drop: () => Promise<void> }> {
@@ -121,7 +131,7 @@ async function openBackend(kind: string): Promise<{ db: Database; drop: () => Pr
   };
 }
 
-interface PipelineResult { rate: number; healthP50: number; healthP95: number; healthMax: number; lagP95: number; lagMax: number; probes: number }
+interface PipelineResult { cpuMsPerChunk: number; cores: number; rate: number; healthP50: number; healthP95: number; healthMax: number; lagP95: number; lagMax: number; probes: number }
 
 async function pipeline(kind: string, embedder: Embedder): Promise<PipelineResult> {
   const { db, drop } = await openBackend(kind);
@@ -146,6 +156,7 @@ async function pipeline(kind: string, embedder: Embedder): Promise<PipelineResul
     lag.enable();
     const p = createProgress({ label: `pipeline ${kind}`, total: texts.length, lineEveryMs: 15_000 });
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const w = startEmbeddingWorker({ db, embedder, batchSize: BATCH, concurrency: THREADS, pollMs: 50, leaseSeconds: 600,
       onBatch: (s) => p.update(s.embedded + s.reused + s.empty) });
     let s;
@@ -166,6 +177,7 @@ async function pipeline(kind: string, embedder: Embedder): Promise<PipelineResul
     if (s.chunks.embedded !== texts.length) throw new Error(`only ${s.chunks.embedded} of ${texts.length} embedded (${s.chunks.failed} failed)`);
     const ok = lat.filter((x) => x >= 0);
     return {
+      ...cpuSince(c0, secs, texts.length),
       rate: texts.length / secs,
       healthP50: pct(ok, 50), healthP95: pct(ok, 95), healthMax: Math.max(...ok), probes: ok.length,
       lagP95: lag.percentile(95) / 1e6, lagMax: lag.max / 1e6,
@@ -180,19 +192,22 @@ console.log(`# embed bench: ${N} chunks (avg ${fmt(words / N)} words), batch ${B
   `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}`);
 
 const single = await createUseLiteEmbedder();
+console.log(`load average at start: ${load()}`);
 const rawSingle = await rawThroughput(single, 'single thread (main)', 1);
-console.log(`raw use-lite, single thread:          ${fmt(rawSingle)} chunks/s`);
+console.log(`raw use-lite, single thread:  ${fmt(rawSingle.rate)} chunks/s | ${fmt(rawSingle.cpuMsPerChunk)} CPU-ms/chunk | ${fmt(rawSingle.cores, 2)} cores busy | load ${load()}`);
 const pool = await createPooledEmbedder(loadEmbeddingConfig({}), THREADS);
 const rawPool = await rawThroughput(pool, `pool x${THREADS}`, THREADS);
-console.log(`raw use-lite, ${THREADS}-thread pool:          ${fmt(rawPool)} chunks/s  (${fmt(rawPool / rawSingle, 2)}x single)`);
+console.log(`raw use-lite, ${THREADS}-thread pool: ${fmt(rawPool.rate)} chunks/s (${fmt(rawPool.rate / rawSingle.rate, 2)}x single) | ` +
+  `${fmt(rawPool.cpuMsPerChunk)} CPU-ms/chunk | ${fmt(rawPool.cores, 2)} cores busy | load ${load()}`);
 
 const results: Record<string, PipelineResult> = {};
 for (const b of BACKENDS) {
   results[b] = await pipeline(b, pool);
   const r = results[b];
-  console.log(`pipeline ${b.padEnd(8)} pending->embedded: ${fmt(r.rate)} chunks/s  = ${fmt((100 * r.rate) / rawPool)}% of raw pool` +
-    ` | GET /healthz p50 ${fmt(r.healthP50)} ms p95 ${fmt(r.healthP95)} ms max ${fmt(r.healthMax)} ms (${r.probes} probes)` +
-    ` | event-loop lag p95 ${fmt(r.lagP95)} ms max ${fmt(r.lagMax)} ms`);
+  console.log(`pipeline ${b.padEnd(8)} pending->embedded: ${fmt(r.rate)} chunks/s = ${fmt((100 * r.rate) / rawPool.rate)}% of raw pool` +
+    ` | ${fmt(r.cpuMsPerChunk)} CPU-ms/chunk in this process (${fmt((100 * rawPool.cpuMsPerChunk) / r.cpuMsPerChunk)}% CPU efficiency vs raw pool)` +
+    ` | ${fmt(r.cores, 2)} cores busy | GET /healthz p50 ${fmt(r.healthP50)} ms p95 ${fmt(r.healthP95)} ms max ${fmt(r.healthMax)} ms (${r.probes} probes)` +
+    ` | event-loop lag p95 ${fmt(r.lagP95)} ms max ${fmt(r.lagMax)} ms | load ${load()}`);
 }
 await pool.close?.();
 console.log(`peak RSS: ${fmt(process.resourceUsage().maxRSS / 1024, 0)} MB`);

@@ -35,6 +35,11 @@ export interface EmbeddingConfig {
   httpBatch: number;
   /** Worker threads for CPU models (use-lite, transformers); 0 runs the model on the calling thread. */
   threads: number;
+  /**
+   * Nice value of the embedding threads (Linux: per thread), so the HTTP thread wins the CPU when
+   * the model threads keep every core busy.
+   */
+  threadNice: number;
   /** In-process worker loops claiming batches at once. */
   concurrency: number;
   batchSize: number;
@@ -117,6 +122,7 @@ export function loadEmbeddingConfig(env: NodeJS.ProcessEnv = process.env): Embed
     maxRetries: int(env, 'EMBEDDING_MAX_RETRIES', 4, 0, 20),
     httpBatch: int(env, 'EMBEDDING_HTTP_BATCH', 32, 1, 2048),
     threads,
+    threadNice: int(env, 'EMBEDDING_THREAD_NICE', 10, 0, 19),
     concurrency: int(env, 'EMBEDDING_CONCURRENCY', Math.max(1, threads), 1, 64),
     batchSize: int(env, 'EMBEDDING_BATCH_SIZE', 32, 1, 1024),
     leaseSeconds: int(env, 'EMBEDDING_LEASE_SECONDS', 300, 1, 86_400),
