@@ -264,7 +264,11 @@ describe('re-index with a new model', () => {
     // The old model's worker stops taking work during the re-index.
     await expect(storeEmbeddings(db, [{ chunk_id: d.chunkIds[0], model: 'use-lite', vector: (await useLite.embed(['x']))[0] }]))
       .rejects.toBeInstanceOf(ModelNotAcceptedError);
-    await drain(next, { batchSize: 1 });
+    // The running worker promotes the new model once it finds the queue empty.
+    worker = startEmbeddingWorker({ db, embedder: next, pollMs: 20, batchSize: 1 });
+    await waitFor(async () => (await activeModel(db))?.model === 'hash-32');
+    await worker.stop();
+    worker = undefined;
     expect(next.calls).toHaveLength(2);
     expect(await activeModel(db)).toEqual({ model: 'hash-32', dimensions: 32 });
     const s = await embeddingStatus(db);
