@@ -269,3 +269,22 @@ describe(`fs-watches against a live gateway (${backend})`, () => {
     expect((await api(agent, 'DELETE', `/v1/fs-watches/${w[0].id}`)).statusCode).toBe(409);
   });
 });
+
+describe('fs-watches: images through the shared OCR engine', () => {
+  it('an image dropped in a watched folder becomes a document with its OCR text', async () => {
+    const { renderTextImage } = await import('../ocr/render-text.ts');
+    const root = tmp();
+    const config = testConfig({
+      gateway: { base_url: baseUrl, auth_token: TEST_TOKEN, timeout: 30 },
+      modules: { fswatch: { enabled: true, allowed_roots: [root], state_path: path.join(tmp(), 'fsw.json'), debounce_ms: 100 } },
+    });
+    const agent = await createAgentServer(config, { logger: false });
+    agents.push(agent);
+    expect((await api(agent, 'POST', '/v1/fs-watches', { path: root, glob: '*.png' })).statusCode).toBe(200);
+    const img = path.join(root, 'whiteboard.png');
+    fs.writeFileSync(img, await renderTextImage('Quarterly roadmap review'));
+    const doc = await waitFor('image document', () => active(img), 60_000);
+    expect(doc.text).toMatch(/Quarterly roadmap review/);
+    expect(doc.metadata).toMatchObject({ mime_type: 'image/png', extraction: { method: 'ocr' }, ocr: { language: 'en' } });
+  }, 90_000);
+});

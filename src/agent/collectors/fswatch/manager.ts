@@ -267,7 +267,7 @@ export class FsWatchManager {
           if (this.inFlight.has(p)) continue;
           this.inFlight.add(p);
           try {
-            await this.handle(p, watchId);
+            await this.handle(p, watchId, true);
           } catch (err) {
             this.counters.errors++;
             this.event({ type: 'error', watch_id: watchId, path: p, detail: (err as Error).message });
@@ -297,7 +297,12 @@ export class FsWatchManager {
   // -------------------------------------------------------------------------------------------
   // One path
 
-  private async handle(p: string, watchId: string): Promise<void> {
+  /**
+   * `trustStat`: a record with the same size and mtime counts as unchanged without reading the file.
+   * Only the rescan trusts it (thousands of files at boot); a watcher event always reads and hashes,
+   * since a filesystem with coarse timestamps can change content within the same mtime and size.
+   */
+  private async handle(p: string, watchId: string, trustStat = false): Promise<void> {
     const w = this.store.watches.get(watchId);
     if (!w) return;
     let st: fs.Stats;
@@ -314,7 +319,7 @@ export class FsWatchManager {
     }
     if (!this.matches(w, p) || path.relative(w.path, p).split(path.sep).some(ignoredName)) return;
     const rec = this.store.files.get(p);
-    if (rec && rec.size === st.size && rec.mtime_ms === st.mtimeMs && (rec.sha256 !== null || rec.skipped)) {
+    if (trustStat && rec && rec.size === st.size && rec.mtime_ms === st.mtimeMs && (rec.sha256 !== null || rec.skipped)) {
       this.counters.unchanged++;
       return;
     }
