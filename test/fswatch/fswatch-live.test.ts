@@ -30,12 +30,12 @@ afterEach(async () => {
 
 const tmp = (p = 'memex-fsw-') => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), p)));
 
-async function startAgent(opts: { roots: string[]; statePath: string; enabled?: boolean; watches?: unknown[] }): Promise<AgentServer> {
+async function startAgent(opts: { roots: string[]; statePath: string; enabled?: boolean; watches?: unknown[]; queueSize?: number }): Promise<AgentServer> {
   const config = testConfig({
     gateway: { base_url: baseUrl, auth_token: TEST_TOKEN, timeout: 30 },
     modules: {
       ocr: { enabled: false },
-      fswatch: { enabled: opts.enabled ?? true, allowed_roots: opts.roots, state_path: opts.statePath, debounce_ms: 100, watches: opts.watches ?? [] },
+      fswatch: { enabled: opts.enabled ?? true, allowed_roots: opts.roots, state_path: opts.statePath, debounce_ms: 100, watches: opts.watches ?? [], event_queue_size: opts.queueSize ?? 1000 },
     },
   });
   const agent = await createAgentServer(config, { logger: false });
@@ -184,6 +184,22 @@ describe(`fs-watches against a live gateway (${backend})`, () => {
     await waitFor('queue drained', async () => (await api(agent, 'GET', '/v1/fs-watches')).json().data.stats.pending === 0);
     expect((await api(agent, 'GET', '/v1/fs-watches')).json().data.stats).toMatchObject({ submitted: N, errors: 0 });
   }, 300_000);
+
+  it('a queue overflow falls back to a rescan: with room for 20 pending paths, 300 new files all arrive once', async () => {
+    const root = tmp();
+    const agent = await startAgent({ roots: [root], statePath: path.join(tmp(), 'fsw.json'), queueSize: 20 });
+    expect((await api(agent, 'POST', '/v1/fs-watches', { path: root })).statusCode).toBe(200);
+    await waitFor('initial rescan', async () => (await events(agent)).some((e) => e.type === 'rescan'));
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(root, `f${i}.md`), `Overflow file ${i}`);
+    await waitFor('300 documents', async () => {
+      const r = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE external_id LIKE $1 AND is_active_version", [`localfs:${root}/%`]);
+      return r.rows[0].n === 300;
+    }, 120_000);
+    await waitFor('queue drained', async () => (await api(agent, 'GET', '/v1/fs-watches')).json().data.stats.pending === 0);
+    const ev = await events(agent);
+    expect(ev.filter((e) => e.type === 'rescan').length).toBeGreaterThan(1); // the overflow triggered rescans
+    expect((await api(agent, 'GET', '/v1/fs-watches')).json().data.stats).toMatchObject({ submitted: 300, errors: 0 });
+  }, 180_000);
 
   it('watches persist across a restart, and the start-up rescan catches changes made while the agent was down', async () => {
     const root = tmp();
