@@ -17,9 +17,10 @@
  *    [now - 30 days, now]; in a group thread (more than 2 distinct linked persons) an event counts
  *    only when the other direction has an event with that person in the same thread within ±48 h;
  *  - distinct_threads_90d: distinct non-null thread ids with an event in [now - 90 days, now];
- *  - avg_reply_latency_seconds: per thread, each outbound event that follows one or more inbound
- *    events from the person is a reply; its latency runs from the first of those unanswered inbound
- *    events; the mean over all replies, 2 decimals; null when there was none.
+ *  - avg_reply_latency_seconds: per thread, in time order, each outbound event that directly
+ *    follows an inbound event from the person is a reply; its latency is the gap between the two;
+ *    the mean over all replies, 2 decimals; null when there was none (thread-less events never
+ *    count: a reply has to be in the same thread).
  */
 import type { Database, Queryable } from '../db/types.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
@@ -139,7 +140,8 @@ function featureSql(targeted: boolean): string {
            min(CASE WHEN e.dir = 'out' THEN e.ts END) OVER w_after AS out_after,
            max(CASE WHEN e.dir = 'in' THEN e.ts END) OVER w_before AS in_before,
            min(CASE WHEN e.dir = 'in' THEN e.ts END) OVER w_after AS in_after,
-           lag(e.dir) OVER w_seq AS prev_dir
+           lag(e.dir) OVER w_seq AS prev_dir,
+           lag(e.ts) OVER w_seq AS prev_ts
       FROM events e LEFT JOIN thread_sizes t ON t.thread_id = e.thread_id
     WINDOW w_seq AS (PARTITION BY e.other, e.thread_id ORDER BY e.ts, e.dir, e.doc_id),
            w_before AS (PARTITION BY e.other, e.thread_id ORDER BY e.ts, e.dir, e.doc_id
@@ -152,14 +154,8 @@ function featureSql(targeted: boolean): string {
            NOT o.in_group OR o.thread_id IS NULL
              OR (o.dir = 'in' AND (o.ts - o.out_before <= ${GROUP_WINDOW} OR o.out_after - o.ts <= ${GROUP_WINDOW}))
              OR (o.dir = 'out' AND (o.ts - o.in_before <= ${GROUP_WINDOW} OR o.in_after - o.ts <= ${GROUP_WINDOW}))
-             AS counted,
-           CASE WHEN o.dir = 'in' AND (o.prev_dir IS NULL OR o.prev_dir = 'out') THEN o.ts END AS run_start
+             AS counted
       FROM ordered o
-  ),
-  replies AS (
-    SELECT r.*, max(r.run_start) OVER (PARTITION BY r.other, r.thread_id ORDER BY r.ts, r.dir, r.doc_id
-                                       ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS waiting_since
-      FROM runs r
   )
   SELECT other AS person_id,
          max(ts) AS last_ts,
@@ -171,9 +167,9 @@ function featureSql(targeted: boolean): string {
          (count(DISTINCT thread_id) FILTER (WHERE ts >= $2::timestamptz - interval '90 days'))::int AS threads_90d,
          count(*)::int AS messages_total,
          (count(*) FILTER (WHERE dir = 'out' AND prev_dir = 'in' AND thread_id IS NOT NULL))::int AS replies,
-         (avg(extract(epoch FROM (ts - waiting_since)))
+         (avg(extract(epoch FROM (ts - prev_ts)))
             FILTER (WHERE dir = 'out' AND prev_dir = 'in' AND thread_id IS NOT NULL))::float8 AS avg_latency
-    FROM replies
+    FROM runs
    GROUP BY other`;
 }
 
