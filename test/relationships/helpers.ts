@@ -22,8 +22,15 @@ export async function startRelGateway(
     phoneRegion: config.defaultPhoneRegion,
     onDocumentsIngested: (ids) => service.noteDocuments(ids),
   });
-  const app = await buildGateway({ config, db: testDb.db, catalog, relationships: service });
-  await app.ready();
+  let app;
+  try {
+    app = await buildGateway({ config, db: testDb.db, catalog, relationships: service });
+    await app.ready();
+  } catch (err) {
+    await service.close();
+    await testDb.drop();
+    throw err;
+  }
   return {
     app,
     db: testDb.db,

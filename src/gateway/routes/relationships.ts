@@ -27,7 +27,6 @@ const TopQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
   },
-  { additionalProperties: false },
 );
 
 const Relationship = Type.Object({
