@@ -110,6 +110,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(enforced ? config.catalogToken : config.authToken, enforced ? 'catalog token' : 'token'));
     await scope.register(relationshipRoutes, { service: relationships });
   });
+  relationships.setLogger(app.log);
   relationships.start();
   app.addHook('onClose', async () => relationships.close());
 

@@ -61,13 +61,15 @@ interface RawRow {
  * `targeted`. Built from fixed fragments only; every value is a parameter.
  */
 function featureSql(targeted: boolean): string {
+  // Targeted: the target persons' documents (index on person_id) in which the self person also
+  // takes part (checked through the primary key), never a scan of all the self person's links.
   const cand = targeted
     ? `cand AS (
-         SELECT dp.doc_id FROM document_people dp
+         SELECT DISTINCT dp.doc_id FROM document_people dp
           WHERE dp.person_id IN (SELECT person_id FROM roots WHERE root = ANY($3::uuid[])) AND dp.role IN ${LINK_ROLES}
-         INTERSECT
-         SELECT dp.doc_id FROM document_people dp
-          WHERE dp.person_id IN (SELECT person_id FROM self_ids) AND dp.role IN ${LINK_ROLES}
+            AND EXISTS (SELECT 1 FROM document_people s
+                         WHERE s.doc_id = dp.doc_id AND s.person_id IN (SELECT person_id FROM self_ids)
+                           AND s.role IN ${LINK_ROLES})
        )`
     : `cand AS (
          SELECT DISTINCT dp.doc_id FROM document_people dp

@@ -6,11 +6,11 @@
  *  2. configured identifiers, env SELF_IDENTIFIERS (emails, phones or chat handles, in order);
  *  3. a contact card marked as "me" (a `contact` document with metadata.contact.is_me / me = true,
  *     or metadata.is_me = true), the newest one;
- *  4. the identity that sent most outbound messages: among the latest 2000 active message documents
- *     a collector marked as sent by the user (metadata.message.is_from_me, metadata.is_from_me, a
- *     direction of outgoing/outbound) the person linked as `sender`, and among the latest 2000 with
- *     a people[] entry marked metadata.self = true the person of that identifier; the person
- *     counted most often wins (ties: the smaller person id).
+ *  4. the identity that sent most outbound messages: among the latest 20 000 active message
+ *     documents, in those a collector marked as sent by the user (metadata.message.is_from_me,
+ *     metadata.is_from_me, a direction of outgoing/outbound) the person linked as `sender`, and in
+ *     those with a people[] entry marked metadata.self = true the person of that identifier; the
+ *     person counted most often wins (ties: the smaller person id).
  */
 import type { Queryable } from '../db/types.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../people/identifiers.ts';
@@ -19,7 +19,8 @@ import { resolvePerson, resolvePersons } from './people.ts';
 
 export const SELF_SETTING_KEY = 'self_person_id';
 export const MESSAGE_SOURCE_TYPES = ['chatapp', 'sms', 'email', 'email_local'] as const;
-const DETECTION_SAMPLE = 2000;
+/** Detection looks at this many of the newest message documents (bounded cost on any archive). */
+const DETECTION_SAMPLE = 20000;
 
 export type SelfSource = 'setting' | 'config' | 'contact_card' | 'outbound_messages';
 
@@ -126,13 +127,12 @@ export async function detectFromOutbound(db: Queryable, region: string): Promise
   const types = [...MESSAGE_SOURCE_TYPES];
   const senders = await db.query<{ person_id: string; n: number }>(
     `SELECT dp.person_id, count(*)::int AS n
-       FROM (SELECT doc_id FROM documents
+       FROM (SELECT doc_id, metadata FROM documents
               WHERE is_active_version AND status <> 'failed' AND source_type = ANY($1::text[])
-                AND (metadata @> '{"message":{"is_from_me":true}}' OR metadata @> '{"is_from_me":true}'
-                     OR lower(coalesce(metadata->'message'->>'direction', metadata->>'direction', ''))
-                        IN ('outgoing', 'outbound'))
               ORDER BY content_timestamp DESC LIMIT ${DETECTION_SAMPLE}) d
        JOIN document_people dp ON dp.doc_id = d.doc_id AND dp.role = 'sender'
+      WHERE d.metadata @> '{"message":{"is_from_me":true}}' OR d.metadata @> '{"is_from_me":true}'
+         OR lower(coalesce(d.metadata->'message'->>'direction', d.metadata->>'direction', '')) IN ('outgoing', 'outbound')
       GROUP BY dp.person_id`,
     [types],
   );
@@ -140,9 +140,8 @@ export async function detectFromOutbound(db: Queryable, region: string): Promise
     `SELECT e->>'identifier' AS identifier, e->>'identifier_type' AS identifier_type, count(*)::int AS n
        FROM (SELECT people FROM documents
               WHERE is_active_version AND status <> 'failed' AND source_type = ANY($1::text[])
-                AND jsonb_typeof(people) = 'array' AND people @> '[{"metadata":{"self":true}}]'
               ORDER BY content_timestamp DESC LIMIT ${DETECTION_SAMPLE}) d,
-            jsonb_array_elements(d.people) AS e
+            jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) AS e
       WHERE e->'metadata'->>'self' = 'true' AND e->>'identifier' IS NOT NULL
       GROUP BY 1, 2 ORDER BY n DESC LIMIT 20`,
     [types],

@@ -35,9 +35,14 @@ export class RelationshipService {
   constructor(
     readonly db: Database,
     config: Partial<RelationshipConfig> = {},
-    private readonly log?: Logger,
+    private log?: Logger,
   ) {
     this.config = { ...DEFAULT_RELATIONSHIP_CONFIG, ...config };
+  }
+
+  /** Where refresh outcomes are logged (counts and timings only). */
+  setLogger(log: Logger): void {
+    this.log = log;
   }
 
   /** Starts the periodic full refresh (the timer never keeps the process alive). */
@@ -101,7 +106,8 @@ export class RelationshipService {
       phoneRegion: this.config.phoneRegion,
     };
     try {
-      const self = await this.self(true);
+      // Incremental refreshes reuse the self person found within the last minute.
+      const self = await this.self(full);
       if (!self) return;
       let result: RecomputeResult;
       if (full || self.person_id !== this.lastSelf) {
