@@ -4,7 +4,7 @@ import type { ServerConfig } from '../../src/config/server.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import type { RelationshipConfig } from '../../src/relationships/config.ts';
 import { RelationshipService } from '../../src/relationships/service.ts';
-import { createTestDatabase } from '../helpers/db.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { TEST_TOKEN, testConfig, type TestGateway } from '../helpers/gateway.ts';
 
 export interface RelGateway extends TestGateway {
@@ -12,9 +12,9 @@ export interface RelGateway extends TestGateway {
 }
 
 export async function startRelGateway(
-  opts: { rel?: Partial<RelationshipConfig>; config?: Partial<ServerConfig> } = {},
+  opts: { rel?: Partial<RelationshipConfig>; config?: Partial<ServerConfig>; testDb?: TestDatabase } = {},
 ): Promise<RelGateway> {
-  const testDb = await createTestDatabase();
+  const testDb = opts.testDb ?? (await createTestDatabase());
   const config = testConfig(opts.config);
   // A long debounce by default: tests call service.flush() to decide when the refresh happens.
   const service = new RelationshipService(testDb.db, { debounceMs: 600_000, maxDelayMs: 600_000, refreshHours: 0, ...opts.rel });
