@@ -9,20 +9,18 @@ import { isUuid } from '../util/ids.ts';
 export const MAX_MERGE_DEPTH = 32;
 
 /**
- * The SQL of a CTE `roots(person_id, root)` mapping every person id to its live survivor
- * (itself when not merged). Persons whose chain ends in a deleted person are absent.
+ * The SQL of a CTE `merged(person_id, root)` for merged persons only (usually few): the end of
+ * each merge chain. Join it LEFT and take coalesce(root, person_id), then join people to drop
+ * persons whose end is deleted (or still merged: a chain longer than the limit).
  */
-export const ROOTS_CTE = `chain(person_id, cur, depth) AS (
-    SELECT person_id, person_id, 0 FROM people
+export const MERGED_CTE = `mchain(person_id, cur, depth) AS (
+    SELECT person_id, merged_into, 1 FROM people WHERE merged_into IS NOT NULL
     UNION ALL
-    SELECT c.person_id, p.merged_into, c.depth + 1 FROM chain c JOIN people p ON p.person_id = c.cur
+    SELECT c.person_id, p.merged_into, c.depth + 1 FROM mchain c JOIN people p ON p.person_id = c.cur
      WHERE p.merged_into IS NOT NULL AND c.depth < ${MAX_MERGE_DEPTH}
   ),
-  roots AS (
-    SELECT DISTINCT ON (c.person_id) c.person_id, c.cur AS root
-      FROM chain c JOIN people p ON p.person_id = c.cur
-     WHERE p.merged_into IS NULL AND NOT p.deleted
-     ORDER BY c.person_id, c.depth DESC
+  merged AS (
+    SELECT DISTINCT ON (person_id) person_id, cur AS root FROM mchain ORDER BY person_id, depth DESC
   )`;
 
 /** The live survivor of one person id (itself when not merged), or null when unknown/deleted. */

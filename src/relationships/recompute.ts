@@ -24,7 +24,7 @@
  */
 import type { Database, Queryable } from '../db/types.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
-import { ROOTS_CTE, resolvePerson, resolvePersons } from './people.ts';
+import { MERGED_CTE, resolvePerson, resolvePersons } from './people.ts';
 import { decayBucket, relationshipScore, type EdgeFeatures, type ScoreComponents } from './score.ts';
 import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
 
@@ -57,26 +57,32 @@ interface RawRow {
 }
 
 /**
- * The feature statement. `$1` self (a live root id), `$2` now, `$3` target persons (root ids) when
- * `targeted`. Built from fixed fragments only; every value is a parameter.
+ * The feature statement. `$1` self (a live root id), `$2` now, `$3` the self person's member ids;
+ * when `targeted`, `$4` the target persons (root ids) and `$5` their member ids. Built from fixed
+ * fragments only; every value is a parameter.
  */
-function featureSql(targeted: boolean): string {
-  // Targeted: the target persons' documents (index on person_id) in which the self person also
-  // takes part (checked through the primary key), never a scan of all the self person's links.
+export function featureSql(targeted: boolean): string {
+  // Member ids (a person and everyone merged into it) come in as arrays ($3 self, $5 targets), so
+  // the planner sees real lists and starts from the smaller side through the person_id index.
   const cand = targeted
     ? `cand AS (
          SELECT DISTINCT dp.doc_id FROM document_people dp
-          WHERE dp.person_id IN (SELECT person_id FROM roots WHERE root = ANY($3::uuid[])) AND dp.role IN ${LINK_ROLES}
+          WHERE dp.person_id = ANY($5::uuid[]) AND dp.role IN ${LINK_ROLES}
             AND EXISTS (SELECT 1 FROM document_people s
-                         WHERE s.doc_id = dp.doc_id AND s.person_id IN (SELECT person_id FROM self_ids)
-                           AND s.role IN ${LINK_ROLES})
+                         WHERE s.doc_id = dp.doc_id AND s.person_id = ANY($3::uuid[]) AND s.role IN ${LINK_ROLES})
        )`
     : `cand AS (
          SELECT DISTINCT dp.doc_id FROM document_people dp
-          WHERE dp.person_id IN (SELECT person_id FROM self_ids) AND dp.role IN ${LINK_ROLES}
+          WHERE dp.person_id = ANY($3::uuid[]) AND dp.role IN ${LINK_ROLES}
        )`;
-  return `WITH RECURSIVE ${ROOTS_CTE},
-  self_ids AS (SELECT person_id FROM roots WHERE root = $1::uuid),
+  // Person ids resolve to their survivor with: LEFT JOIN merged m ON m.person_id = x.person_id,
+  // JOIN people p ON p.person_id = coalesce(m.root, x.person_id) AND live. Each document's links
+  // are aggregated once into sender and recipient arrays, so events need no self-joins.
+  const live = (alias: string, col: string) =>
+    `LEFT JOIN merged m_${alias} ON m_${alias}.person_id = ${col}
+     JOIN people p_${alias} ON p_${alias}.person_id = coalesce(m_${alias}.root, ${col})
+      AND p_${alias}.merged_into IS NULL AND NOT p_${alias}.deleted`;
+  return `WITH RECURSIVE ${MERGED_CTE},
   ${cand},
   docs AS (
     SELECT d.doc_id, d.content_timestamp AS ts, d.thread_id,
@@ -100,38 +106,40 @@ function featureSql(targeted: boolean): string {
        AND d.source_type IN (${MESSAGE_SOURCE_TYPES.map((t) => `'${t}'`).join(', ')})
        AND d.content_timestamp <= $2::timestamptz
   ),
-  links AS (
-    SELECT DISTINCT dp.doc_id, r.root AS person_id, (dp.role = 'sender') AS is_sender
-      FROM docs d JOIN document_people dp ON dp.doc_id = d.doc_id JOIN roots r ON r.person_id = dp.person_id
-     WHERE dp.role IN ${LINK_ROLES}
+  doc_links AS (
+    SELECT d.doc_id, d.ts, d.thread_id, d.att, d.noisy,
+           array_agg(DISTINCT p_l.person_id) FILTER (WHERE dp.role = 'sender') AS senders,
+           array_agg(DISTINCT p_l.person_id) FILTER (WHERE dp.role <> 'sender') AS recips
+      FROM docs d JOIN document_people dp ON dp.doc_id = d.doc_id AND dp.role IN ${LINK_ROLES}
+      ${live('l', 'dp.person_id')}
+     GROUP BY d.doc_id, d.ts, d.thread_id, d.att, d.noisy
   ),
   raw_events AS (
-    SELECT d.doc_id, d.ts, d.thread_id, d.att, r.person_id AS other, 'out'::text AS dir, false AS noisy
-      FROM docs d
-      JOIN links s ON s.doc_id = d.doc_id AND s.is_sender AND s.person_id = $1::uuid
-      JOIN links r ON r.doc_id = d.doc_id AND NOT r.is_sender AND r.person_id <> $1::uuid
+    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'out'::text AS dir, false AS noisy
+      FROM doc_links dl CROSS JOIN LATERAL unnest(dl.recips) AS o(other)
+     WHERE $1::uuid = ANY(dl.senders) AND o.other <> $1::uuid
     UNION ALL
-    SELECT d.doc_id, d.ts, d.thread_id, d.att, s.person_id, 'in', d.noisy
-      FROM docs d
-      JOIN links s ON s.doc_id = d.doc_id AND s.is_sender AND s.person_id <> $1::uuid
-      JOIN links r ON r.doc_id = d.doc_id AND NOT r.is_sender AND r.person_id = $1::uuid
+    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'in', dl.noisy
+      FROM doc_links dl CROSS JOIN LATERAL unnest(dl.senders) AS o(other)
+     WHERE $1::uuid = ANY(dl.recips) AND o.other <> $1::uuid
   ),
   excluded AS (
     SELECT other FROM raw_events GROUP BY other
     HAVING bool_or(noisy) AND NOT bool_or(dir = 'out')
     UNION
-    SELECT r.root FROM person_identifiers pi JOIN roots r ON r.person_id = pi.person_id
+    SELECT p_x.person_id FROM person_identifiers pi ${live('x', 'pi.person_id')}
      WHERE pi.kind = 'email' AND pi.value_canonical ~ '${NOISE_ADDRESS_RE}'
-       AND r.root IN (SELECT other FROM raw_events)
+       AND p_x.person_id IN (SELECT other FROM raw_events)
   ),
   events AS (
     SELECT e.* FROM raw_events e
      WHERE NOT e.noisy AND e.other NOT IN (SELECT other FROM excluded)
-       ${targeted ? 'AND e.other = ANY($3::uuid[])' : ''}
+       ${targeted ? 'AND e.other = ANY($4::uuid[])' : ''}
   ),
   thread_sizes AS (
-    SELECT d.thread_id, count(DISTINCT r.root) AS n
-      FROM documents d JOIN document_people dp ON dp.doc_id = d.doc_id JOIN roots r ON r.person_id = dp.person_id
+    SELECT d.thread_id, count(DISTINCT p_t.person_id) AS n
+      FROM documents d JOIN document_people dp ON dp.doc_id = d.doc_id
+      ${live('t', 'dp.person_id')}
      WHERE d.thread_id IN (SELECT thread_id FROM events WHERE thread_id IS NOT NULL)
        AND d.is_active_version AND d.status <> 'failed' AND d.deleted_at IS NULL AND dp.role IN ${LINK_ROLES}
      GROUP BY d.thread_id
@@ -177,6 +185,20 @@ function featureSql(targeted: boolean): string {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** The ids of live persons and of everyone merged into them, through chains (UNION stops cycles). */
+async function memberIds(db: Queryable, roots: string[]): Promise<string[]> {
+  const r = await db.query<{ pid: string }>(
+    `WITH RECURSIVE m(pid) AS (
+        SELECT x FROM unnest($1::uuid[]) AS x
+        UNION
+        SELECT p.person_id FROM people p JOIN m ON p.merged_into = m.pid
+      )
+      SELECT pid FROM m`,
+    [roots],
+  );
+  return r.rows.map((x) => x.pid);
+}
+
 /** Features of the edges self -> person (all persons, or `persons` only) at `now`. */
 export async function computeFeatures(
   db: Queryable,
@@ -186,8 +208,8 @@ export async function computeFeatures(
   const now = opts.now ?? new Date();
   const targeted = opts.persons !== undefined;
   if (targeted && opts.persons!.length === 0) return [];
-  const params: unknown[] = [selfId, now.toISOString()];
-  if (targeted) params.push(opts.persons);
+  const params: unknown[] = [selfId, now.toISOString(), await memberIds(db, [selfId])];
+  if (targeted) params.push(opts.persons, await memberIds(db, opts.persons!));
   const r = await db.query<RawRow>(featureSql(targeted), params);
   return r.rows.map((x) => ({
     person_id: x.person_id,
