@@ -9,7 +9,7 @@ import type { Database } from '../db/types.ts';
 import type { RelationshipConfig } from './config.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
 import { recomputeRelationships, type RecomputeOptions, type RecomputeResult } from './recompute.ts';
-import { resolveSelf, type SelfResolution } from './self.ts';
+import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
 
 interface Logger {
   info(obj: object, msg?: string): void;
@@ -114,9 +114,10 @@ export class RelationshipService {
         result = await recomputeRelationships(this.db, { ...base, selfPersonId: self.person_id });
       } else {
         const r = await this.db.query<{ person_id: string }>(
-          `SELECT DISTINCT person_id FROM document_people WHERE doc_id = ANY($1::uuid[])
-              AND role IN ('sender', 'recipient', 'participant', 'contact')`,
-          [docs],
+          `SELECT DISTINCT dp.person_id FROM document_people dp JOIN documents d ON d.doc_id = dp.doc_id
+            WHERE dp.doc_id = ANY($1::uuid[]) AND d.source_type = ANY($2::text[])
+              AND dp.role IN ('sender', 'recipient', 'participant', 'contact')`,
+          [docs, [...MESSAGE_SOURCE_TYPES]],
         );
         const persons = r.rows.map((x) => x.person_id);
         if (persons.length === 0) return;
