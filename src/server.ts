@@ -16,6 +16,8 @@ import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
 import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
 import { buildGateway } from './gateway/app.ts';
+import { loadRelationshipConfig } from './relationships/config.ts';
+import { RelationshipService } from './relationships/service.ts';
 
 export type ServerRole = 'all' | 'gateway' | 'worker';
 
@@ -75,11 +77,16 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all'):
     };
   }
 
+  const relationships = new RelationshipService(db, {
+    ...loadRelationshipConfig(process.env),
+    phoneRegion: config.defaultPhoneRegion,
+  });
   const catalog = new Catalog(db, {
     phoneRegion: config.defaultPhoneRegion,
     onChunksQueued: () => service.worker?.notify(),
+    onDocumentsIngested: (ids) => relationships.noteDocuments(ids),
   });
-  const app = await buildGateway({ config, db, catalog, embedding: service });
+  const app = await buildGateway({ config, db, catalog, embedding: service, relationships });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();

@@ -23,6 +23,11 @@ export interface CatalogOptions {
   phoneRegion?: string;
   /** Called after new chunks were queued for embedding (wakes the embedding worker). */
   onChunksQueued?: () => void;
+  /**
+   * Called after documents were stored, re-versioned or deleted, with their doc ids (e.g. so the
+   * relationship scorer can refresh the people they touch). Never called for duplicates.
+   */
+  onDocumentsIngested?: (docIds: string[]) => void;
   /** Items per transaction in a batch; batch counts become visible after each group. */
   batchGroupSize?: number;
 }
@@ -79,7 +84,10 @@ export class Catalog {
       this.db.transaction((tx) => ingestMany(tx, [{ index: 0, request: req }], null, this.phoneRegion)),
     );
     if (!outcome.ok) throw new CatalogError(outcome.error!.status, outcome.error!.code, outcome.error!.message);
-    if (!outcome.result!.duplicate) this.opts.onChunksQueued?.();
+    if (!outcome.result!.duplicate) {
+      this.opts.onChunksQueued?.();
+      this.opts.onDocumentsIngested?.([outcome.result!.doc_id]);
+    }
     return outcome.result!;
   }
 
@@ -133,6 +141,8 @@ export class Catalog {
       [batchId, status, success, failure, errors.length ? JSON.stringify({ errors }) : null],
     );
     if (outcomes.some((o) => o.ok && !o.result!.duplicate)) this.opts.onChunksQueued?.();
+    const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate).map((o) => o.result!.doc_id);
+    if (stored.length > 0) this.opts.onDocumentsIngested?.(stored);
     return {
       batch_id: batchId,
       batch_status: status,
@@ -288,6 +298,7 @@ export class Catalog {
       };
     });
     if (out.chunks_queued > 0) this.opts.onChunksQueued?.();
+    this.opts.onDocumentsIngested?.([out.doc_id, docId]);
     return out;
   }
 
@@ -305,7 +316,7 @@ export class Catalog {
   /** Soft delete (spec 3, document versions): inactive, chunk and file links removed. */
   async deleteDocument(docId: string): Promise<{ doc_id: string; status: 'deleted' }> {
     if (!isUuid(docId)) throw new CatalogError(422, 'DOCUMENT.INVALID_ID', 'doc_id must be a UUID');
-    return this.db.transaction(async (tx) => {
+    const out = await this.db.transaction(async (tx) => {
       const r = await tx.query<{ is_active_version: boolean }>(
         'SELECT is_active_version FROM documents WHERE doc_id = $1 FOR UPDATE',
         [docId],
@@ -320,6 +331,8 @@ export class Catalog {
       await tx.query('DELETE FROM document_files WHERE doc_id = $1', [docId]);
       return { doc_id: docId, status: 'deleted' as const };
     });
+    this.opts.onDocumentsIngested?.([docId]);
+    return out;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ commands:
   reindex --failed                    put failed chunks back in the embedding queue
   reindex --model NAME                re-embed everything with another model (the old vectors serve
                                       search until the new ones are complete)
+  relationships --recompute           recompute every relationship edge now
   migrate                             apply database migrations and exit
   help                                this text
 
@@ -120,6 +121,11 @@ async function main(argv: string[]): Promise<void> {
       return status();
     case 'reindex':
       return reindex(rest);
+    case 'relationships': {
+      const { relationshipsCommand } = await import('../relationships/cli.ts');
+      await relationshipsCommand(rest);
+      return;
+    }
     case 'migrate':
       return migrateCommand();
     case 'help':

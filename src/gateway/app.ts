@@ -7,13 +7,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
-import type { ServerConfig } from '../config/server.ts';
+import { ConfigError, type ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { ingestRoutes } from './routes/ingest.ts';
+import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
+import { loadRelationshipConfig } from '../relationships/config.ts';
+import { RelationshipService } from '../relationships/service.ts';
 import { installValidation } from './validation.ts';
 
 export const API_VERSION = '0.2.0';
@@ -24,13 +27,30 @@ export interface GatewayDeps {
   catalog?: Catalog;
   /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
   embedding?: EmbeddingService;
+  /**
+   * Relationship scorer; built from the environment when absent. A catalog passed in `catalog`
+   * must call `relationships.noteDocuments` from its onDocumentsIngested option for edges to
+   * refresh after ingestion (the catalog built here is wired already).
+   */
+  relationships?: RelationshipService;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
-  const catalog = deps.catalog ?? new Catalog(db, { phoneRegion: config.defaultPhoneRegion });
+  const relationships =
+    deps.relationships ??
+    new RelationshipService(db, { ...loadRelationshipConfig(process.env), phoneRegion: config.defaultPhoneRegion });
+  const catalog =
+    deps.catalog ??
+    new Catalog(db, {
+      phoneRegion: config.defaultPhoneRegion,
+      onDocumentsIngested: (ids) => relationships.noteDocuments(ids),
+    });
+  if (relationships.config.requireCatalogToken && !config.catalogToken) {
+    throw new ConfigError('RELATIONSHIPS_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
+  }
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logger: {
@@ -78,6 +98,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
     await scope.register(documentRoutes, { catalog });
+    await scope.register(selfPersonRoutes, { service: relationships });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 
@@ -85,6 +106,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
     await scope.register(catalogRoutes, { catalog, db });
   });
+
+  // Spec 5.4: the relationship route may require the catalog token instead of the gateway token.
+  await app.register(async (scope) => {
+    const enforced = relationships.config.requireCatalogToken;
+    scope.addHook('onRequest', bearerGuard(enforced ? config.catalogToken : config.authToken, enforced ? 'catalog token' : 'token'));
+    await scope.register(relationshipRoutes, { service: relationships });
+  });
+  relationships.setLogger(app.log);
+  relationships.start();
+  app.addHook('onClose', async () => relationships.close());
 
   return app as unknown as FastifyInstance;
 }

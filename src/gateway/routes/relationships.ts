@@ -1,0 +1,233 @@
+/**
+ * Relationship ranking (spec 4.5) and the self-person admin routes (spec 2.6: the self person is
+ * detected automatically and can be overridden by a stored setting).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { resolvePerson } from '../../relationships/people.ts';
+import type { RelationshipService } from '../../relationships/service.ts';
+import {
+  clearSelfSetting,
+  detectSelf,
+  personByIdentifier,
+  readSelfSetting,
+  writeSelfSetting,
+} from '../../relationships/self.ts';
+import { DEFAULT_WINDOW, MAX_WINDOW_DAYS, parseWindow, topRelationships } from '../../relationships/top.ts';
+import { JsonObject, Nullable, ValidationErrorBody } from '../../schemas/common.ts';
+
+const Detail = Type.Object({ detail: Type.String() });
+
+const TopQuery = Type.Object(
+  {
+    self_person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Defaults to the stored or detected self person' })),
+    window: Type.Optional(
+      Type.String({ maxLength: 16, default: DEFAULT_WINDOW, description: `<days>d, 1..${MAX_WINDOW_DAYS} days; edges last contacted inside it` }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+  },
+);
+
+const Relationship = Type.Object({
+  person_id: Type.String(),
+  score: Type.Number(),
+  last_contact_at: Nullable(Type.String()),
+  display_name: Type.String(),
+  organization: Nullable(Type.String()),
+  emails: Type.Array(Type.String()),
+  phones: Type.Array(Type.String()),
+  features: JsonObject,
+  decay_bucket: Type.Integer(),
+  updated_at: Type.String(),
+});
+
+const TopResponse = Type.Object({
+  self_person_id: Type.String(),
+  relationships: Type.Array(Relationship),
+  window: Type.String(),
+  window_start: Type.String(),
+  window_end: Type.String(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  total_count: Type.Integer(),
+});
+
+const SelfState = Type.Object({
+  self_person_id: Nullable(Type.String()),
+  source: Nullable(Type.String()),
+  display_name: Nullable(Type.String()),
+  override: Nullable(
+    Type.Object({
+      stored_person_id: Type.String(),
+      resolved_person_id: Nullable(Type.String()),
+      source: Type.String(),
+      updated_at: Nullable(Type.String()),
+    }),
+  ),
+  detected: Nullable(Type.Object({ person_id: Type.String(), source: Type.String(), evidence: JsonObject })),
+  warning: Nullable(Type.String()),
+});
+
+const SelfPut = Type.Object(
+  {
+    person_id: Type.Optional(Type.String({ format: 'uuid' })),
+    identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'email, phone or chat handle' })),
+    identifier_type: Type.Optional(Type.String({ maxLength: 32, description: 'email | phone | chatapp | social' })),
+  },
+  { additionalProperties: false },
+);
+
+function windowError(raw: string) {
+  return {
+    detail: [
+      {
+        loc: ['query', 'window'],
+        msg: `window must look like <days>d with 1 to ${MAX_WINDOW_DAYS} days (e.g. 90d), got "${raw.slice(0, 32)}"`,
+        type: 'value_error',
+      },
+    ],
+  };
+}
+
+/** GET /v1/crm/relationships/top; registered in a scope whose guard app.ts chooses (spec 5.4). */
+export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: RelationshipService }> = async (app, { service }) => {
+  app.get(
+    '/v1/crm/relationships/top',
+    {
+      schema: {
+        tags: ['crm'],
+        summary: 'People ranked by relationship score (edges self -> person, explained by their features)',
+        querystring: TopQuery,
+        response: { 200: TopResponse, 404: Detail, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      const raw = q.window ?? DEFAULT_WINDOW;
+      const days = parseWindow(raw);
+      if (days === null) return reply.code(422).send(windowError(raw));
+      let selfId: string | null;
+      if (q.self_person_id) {
+        selfId = await resolvePerson(service.db, q.self_person_id);
+        if (!selfId) return reply.code(404).send({ detail: `Self person ${q.self_person_id} not found` });
+      } else {
+        selfId = (await service.self())?.person_id ?? null;
+        if (!selfId) {
+          return reply.code(404).send({
+            detail:
+              'The self person is unknown: set it with PUT /v1/admin/self-person, configure SELF_IDENTIFIERS, or pass self_person_id',
+          });
+        }
+      }
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      const top = await topRelationships(service.db, selfId, { days, limit, offset });
+      return { self_person_id: selfId, ...top, window: `${days}d`, limit, offset };
+    },
+  );
+};
+
+async function selfState(service: RelationshipService) {
+  const db = service.db;
+  const setting = await readSelfSetting(db);
+  const resolvedOverride = setting ? await resolvePerson(db, setting.stored_person_id) : null;
+  const detected = await detectSelf(db, service.config);
+  const id = resolvedOverride ?? detected?.person_id ?? null;
+  let name: string | null = null;
+  if (id) {
+    const r = await db.query<{ display_name: string }>('SELECT display_name FROM people WHERE person_id = $1', [id]);
+    name = r.rows[0]?.display_name ?? null;
+  }
+  let warning: string | null = null;
+  if (setting && !resolvedOverride) warning = `stored self person ${setting.stored_person_id} no longer exists; using detection`;
+  else if (!id) warning = 'self person not yet known: no override, no SELF_IDENTIFIERS match, no "me" contact card, no outbound messages';
+  return {
+    self_person_id: id,
+    source: resolvedOverride ? 'setting' : (detected?.source ?? null),
+    display_name: name,
+    override: setting
+      ? { stored_person_id: setting.stored_person_id, resolved_person_id: resolvedOverride, source: setting.source, updated_at: setting.updated_at }
+      : null,
+    detected: detected ? { person_id: detected.person_id, source: detected.source, evidence: detected.evidence ?? {} } : null,
+    warning,
+  };
+}
+
+/** Admin routes for the self person; registered behind the gateway token. */
+export const selfPersonRoutes: FastifyPluginAsyncTypebox<{ service: RelationshipService }> = async (app, { service }) => {
+  app.get(
+    '/v1/admin/self-person',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'The self person in use, the stored override and what detection finds',
+        response: { 200: SelfState },
+      },
+    },
+    async () => selfState(service),
+  );
+
+  app.put(
+    '/v1/admin/self-person',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Override the self person by id or by one of their identifiers (merged ids resolve to the survivor)',
+        body: SelfPut,
+        response: { 200: SelfState, 404: Detail, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      if ((b.person_id === undefined) === (b.identifier === undefined)) {
+        return reply.code(422).send({
+          detail: [{ loc: ['body'], msg: 'Give exactly one of person_id or identifier', type: 'value_error' }],
+        });
+      }
+      let id: string | null;
+      if (b.person_id) {
+        id = await resolvePerson(service.db, b.person_id);
+        if (!id) return reply.code(404).send({ detail: `Person ${b.person_id} not found (or deleted)` });
+      } else {
+        id = await personByIdentifier(service.db, b.identifier!, b.identifier_type ?? null, service.config.phoneRegion);
+        if (!id) return reply.code(404).send({ detail: 'No person has this identifier' });
+      }
+      await writeSelfSetting(service.db, id, 'manual');
+      service.requestFull();
+      return selfState(service);
+    },
+  );
+
+  app.delete(
+    '/v1/admin/self-person',
+    {
+      schema: { tags: ['admin'], summary: 'Remove the override; detection decides again', response: { 200: SelfState } },
+    },
+    async () => {
+      if (await clearSelfSetting(service.db)) service.requestFull();
+      return selfState(service);
+    },
+  );
+
+  app.post(
+    '/v1/admin/relationships/recompute',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Recompute every relationship edge of the self person now',
+        response: {
+          200: Type.Object({
+            self_person_id: Nullable(Type.String()),
+            self_source: Nullable(Type.String()),
+            mode: Type.String(),
+            edges_upserted: Type.Integer(),
+            edges_removed: Type.Integer(),
+            duration_ms: Type.Integer(),
+          }),
+        },
+      },
+    },
+    async () => service.recompute(),
+  );
+};

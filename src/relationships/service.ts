@@ -1,0 +1,177 @@
+/**
+ * Keeps relationship edges fresh while the server runs: documents stored by the catalog are noted
+ * (Catalog option onDocumentsIngested), and a few seconds after the last ingest the edges of the
+ * persons they touch are recomputed — one targeted statement, never a full recompute per request.
+ * A full recompute runs when the self person changes and every RELATIONSHIP_REFRESH_HOURS (recency
+ * and the 30/90-day counts age even without new messages).
+ */
+import type { Database } from '../db/types.ts';
+import type { RelationshipConfig } from './config.ts';
+import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
+import { recomputeRelationships, type RecomputeOptions, type RecomputeResult } from './recompute.ts';
+import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
+
+interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+const MAX_PENDING_DOCS = 100_000;
+
+export class RelationshipService {
+  readonly config: RelationshipConfig;
+  private pending = new Set<string>();
+  private fullPending = false;
+  private timer: NodeJS.Timeout | null = null;
+  private firstPendingAt = 0;
+  private refreshTimer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private lastSelf: string | null = null;
+  private cachedSelf: { value: SelfResolution | null; at: number } | null = null;
+  private closed = false;
+  /** Outcome of the last refresh (for tests and logs). */
+  lastResult: RecomputeResult | null = null;
+
+  constructor(
+    readonly db: Database,
+    config: Partial<RelationshipConfig> = {},
+    private log?: Logger,
+  ) {
+    this.config = { ...DEFAULT_RELATIONSHIP_CONFIG, ...config };
+  }
+
+  /** Where refresh outcomes are logged (counts and timings only). */
+  setLogger(log: Logger): void {
+    this.log = log;
+  }
+
+  /** Starts the periodic full refresh (the timer never keeps the process alive). */
+  start(): void {
+    if (this.refreshTimer || this.config.refreshHours <= 0) return;
+    this.refreshTimer = setInterval(() => this.requestFull(), this.config.refreshHours * 3600_000);
+    this.refreshTimer.unref();
+  }
+
+  /** Catalog hook: these documents were stored, re-versioned or deleted. */
+  noteDocuments(docIds: string[]): void {
+    if (this.closed || docIds.length === 0) return;
+    for (const id of docIds) {
+      if (this.pending.size >= MAX_PENDING_DOCS) {
+        // Too much at once (a backfill): a full recompute is cheaper than tracking every document.
+        this.fullPending = true;
+        this.pending.clear();
+        break;
+      }
+      this.pending.add(id);
+    }
+    this.schedule();
+  }
+
+  /** A full recompute soon (self person changed, periodic refresh). */
+  requestFull(): void {
+    if (this.closed) return;
+    this.fullPending = true;
+    this.cachedSelf = null;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.firstPendingAt) this.firstPendingAt = Date.now();
+    if (this.timer) clearTimeout(this.timer);
+    // Debounce, but never wait more than maxDelayMs past the first unprocessed ingest.
+    const wait = Math.max(0, Math.min(this.config.debounceMs, this.firstPendingAt + this.config.maxDelayMs - Date.now()));
+    this.timer = setTimeout(() => this.flush().catch(() => undefined), wait);
+    this.timer.unref();
+  }
+
+  /** Processes what is pending now (serialised with any refresh in progress). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const run = this.running.then(() => this.process());
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  private async process(): Promise<void> {
+    const docs = [...this.pending];
+    const full = this.fullPending;
+    this.pending.clear();
+    this.fullPending = false;
+    this.firstPendingAt = 0;
+    if (!full && docs.length === 0) return;
+    const base: RecomputeOptions = {
+      halfLifeDays: this.config.halfLifeDays,
+      selfIdentifiers: this.config.selfIdentifiers,
+      phoneRegion: this.config.phoneRegion,
+    };
+    try {
+      // Incremental refreshes reuse the self person found within the last minute.
+      const self = await this.self(full);
+      if (!self) return;
+      let result: RecomputeResult;
+      if (full || self.person_id !== this.lastSelf) {
+        result = await recomputeRelationships(this.db, { ...base, selfPersonId: self.person_id });
+      } else {
+        const r = await this.db.query<{ person_id: string }>(
+          `SELECT DISTINCT dp.person_id FROM document_people dp JOIN documents d ON d.doc_id = dp.doc_id
+            WHERE dp.doc_id = ANY($1::uuid[]) AND d.source_type = ANY($2::text[])
+              AND dp.role IN ('sender', 'recipient', 'participant', 'contact')`,
+          [docs, [...MESSAGE_SOURCE_TYPES]],
+        );
+        const persons = r.rows.map((x) => x.person_id);
+        if (persons.length === 0) return;
+        result = await recomputeRelationships(this.db, { ...base, selfPersonId: self.person_id, persons });
+      }
+      this.lastSelf = self.person_id;
+      this.lastResult = result;
+      this.log?.info(
+        { mode: result.mode, edges_upserted: result.edges_upserted, edges_removed: result.edges_removed, ms: result.duration_ms },
+        'relationship edges refreshed',
+      );
+    } catch (err) {
+      // Nothing is lost: the next full refresh (or `memex relationships --recompute`) rebuilds every edge.
+      for (const d of docs) this.pending.add(d);
+      this.fullPending = this.fullPending || full;
+      this.log?.warn({ err: { message: (err as Error).message } }, 'relationship refresh failed');
+      throw err;
+    }
+  }
+
+  /** The self person, cached for a minute unless `fresh` (detection reads recent messages). */
+  async self(fresh = false): Promise<SelfResolution | null> {
+    if (!fresh && this.cachedSelf && Date.now() - this.cachedSelf.at < 60_000) return this.cachedSelf.value;
+    const value = await resolveSelf(this.db, this.config);
+    this.cachedSelf = { value, at: Date.now() };
+    return value;
+  }
+
+  /** Full recompute now (CLI, admin). */
+  async recompute(opts: Omit<RecomputeOptions, 'persons'> = {}): Promise<RecomputeResult> {
+    const run = this.running.then(() =>
+      recomputeRelationships(this.db, {
+        halfLifeDays: this.config.halfLifeDays,
+        selfIdentifiers: this.config.selfIdentifiers,
+        phoneRegion: this.config.phoneRegion,
+        ...opts,
+      }),
+    );
+    this.running = run.then(
+      (r) => {
+        this.lastResult = r;
+        if (!opts.selfPersonId || r.self_source !== 'given') this.lastSelf = r.self_person_id;
+      },
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** Stops timers and waits for a refresh in progress. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    this.timer = this.refreshTimer = null;
+    await this.running;
+  }
+}

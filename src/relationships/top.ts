@@ -1,0 +1,98 @@
+/** Reading ranked edges for GET /v1/crm/relationships/top (spec 4.5). */
+import type { Queryable } from '../db/types.ts';
+
+export const MAX_WINDOW_DAYS = 3650;
+export const DEFAULT_WINDOW = '90d';
+
+/** `<days>d` (trimmed, case-insensitive), 1..3650 days; null when malformed or out of range. */
+export function parseWindow(raw: string | undefined | null): number | null {
+  const s = (raw ?? DEFAULT_WINDOW).trim().toLowerCase();
+  const m = /^(\d{1,5})d$/.exec(s);
+  if (!m) return null;
+  const days = Number(m[1]);
+  return days >= 1 && days <= MAX_WINDOW_DAYS ? days : null;
+}
+
+export interface TopRelationship {
+  person_id: string;
+  score: number;
+  last_contact_at: string | null;
+  display_name: string;
+  organization: string | null;
+  emails: string[];
+  phones: string[];
+  features: Record<string, unknown>;
+  decay_bucket: number;
+  updated_at: string;
+}
+
+export interface TopResult {
+  relationships: TopRelationship[];
+  total_count: number;
+  window_start: string;
+  window_end: string;
+}
+
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? null : new Date(v as string).toISOString());
+
+/**
+ * Edges of `selfId` whose last contact lies in [now - days, now], live persons only, ordered by
+ * score then recency (person id breaks ties so pages are stable).
+ */
+export async function topRelationships(
+  db: Queryable,
+  selfId: string,
+  q: { days: number; limit: number; offset: number; now?: Date },
+): Promise<TopResult> {
+  const end = q.now ?? new Date();
+  const start = new Date(end.getTime() - q.days * 86400_000);
+  const base = `FROM relationship_edges e JOIN people p ON p.person_id = e.person_id AND p.merged_into IS NULL AND NOT p.deleted
+               WHERE e.self_person_id = $1 AND e.last_contact_at >= $2 AND e.person_id <> $1`;
+  const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, [selfId, start.toISOString()]);
+  const page = await db.query<Record<string, any>>(
+    `SELECT e.person_id, e.score, e.last_contact_at, e.decay_bucket, e.edge_features, e.updated_at,
+            p.display_name, p.organization
+       ${base}
+      ORDER BY e.score DESC, e.last_contact_at DESC, e.person_id
+      LIMIT $3 OFFSET $4`,
+    [selfId, start.toISOString(), q.limit, q.offset],
+  );
+  const ids = page.rows.map((r) => r.person_id as string);
+  const idents = new Map<string, { emails: Set<string>; phones: Set<string> }>();
+  for (const id of ids) idents.set(id, { emails: new Set(), phones: new Set() });
+  if (ids.length > 0) {
+    // Identifiers of the person and of everyone merged into it (UNION stops on cycles).
+    const r = await db.query<{ root: string; kind: string; value_canonical: string }>(
+      `WITH RECURSIVE m(root, pid) AS (
+          SELECT x, x FROM unnest($1::uuid[]) AS x
+          UNION
+          SELECT m.root, p.person_id FROM people p JOIN m ON p.merged_into = m.pid
+        )
+        SELECT m.root, pi.kind, pi.value_canonical FROM m JOIN person_identifiers pi ON pi.person_id = m.pid
+         WHERE pi.kind IN ('email', 'phone')`,
+      [ids],
+    );
+    for (const row of r.rows) {
+      const slot = idents.get(row.root);
+      if (!slot) continue;
+      (row.kind === 'email' ? slot.emails : slot.phones).add(row.value_canonical);
+    }
+  }
+  return {
+    relationships: page.rows.map((r) => ({
+      person_id: r.person_id,
+      score: Number(r.score),
+      last_contact_at: iso(r.last_contact_at),
+      display_name: r.display_name,
+      organization: r.organization ?? null,
+      emails: [...idents.get(r.person_id)!.emails].sort(),
+      phones: [...idents.get(r.person_id)!.phones].sort(),
+      features: (r.edge_features ?? {}) as Record<string, unknown>,
+      decay_bucket: Number(r.decay_bucket),
+      updated_at: iso(r.updated_at)!,
+    })),
+    total_count: count.rows[0]?.n ?? 0,
+    window_start: start.toISOString(),
+    window_end: end.toISOString(),
+  };
+}

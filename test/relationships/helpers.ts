@@ -1,0 +1,57 @@
+/** A gateway whose catalog feeds the relationship service, on the active test backend. */
+import { Catalog } from '../../src/catalog/catalog.ts';
+import type { ServerConfig } from '../../src/config/server.ts';
+import { buildGateway } from '../../src/gateway/app.ts';
+import type { RelationshipConfig } from '../../src/relationships/config.ts';
+import { RelationshipService } from '../../src/relationships/service.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { TEST_TOKEN, testConfig, type TestGateway } from '../helpers/gateway.ts';
+
+export interface RelGateway extends TestGateway {
+  service: RelationshipService;
+}
+
+export async function startRelGateway(
+  opts: { rel?: Partial<RelationshipConfig>; config?: Partial<ServerConfig>; testDb?: TestDatabase } = {},
+): Promise<RelGateway> {
+  const testDb = opts.testDb ?? (await createTestDatabase());
+  const config = testConfig(opts.config);
+  // A long debounce by default: tests call service.flush() to decide when the refresh happens.
+  const service = new RelationshipService(testDb.db, { debounceMs: 600_000, maxDelayMs: 600_000, refreshHours: 0, ...opts.rel });
+  const catalog = new Catalog(testDb.db, {
+    phoneRegion: config.defaultPhoneRegion,
+    onDocumentsIngested: (ids) => service.noteDocuments(ids),
+  });
+  let app;
+  try {
+    app = await buildGateway({ config, db: testDb.db, catalog, relationships: service });
+    await app.ready();
+  } catch (err) {
+    await service.close();
+    await testDb.drop();
+    throw err;
+  }
+  return {
+    app,
+    db: testDb.db,
+    catalog,
+    testDb,
+    config,
+    service,
+    async request(method, url, body, headers = {}) {
+      const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
+      for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
+      const res = await app.inject({
+        method,
+        url,
+        headers: h,
+        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
+      });
+      return res as any;
+    },
+    async close() {
+      await app.close();
+      await testDb.drop();
+    },
+  };
+}
