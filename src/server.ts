@@ -9,6 +9,8 @@ import { Catalog } from './catalog/catalog.ts';
 import type { ServerConfig } from './config/server.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
+import { createConfiguredOcrEngine, createObjectStore, loadFilesConfig } from './files/config.ts';
+import { shutdownExtraction } from './files/extract.ts';
 import { buildGateway } from './gateway/app.ts';
 
 export interface RunningServer {
@@ -32,11 +34,15 @@ export function ensureAuthToken(config: ServerConfig): { config: ServerConfig; g
   return { config: { ...config, authToken: fs.readFileSync(file, 'utf8').trim() }, generatedFile: file };
 }
 
-export async function startServer(base: ServerConfig): Promise<RunningServer> {
+export async function startServer(base: ServerConfig, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<RunningServer> {
   const { config, generatedFile } = ensureAuthToken(base);
+  // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
+  const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
+  const store = await createObjectStore(filesConfig);
+  const ocrEngine = await createConfiguredOcrEngine(filesConfig);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const catalog = new Catalog(db, { phoneRegion: config.defaultPhoneRegion });
-  const app = await buildGateway({ config, db, catalog });
+  const app = await buildGateway({ config, db, catalog, files: { store, config: filesConfig, ocrEngine } });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
@@ -51,6 +57,8 @@ export async function startServer(base: ServerConfig): Promise<RunningServer> {
       if (closed) return;
       closed = true;
       await app.close();
+      await ocrEngine?.close();
+      await shutdownExtraction();
       await db.close();
     },
   };

@@ -11,7 +11,12 @@ import type { ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import type { FilesConfig } from '../files/config.ts';
+import { FileIngestService } from '../files/ingest-service.ts';
+import type { ObjectStore } from '../files/object-store.ts';
+import type { OcrEngine } from '../ocr/engine.ts';
 import { documentRoutes } from './routes/documents.ts';
+import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { installValidation } from './validation.ts';
 
@@ -23,6 +28,8 @@ export interface GatewayDeps {
   catalog?: Catalog;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
+  /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
+  files?: { store: ObjectStore; config: FilesConfig; ocrEngine?: OcrEngine };
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -75,6 +82,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
     await scope.register(documentRoutes, { catalog });
+    if (deps.files) {
+      const service = new FileIngestService({ ...deps.files, catalog, db });
+      await scope.register(fileRoutes, { service });
+    }
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 
