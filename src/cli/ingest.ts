@@ -8,7 +8,7 @@
  * an upload it already has answers 200 duplicate, also counted as unchanged.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, openAsBlob } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -214,7 +214,7 @@ async function uploadOnce(opts: Options, file: string, meta: Record<string, unkn
   const form = new FormData();
   form.append('meta', JSON.stringify(meta));
   // openAsBlob: a file-backed Blob, streamed by fetch (the file is never read whole into memory).
-  const blob = await fs.openAsBlob(file);
+  const blob = await openAsBlob(file);
   form.append('upload', blob, path.basename(file));
   const res = await fetch(`${opts.gateway}/v1/ingest/file`, {
     method: 'POST',
