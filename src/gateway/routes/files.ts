@@ -7,6 +7,7 @@
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Readable } from 'node:stream';
 import { FileIngestService, OcrUnavailableError } from '../../files/ingest-service.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
 import { ObjectStoreError, type PutResult } from '../../files/object-store.ts';
@@ -48,6 +49,33 @@ async function readSmall(stream: AsyncIterable<Buffer>, max: number): Promise<st
     else chunks.push(c);
   }
   return over ? undefined : Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * busboy reports a body that ends inside a file part ("Part terminated early") by emitting 'error' on the part's
+ * stream, possibly before the handler received the part and attached any listener; the stream then never ends and a
+ * consumer would wait forever. So once the whole request has been read (or the client went away), a file part that
+ * has not received its end is destroyed with a readable error, which the store turns into 400 FILE_READ_FAILED.
+ */
+function guardTruncatedParts(raw: NodeJS.ReadableStream & { readableEnded?: boolean }) {
+  let current: (Readable & { _readableState?: { ended?: boolean } }) | undefined;
+  const check = () => {
+    const t = setTimeout(() => {
+      const f = current;
+      if (f && !f.destroyed && f._readableState?.ended !== true) {
+        f.destroy(new Error('request body ended inside the upload part (truncated multipart body)'));
+      }
+    }, 50);
+    t.unref();
+  };
+  raw.once('end', check);
+  raw.once('close', check);
+  return {
+    track(file: Readable) {
+      current = file;
+      if (raw.readableEnded) check();
+    },
+  };
 }
 
 export async function fileRoutes(app: FastifyInstance, opts: { service: FileIngestService }): Promise<void> {
@@ -92,6 +120,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           { loc: ['body', 'upload'], msg: 'Field required (send multipart/form-data)', type: 'missing' },
         ]);
       }
+      const guard = guardTruncatedParts(req.raw);
       let metaRaw: string | undefined;
       let metaTooLong = false;
       let stored: PutResult | undefined;
@@ -120,6 +149,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
             const early = metaIssues();
             if (early && early.length) return unprocessable(reply, early);
             upload = { filename: part.filename || undefined, mimeType: part.mimetype || undefined };
+            guard.track(part.file);
             stored = await service.store(part.file, upload);
             continue;
           }
