@@ -51,11 +51,18 @@ export class OcrUnavailableError extends Error {
   readonly retryable = true;
 }
 
-/** Plugs the shared engine into extractText, remembering transient refusals. */
-export function engineOcr(engine: OcrEngine, transient: { error?: OcrError }): OcrFunction {
+/** What happened in the OCR calls of one file: transient refusals, and the recognition time of each image/page. */
+export interface OcrCallStats {
+  error?: OcrError;
+  ms: number[];
+}
+
+/** Plugs the shared engine into extractText, remembering transient refusals and timings. */
+export function engineOcr(engine: OcrEngine, transient: OcrCallStats): OcrFunction {
   return async (image, { timeoutMs }) => {
     try {
       const r = await engine.recognize(image, { timeoutMs });
+      transient.ms.push(r.timings_ms.ocr);
       const conf = r.ocr_boxes.length ? r.ocr_boxes.reduce((a, b) => a + b.confidence, 0) / r.ocr_boxes.length : undefined;
       return { text: r.ocr_text, confidence: conf, language: r.lang };
     } catch (err) {
@@ -97,7 +104,7 @@ export interface WorkflowStep {
 }
 
 /** The enrichment jsonb of the files row: what was done to the bytes, never the text itself. */
-function enrichmentRecord(x: ExtractResult, status: FileEnrichmentStatus): Record<string, unknown> {
+function enrichmentRecord(x: ExtractResult, status: FileEnrichmentStatus, ocrMs: number[]): Record<string, unknown> {
   return {
     status,
     method: x.method,
@@ -107,7 +114,15 @@ function enrichmentRecord(x: ExtractResult, status: FileEnrichmentStatus): Recor
     ...(x.pages !== undefined ? { pages: x.pages } : {}),
     ...(x.image ? { image: x.image } : {}),
     ...(x.ocr
-      ? { ocr: { chars: x.ocr.text.length, confidence: x.ocr.confidence ?? null, language: x.ocr.language ?? null, pages: x.ocr.pages } }
+      ? {
+          ocr: {
+            chars: x.ocr.text.length,
+            confidence: x.ocr.confidence ?? null,
+            language: x.ocr.language ?? null,
+            pages: x.ocr.pages,
+            ms: ocrMs.reduce((a, b) => a + b, 0),
+          },
+        }
       : {}),
     ...(x.needsOcr ? { needs_ocr: x.needsOcr } : {}),
     at: new Date().toISOString(),
@@ -157,7 +172,7 @@ export class FileIngestService {
     await db.query(`UPDATE files SET enrichment_status = 'processing', updated_at = now() WHERE file_sha256 = $1`, [stored.sha256]);
 
     workflow.push({ status: 'extracting', at: new Date().toISOString() });
-    const transient: { error?: OcrError } = {};
+    const transient: OcrCallStats = { ms: [] };
     let extraction: ExtractResult;
     try {
       extraction = await this.extract(stored, filename, mimeType, transient);
@@ -182,7 +197,7 @@ export class FileIngestService {
     try {
       result = await catalog.ingest(toCatalogRequest(doc, workflow));
     } finally {
-      await this.setFileStatus(stored.sha256, fileStatus, enrichmentRecord(extraction, fileStatus));
+      await this.setFileStatus(stored.sha256, fileStatus, enrichmentRecord(extraction, fileStatus, transient.ms));
     }
     // A concurrent upload of the same file may have won: report what the catalog holds.
     const extractionStatus = result.duplicate ? ((await this.extractionStatusOf(result.doc_id)) ?? doc.file.extraction_status) : doc.file.extraction_status;
@@ -197,7 +212,7 @@ export class FileIngestService {
     stored: PutResult,
     filename: string | undefined,
     mimeType: string | undefined,
-    transient: { error?: OcrError },
+    transient: OcrCallStats,
   ): Promise<ExtractResult> {
     const { store, config, ocrEngine } = this.deps;
     const options = { limits: config.extract, ocr: ocrEngine ? engineOcr(ocrEngine, transient) : undefined };
