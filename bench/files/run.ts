@@ -76,8 +76,10 @@ console.log(`files: ${count('pdf')} PDF, ${count('png')} PNG, ${count('txt')} te
 
 const server = await startServer(
   { ...loadServerConfig({ DATA_DIR: path.join(dir, 'data'), PORT: '0', LOG_LEVEL: 'warn', AUTH_TOKEN: TOKEN }), databaseUrl },
+  'all',
   { env: { OCR_POOL_SIZE: process.env.OCR_POOL_SIZE ?? '1' } },
 );
+const serverUrl = server.url!;
 try {
   const latency: Record<Kind, number[]> = { pdf: [], png: [], txt: [] };
   const statuses = new Map<number, number>();
@@ -91,7 +93,7 @@ try {
       form.append('meta', JSON.stringify({ path: `/bench/${it.name}`, mtime: 1767225600 }));
       form.append('upload', new Blob([it.bytes]), it.name);
       const t = performance.now();
-      const res = await fetch(`${server.url}/v1/ingest/file`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: form });
+      const res = await fetch(`${serverUrl}/v1/ingest/file`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: form });
       const body = (await res.json()) as { extraction_status?: string };
       latency[it.kind].push(performance.now() - t);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

@@ -59,7 +59,14 @@ export interface AgentConfig {
     auth_token?: string;
   };
   modules: {
-    chatapp: { enabled: boolean; batch_size: number; ocr_enabled: boolean; chat_db_path: string };
+    chatapp: {
+      enabled: boolean;
+      batch_size: number;
+      ocr_enabled: boolean;
+      chat_db_path: string;
+      /** Cursor state file; the version hashes live next to it (<name>.versions.json). */
+      state_path: string;
+    };
     ocr: {
       enabled: boolean;
       languages: string[];
@@ -73,7 +80,20 @@ export interface AgentConfig {
       allowed_url_hosts: string[];
       url_timeout_ms: number;
     };
-    fswatch: { enabled: boolean; watches: Array<Record<string, unknown>>; event_queue_size: number; debounce_ms: number };
+    fswatch: {
+      enabled: boolean;
+      watches: Array<Record<string, unknown>>;
+      event_queue_size: number;
+      debounce_ms: number;
+      /** Folders watches may be created under (realpath'd before the check). Empty = no watch allowed. */
+      allowed_roots: string[];
+      /** Watches created through the API and the per-file hash tracker. */
+      state_path: string;
+      /** Larger files are skipped (recorded, not extracted). */
+      max_file_bytes: number;
+      /** Token for DELETE /v1/catalog/documents/{id} (the gateway's CATALOG_TOKEN); default gateway.auth_token. */
+      catalog_token?: string;
+    };
     contacts: { enabled: boolean };
     calendar: { enabled: boolean };
     reminders: { enabled: boolean };
@@ -137,6 +157,7 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         batch_size: 200,
         ocr_enabled: true,
         chat_db_path: path.join(os.homedir(), 'Library', 'Messages', 'chat.db'),
+        state_path: path.join(state, 'chatapp_state.json'),
       },
       ocr: {
         enabled: true,
@@ -149,7 +170,15 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         allowed_url_hosts: [],
         url_timeout_ms: 10_000,
       },
-      fswatch: { enabled: false, watches: [], event_queue_size: 1000, debounce_ms: 500 },
+      fswatch: {
+        enabled: false,
+        watches: [],
+        event_queue_size: 1000,
+        debounce_ms: 500,
+        allowed_roots: [],
+        state_path: path.join(state, 'fswatch_state.json'),
+        max_file_bytes: 10 * 1024 * 1024,
+      },
       contacts: { enabled: false },
       calendar: { enabled: false },
       reminders: { enabled: false },
@@ -327,11 +356,11 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   const m = (name: string): Obj => r.obj(modules, name, `modules.${name}`) ?? {};
 
   const chat = m('chatapp');
-  r.onlyKeys(chat, ['enabled', 'batch_size', 'ocr_enabled', 'chat_db_path'], 'modules.chatapp');
+  r.onlyKeys(chat, ['enabled', 'batch_size', 'ocr_enabled', 'chat_db_path', 'state_path'], 'modules.chatapp');
   const ocr = m('ocr');
   r.onlyKeys(ocr, ['enabled', 'languages', 'timeout_ms', 'pool_size', 'max_pixels', 'max_image_bytes', 'lang_paths', 'allowed_url_hosts', 'url_timeout_ms', 'recognition_level', 'include_layout'], 'modules.ocr');
   const fsw = m('fswatch');
-  r.onlyKeys(fsw, ['enabled', 'watches', 'event_queue_size', 'debounce_ms'], 'modules.fswatch');
+  r.onlyKeys(fsw, ['enabled', 'watches', 'event_queue_size', 'debounce_ms', 'allowed_roots', 'state_path', 'max_file_bytes', 'catalog_token'], 'modules.fswatch');
   const stub = (name: 'contacts' | 'calendar' | 'reminders' | 'notes' | 'faces') => {
     const o = m(name);
     r.onlyKeys(o, ['enabled'], `modules.${name}`);
@@ -416,6 +445,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
         batch_size: r.int(chat, 'batch_size', 'modules.chatapp', d.modules.chatapp.batch_size, 1, 10_000),
         ocr_enabled: r.bool(chat, 'ocr_enabled', 'modules.chatapp', d.modules.chatapp.ocr_enabled),
         chat_db_path: r.path(chat, 'chat_db_path', 'modules.chatapp', d.modules.chatapp.chat_db_path),
+        state_path: r.path(chat, 'state_path', 'modules.chatapp', d.modules.chatapp.state_path),
       },
       ocr: {
         enabled: r.bool(ocr, 'enabled', 'modules.ocr', d.modules.ocr.enabled),
@@ -433,6 +463,10 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
         watches: (watches as Array<Record<string, unknown>> | undefined) ?? [],
         event_queue_size: r.int(fsw, 'event_queue_size', 'modules.fswatch', d.modules.fswatch.event_queue_size, 1),
         debounce_ms: r.int(fsw, 'debounce_ms', 'modules.fswatch', d.modules.fswatch.debounce_ms, 0),
+        allowed_roots: r.pathList(fsw, 'allowed_roots', 'modules.fswatch'),
+        state_path: r.path(fsw, 'state_path', 'modules.fswatch', d.modules.fswatch.state_path),
+        max_file_bytes: r.int(fsw, 'max_file_bytes', 'modules.fswatch', d.modules.fswatch.max_file_bytes, 1),
+        catalog_token: r.optStr(fsw, 'catalog_token', 'modules.fswatch'),
       },
       contacts: stub('contacts'),
       calendar: stub('calendar'),
@@ -546,6 +580,7 @@ export function maskSecrets(cfg: AgentConfig): AgentConfig {
   const copy = structuredClone(cfg);
   copy.auth.secret = copy.auth.secret ? SECRET_MASK : '';
   if (copy.gateway.auth_token) copy.gateway.auth_token = SECRET_MASK;
+  if (copy.modules.fswatch.catalog_token) copy.modules.fswatch.catalog_token = SECRET_MASK;
   return copy;
 }
 

@@ -18,6 +18,8 @@ import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
 import { builtinStubs, ModuleRegistry, type AgentContext, type ModuleFactory } from './modules.ts';
 import { emailModule } from './routes/email.ts';
 import { ocrModule } from './routes/ocr.ts';
+import { chatappModule } from './collectors/chatapp/module.ts';
+import { fswatchModule } from './collectors/fswatch/module.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
 
 const require = createRequire(import.meta.url);
@@ -101,6 +103,9 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   registry.register(ocrModule(context));
   registry.register(emailModule(context));
   for (const stub of builtinStubs(context)) registry.register(stub);
+  // Collectors replace their stubs (same name).
+  registry.register(chatappModule(context));
+  registry.register(fswatchModule(context));
   for (const factory of opts.modules ?? []) registry.register(factory(context));
   app.decorate('agent', { context, modules: registry });
 

@@ -9,6 +9,7 @@ import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import type { ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
+import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import type { FilesConfig } from '../files/config.ts';
@@ -26,6 +27,8 @@ export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
+  /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
+  embedding?: EmbeddingService;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
   /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
@@ -91,7 +94,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
-    await scope.register(catalogRoutes, { catalog });
+    await scope.register(catalogRoutes, { catalog, db });
   });
 
   return app as unknown as FastifyInstance;

@@ -20,6 +20,7 @@ let server: RunningServer;
 let dropDb: (() => Promise<void>) | undefined;
 let folder: string;
 let statePath: string;
+let url: string;
 
 function sink(): { stream: Writable; text: () => string } {
   let s = '';
@@ -56,7 +57,8 @@ beforeAll(async () => {
     ...loadServerConfig({ DATA_DIR: path.join(dir, 'data'), PORT: '0', LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }),
     databaseUrl,
   };
-  server = await startServer(config, { env: { OCR_POOL_SIZE: '1' } });
+  server = await startServer(config, 'all', { env: { OCR_POOL_SIZE: '1' } });
+  url = server.url!;
 
   folder = path.join(dir, 'docs');
   statePath = path.join(dir, 'state', 'ingest-state.json');
@@ -80,7 +82,7 @@ afterAll(async () => {
 
 describe('memex ingest PATH', () => {
   it('uploads every supported file of a folder tree, then skips all of them on the second run', async () => {
-    const args = [folder, '--gateway', server.url, '--token', TOKEN, '--state', statePath, '--tag', 'cli', '--no-progress'];
+    const args = [folder, '--gateway', url, '--token', TOKEN, '--state', statePath, '--tag', 'cli', '--no-progress'];
     const first = await run(args);
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/new: 5 \(1 stored without text\), unchanged: 0, failed: 0/);
@@ -111,7 +113,7 @@ describe('memex ingest PATH', () => {
   }, 180_000);
 
   it('a touched but identical file stays unchanged; an edited one is uploaded as a new version', async () => {
-    const args = [folder, '--gateway', server.url, '--token', TOKEN, '--state', statePath, '--no-progress'];
+    const args = [folder, '--gateway', url, '--token', TOKEN, '--state', statePath, '--no-progress'];
     const future = new Date(Date.now() + 60_000);
     await fs.utimes(path.join(folder, 'readme.md'), future, future);
     await fs.writeFile(path.join(folder, 'notes.txt'), 'Shopping list: saffron, quinoa, tahini and cardamom.\n');
@@ -128,18 +130,18 @@ describe('memex ingest PATH', () => {
 
   it('without a state file the server answers duplicate: still nothing new', async () => {
     const fresh = path.join(dir, 'state', 'other.json');
-    const r = await run([folder, '--gateway', server.url, '--token', TOKEN, '--state', fresh, '--no-progress']);
+    const r = await run([folder, '--gateway', url, '--token', TOKEN, '--state', fresh, '--no-progress']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/new: 0, unchanged: 5, failed: 0/);
   }, 120_000);
 
   it('reports failures with reasons and exits 1: missing path, wrong token, server down', async () => {
-    const missing = await run([path.join(dir, 'nope'), '--gateway', server.url, '--token', TOKEN, '--state', statePath, '--no-progress']);
+    const missing = await run([path.join(dir, 'nope'), '--gateway', url, '--token', TOKEN, '--state', statePath, '--no-progress']);
     expect(missing.code).toBe(1);
     expect(missing.out).toMatch(/failed: .*nope: no such file or folder/);
 
     const other = path.join(dir, 'state', 'wrong-token.json');
-    const wrong = await run([path.join(folder, 'readme.md'), '--gateway', server.url, '--token', 'wrong', '--state', other, '--no-progress']);
+    const wrong = await run([path.join(folder, 'readme.md'), '--gateway', url, '--token', 'wrong', '--state', other, '--no-progress']);
     expect(wrong.code).toBe(1);
     expect(wrong.out).toMatch(/failed: .*readme\.md: HTTP 403/);
 
