@@ -19,7 +19,7 @@ import type { Queryable } from '../db/types.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { OcrError } from '../ocr/engine.ts';
 import type { FilesConfig } from './config.ts';
-import { buildFileDocument, fileIdentity, sha256Hex, type FileDocument, type FileEnrichmentStatus } from './document.ts';
+import { buildFileDocument, fileIdempotencyKey, type FileDocument, type FileEnrichmentStatus } from './document.ts';
 import { detectType, extractText, type ExtractResult, type OcrFunction } from './extract.ts';
 import type { FileMeta } from './meta.ts';
 import { readObject, type ObjectStore, type PutResult } from './object-store.ts';
@@ -253,8 +253,7 @@ export class FileIngestService {
     meta: FileMeta,
     sha: string,
   ): Promise<{ result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' } | null> {
-    const { sourceType, externalId } = fileIdentity(meta, sha);
-    const key = sha256Hex(`${sourceType}:${externalId}:${sha}`);
+    const key = fileIdempotencyKey(meta, sha);
     const r = await this.deps.db.query<{
       submission_id: string;
       status: string;
