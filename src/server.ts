@@ -14,10 +14,14 @@ import { Catalog } from './catalog/catalog.ts';
 import type { ServerConfig } from './config/server.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
+import { createConfiguredOcrEngine, createObjectStore, loadFilesConfig } from './files/config.ts';
+import { shutdownExtraction } from './files/extract.ts';
 import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
+import type { ObjectStore } from './files/object-store.ts';
 import { buildGateway } from './gateway/app.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
+import type { OcrEngine } from './ocr/engine.ts';
 
 export type ServerRole = 'all' | 'gateway' | 'worker';
 
@@ -43,8 +47,14 @@ export function ensureAuthToken(config: ServerConfig): { config: ServerConfig; g
   return { config: { ...config, authToken: fs.readFileSync(file, 'utf8').trim() }, generatedFile: file };
 }
 
-export async function startServer(base: ServerConfig, role: ServerRole = 'all'): Promise<RunningServer> {
+export async function startServer(
+  base: ServerConfig,
+  role: ServerRole = 'all',
+  opts: { env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningServer> {
   const { config, generatedFile } = ensureAuthToken(base);
+  // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
+  const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (role !== 'all' && db.kind === 'pglite') {
     await db.close();
@@ -78,7 +88,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all'):
   }
 
   const relationships = new RelationshipService(db, {
-    ...loadRelationshipConfig(process.env),
+    ...loadRelationshipConfig(opts.env ?? process.env),
     phoneRegion: config.defaultPhoneRegion,
   });
   const catalog = new Catalog(db, {
@@ -86,7 +96,18 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all'):
     onChunksQueued: () => service.worker?.notify(),
     onDocumentsIngested: (ids) => relationships.noteDocuments(ids),
   });
-  const app = await buildGateway({ config, db, catalog, embedding: service, relationships });
+  // The object store and the shared OCR engine serve POST /v1/ingest/file (docs/files.md).
+  let store: ObjectStore;
+  let ocrEngine: OcrEngine | undefined;
+  try {
+    store = await createObjectStore(filesConfig);
+    ocrEngine = await createConfiguredOcrEngine(filesConfig);
+  } catch (err) {
+    await service.close();
+    await db.close();
+    throw err;
+  }
+  const app = await buildGateway({ config, db, catalog, embedding: service, files: { store, config: filesConfig, ocrEngine }, relationships });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
@@ -102,6 +123,8 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all'):
       if (closed) return;
       closed = true;
       await app.close();
+      await ocrEngine?.close();
+      await shutdownExtraction();
       await service.close();
       await db.close();
     },

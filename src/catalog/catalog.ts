@@ -7,7 +7,7 @@ import type { Database, Queryable } from '../db/types.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
-import { attachmentColumns, ingestMany, isRetryable, planRounds, storeChunks, type IngestItem } from './ingest.ts';
+import { attachmentColumns, ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {
   CatalogError,
   type AttachmentEntry,
@@ -240,11 +240,11 @@ export class Catalog {
         );
       }
       const text = changes.text !== undefined ? normaliseText(changes.text) : old.text;
-      const chunks = chunkText(text);
-      if (chunks.length === 0) throw new CatalogError(422, 'INGEST.EMPTY_TEXT', 'text is empty after normalisation');
       const newDocId = newId();
       const metadata: Record<string, unknown> = { ...(old.metadata ?? {}), ...(changes.metadata ?? {}) };
       if (changes.attachments) metadata.attachments = changes.attachments;
+      const chunks = chunkText(searchableText(text, metadata.attachments));
+      if (chunks.length === 0) throw new CatalogError(422, 'INGEST.EMPTY_TEXT', 'text is empty after normalisation');
       const ts = changes.content_timestamp ?? (old.content_timestamp as Date).toISOString();
       metadata.timestamps = {
         ...((metadata.timestamps as object) ?? {}),

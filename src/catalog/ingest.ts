@@ -90,6 +90,40 @@ export function attachmentColumns(
   return { has_attachments: has, attachment_count: count };
 }
 
+/** Most attachment text added to one document's chunks (OCR of a long scan is already in a file document's text). */
+export const MAX_ATTACHMENT_TEXT_CHARS = 200_000;
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * The text that is chunked and searched: the document text plus the OCR text and captions of its attachments
+ * (metadata.attachments[], gateway spec 2.1), so a message is found by the words in its screenshot. documents.text
+ * and text_sha256 stay the main text only; chunk offsets past the end of documents.text point into this appendix.
+ * Attachment text the document text already contains (file documents carry their OCR in the text) is not repeated.
+ */
+export function searchableText(text: string, attachments: unknown): string {
+  if (!Array.isArray(attachments) || attachments.length === 0) return text;
+  const haystack = squash(text);
+  const parts: string[] = [];
+  let budget = MAX_ATTACHMENT_TEXT_CHARS;
+  const add = (label: string, value: unknown) => {
+    if (typeof value !== 'string' || budget <= 0) return;
+    const v = normaliseText(value).slice(0, budget);
+    if (!v || haystack.includes(squash(v))) return;
+    parts.push(`${label}: ${v}`);
+    budget -= v.length;
+  };
+  attachments.forEach((a, i) => {
+    if (!a || typeof a !== 'object') return;
+    const att = a as Record<string, unknown>;
+    const name = typeof att.filename === 'string' && att.filename ? att.filename : `#${typeof att.index === 'number' ? att.index : i}`;
+    add(`Attachment ${name} caption`, att.caption);
+    const ocr = att.ocr;
+    add(`Attachment ${name} text`, typeof ocr === 'string' ? ocr : ocr && typeof ocr === 'object' ? (ocr as Record<string, unknown>).text : undefined);
+  });
+  return parts.length ? `${text}\n\n${parts.join('\n\n')}` : text;
+}
+
 /** Relationship ids that are not UUIDs are dropped (spec-notes A2.8). */
 const uuidList = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isUuid) : []);
 
@@ -224,7 +258,9 @@ export async function ingestMany(
       continue;
     }
     const text = normaliseText(item.request.text);
-    const chunks = chunkText(text);
+    const chunks = chunkText(
+      searchableText(text, item.request.attachments ?? (item.request.metadata as Record<string, unknown> | null)?.attachments),
+    );
     if (chunks.length === 0) {
       outcomes.set(item.index, {
         index: item.index,

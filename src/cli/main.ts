@@ -13,6 +13,7 @@ commands:
   serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all)
   agent [--config PATH] [--print-config]
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md
+  ingest PATH...                      upload files and folders to the running server (docs/files.md)
   status                              embedding queue: counts per status, throughput, queue age
   reindex --failed                    put failed chunks back in the embedding queue
   reindex --model NAME                re-embed everything with another model (the old vectors serve
@@ -115,6 +116,11 @@ async function main(argv: string[]): Promise<void> {
       const { runAgentCommand } = await import('../agent/cli.ts');
       const code = await runAgentCommand(rest);
       if (code !== 0) process.exit(code);
+      return;
+    }
+    case 'ingest': {
+      const { runIngestCommand } = await import('./ingest.ts');
+      process.exitCode = await runIngestCommand(rest);
       return;
     }
     case 'status':

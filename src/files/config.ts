@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ConfigError, parseByteSize } from '../config/server.ts';
 import { LocalObjectStore, type ObjectStore } from './object-store.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from './extract.ts';
+import type { OcrEngine } from '../ocr/engine.ts';
 
 export interface S3Config {
   endpoint: string | undefined;
@@ -25,6 +26,21 @@ export interface FilesConfig {
   /** Largest upload accepted by POST /v1/ingest/file (FILE_MAX_BYTES), 413 above it. */
   maxUploadBytes: number;
   extract: ExtractLimits;
+  ocr: OcrConfig;
+}
+
+/** The server's shared OCR engine (src/ocr/engine.ts) for images and scanned PDFs. */
+export interface OcrConfig {
+  /** OCR_ENABLED (default true); off: images are stored with enrichment `pending`. */
+  enabled: boolean;
+  /** OCR_LANGUAGES, comma-separated ISO 639-1 or tesseract codes (default en). */
+  languages: string[];
+  /** OCR_POOL_SIZE: tesseract workers (default 1). */
+  poolSize: number;
+  /** OCR_LANG_PATH: extra folders holding <code>.traineddata.gz, separated by the path delimiter. */
+  langPaths: string[];
+  /** OCR_MAX_QUEUE: images allowed to wait for a busy pool before uploads get 503 (default 32). */
+  maxQueue: number;
 }
 
 function opt(env: NodeJS.ProcessEnv, key: string): string | undefined {
@@ -108,7 +124,38 @@ export function loadFilesConfig(env: NodeJS.ProcessEnv = process.env, dataDir?: 
     maxMemoryMb: int(env, 'EXTRACT_MAX_MEMORY_MB', d.maxMemoryMb, 64, 65_536),
     maxHtmlChars: int(env, 'EXTRACT_MAX_HTML_CHARS', d.maxHtmlChars, 1_000, 1_000_000_000),
   };
-  return { objectStore: kind, localRoot, s3, maxUploadBytes, extract };
+  const ocr: OcrConfig = {
+    enabled: bool(env, 'OCR_ENABLED', true),
+    languages: (opt(env, 'OCR_LANGUAGES') ?? 'en').split(',').map((l) => l.trim()).filter(Boolean),
+    poolSize: int(env, 'OCR_POOL_SIZE', 1, 1, 16),
+    langPaths: (opt(env, 'OCR_LANG_PATH') ?? '').split(path.delimiter).map((p) => p.trim()).filter(Boolean).map((p) => path.resolve(p)),
+    maxQueue: int(env, 'OCR_MAX_QUEUE', 32, 0, 100_000),
+  };
+  if (ocr.languages.length === 0) throw new ConfigError('OCR_LANGUAGES must name at least one language, e.g. en');
+  return { objectStore: kind, localRoot, s3, maxUploadBytes, extract, ocr };
+}
+
+/**
+ * The shared OCR engine as configured, or undefined when OCR_ENABLED=false. Workers start lazily; a missing language
+ * file is a ConfigError at start, not a failure at the first image.
+ */
+export async function createConfiguredOcrEngine(config: FilesConfig): Promise<OcrEngine | undefined> {
+  if (!config.ocr.enabled) return undefined;
+  const { createOcrEngine, DEFAULT_LANG_PATH, OcrError } = await import('../ocr/engine.ts');
+  try {
+    return createOcrEngine({
+      languages: config.ocr.languages,
+      timeoutMs: config.extract.ocrTimeoutMs,
+      poolSize: config.ocr.poolSize,
+      maxPixels: config.extract.maxPixels,
+      maxBytes: config.extract.maxBytes,
+      maxQueue: config.ocr.maxQueue,
+      langPaths: [...config.ocr.langPaths, DEFAULT_LANG_PATH],
+    });
+  } catch (err) {
+    if (err instanceof OcrError) throw new ConfigError(`OCR_LANGUAGES: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Opens the configured store (creating folders, cleaning crashed writers' temp files). */

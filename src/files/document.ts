@@ -122,6 +122,12 @@ export function fileIdentity(meta: FileMeta, sha256: string): { sourceType: Sour
   return { sourceType, sourceProvider: meta.source, externalId: `${meta.source}:${meta.path}` };
 }
 
+/** Idempotency key of a file document: same source identity and same bytes = the same submission (a duplicate). */
+export function fileIdempotencyKey(meta: FileMeta, sha256: string): string {
+  const { sourceType, externalId } = fileIdentity(meta, sha256);
+  return sha256Hex(`${sourceType}:${externalId}:${sha256}`);
+}
+
 function attachmentKind(x: ExtractResult): AttachmentKind {
   if (x.detected.kind === 'image') return 'image';
   if (x.detected.kind === 'pdf') return 'pdf';
@@ -258,7 +264,7 @@ export function buildFileDocument(input: FileDocumentInput): FileDocument {
 
   const extractionFailed = status === 'failed';
   return {
-    idempotency_key: sha256Hex(`${sourceType}:${externalId}:${stored.sha256}`),
+    idempotency_key: fileIdempotencyKey(meta, stored.sha256),
     source_type: sourceType,
     source_provider: sourceProvider,
     source_id: meta.path,

@@ -3,4 +3,4 @@ export * from './object-store.ts';
 export * from './extract.ts';
 export * from './meta.ts';
 export * from './document.ts';
-export { loadFilesConfig, createObjectStore, type FilesConfig, type S3Config } from './config.ts';
+export { loadFilesConfig, createObjectStore, createConfiguredOcrEngine, type FilesConfig, type S3Config, type OcrConfig } from './config.ts';

@@ -181,6 +181,9 @@ function tempName(): string {
  */
 export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOptions): Promise<SpooledFile> {
   if (!Number.isSafeInteger(opts.maxBytes) || opts.maxBytes < 0) throw new RangeError('maxBytes must be a non-negative integer');
+  // Node's pipeline never settles on a source destroyed before it was attached (busboy destroys a part whose body
+  // ended early, possibly before the caller got the part): refuse it up front.
+  if (stream.destroyed) throw new UploadReadError('the upload stream was closed before it could be read (truncated body?)');
   const tempPath = path.join(tmpDir, tempName());
   const limiter = new HashingLimiter(opts.maxBytes);
   // 'wx': never reuse a path; mode 0o600 until published.

@@ -12,7 +12,12 @@ import type { Database } from '../db/types.ts';
 import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import type { FilesConfig } from '../files/config.ts';
+import { FileIngestService } from '../files/ingest-service.ts';
+import type { ObjectStore } from '../files/object-store.ts';
+import type { OcrEngine } from '../ocr/engine.ts';
 import { documentRoutes } from './routes/documents.ts';
+import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
 import { loadRelationshipConfig } from '../relationships/config.ts';
@@ -35,6 +40,8 @@ export interface GatewayDeps {
   relationships?: RelationshipService;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
+  /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
+  files?: { store: ObjectStore; config: FilesConfig; ocrEngine?: OcrEngine };
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -99,6 +106,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(ingestRoutes, { catalog });
     await scope.register(documentRoutes, { catalog });
     await scope.register(selfPersonRoutes, { service: relationships });
+    if (deps.files) {
+      const service = new FileIngestService({ ...deps.files, catalog, db });
+      await scope.register(fileRoutes, { service });
+    }
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 

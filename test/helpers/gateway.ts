@@ -2,7 +2,13 @@
  * A gateway on a throwaway database of the active backend, driven through Fastify's inject (no
  * sockets), with the test bearer token added to every request unless told otherwise.
  */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createObjectStore, loadFilesConfig, type FilesConfig } from '../../src/files/config.ts';
+import type { ObjectStore } from '../../src/files/object-store.ts';
+import type { OcrEngine } from '../../src/ocr/engine.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server.ts';
 import type { Database } from '../../src/db/types.ts';
@@ -17,6 +23,8 @@ export interface TestGateway {
   catalog: Catalog;
   testDb: TestDatabase;
   config: ServerConfig;
+  /** Set when started with `files`: the store, its config and its folder (removed on close unless given). */
+  files?: { store: ObjectStore; config: FilesConfig; dataDir: string; ocrEngine?: OcrEngine };
   request(
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
     url: string,
@@ -30,13 +38,32 @@ export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig 
   return { ...loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TEST_TOKEN }), ...overrides };
 }
 
+export interface TestFilesOptions {
+  /** Environment for loadFilesConfig (FILE_MAX_BYTES, OBJECT_STORE, …); DATA_DIR is the files data dir. */
+  env?: Record<string, string>;
+  /** Folder for the object store; a temp folder (removed on close) when absent. */
+  dataDir?: string;
+  /** The OCR engine (not closed by the helper); none when absent. */
+  ocrEngine?: OcrEngine;
+  /** A ready store, instead of the one from env. */
+  store?: ObjectStore;
+}
+
 export async function startTestGateway(
-  opts: { config?: Partial<ServerConfig>; testDb?: TestDatabase; dataDir?: string } = {},
+  opts: { config?: Partial<ServerConfig>; testDb?: TestDatabase; dataDir?: string; files?: TestFilesOptions } = {},
 ): Promise<TestGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase({ dataDir: opts.dataDir }));
   const config = testConfig(opts.config);
   const catalog = new Catalog(testDb.db, { phoneRegion: config.defaultPhoneRegion });
-  const app = await buildGateway({ config, db: testDb.db, catalog });
+  let files: TestGateway['files'];
+  let ownFilesDir: string | undefined;
+  if (opts.files) {
+    const dataDir = opts.files.dataDir ?? (ownFilesDir = await fs.mkdtemp(path.join(os.tmpdir(), 'memex-files-')));
+    const filesConfig = loadFilesConfig({ ...opts.files.env }, dataDir);
+    const store = opts.files.store ?? (await createObjectStore(filesConfig));
+    files = { store, config: filesConfig, dataDir, ocrEngine: opts.files.ocrEngine };
+  }
+  const app = await buildGateway({ config, db: testDb.db, catalog, files });
   await app.ready();
   return {
     app,
@@ -44,6 +71,7 @@ export async function startTestGateway(
     catalog,
     testDb,
     config,
+    files,
     async request(method, url, body, headers = {}) {
       const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
       for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
@@ -58,6 +86,7 @@ export async function startTestGateway(
     async close() {
       await app.close();
       await testDb.drop();
+      if (ownFilesDir) await fs.rm(ownFilesDir, { recursive: true, force: true });
     },
   };
 }

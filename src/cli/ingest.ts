@@ -1,0 +1,398 @@
+/**
+ * `memex ingest PATH...`: uploads files (or every supported file under folders) to a running server's
+ * POST /v1/ingest/file, with a progress bar, and skips files that did not change since the last run.
+ *
+ * Unchanged = same content hash as recorded in a local state file (keyed by gateway URL and absolute path). Size and
+ * mtime equal to the recorded ones are taken as "same hash" without reading the file again (like rsync and git); any
+ * difference re-hashes, so a touched but identical file is still skipped. The server is the second line of defence:
+ * an upload it already has answers 200 duplicate, also counted as unchanged.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, openAsBlob } from 'node:fs';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const require = createRequire(import.meta.url);
+
+/** Extensions the server extracts text from (docs/files.md); others are not uploaded. */
+export const SUPPORTED_EXTENSIONS = new Set([
+  'pdf', 'png', 'jpg', 'jpeg', 'webp', 'bmp',
+  'txt', 'text', 'md', 'markdown', 'csv', 'tsv', 'log', 'json', 'html', 'htm', 'xhtml',
+]);
+
+const USAGE = `usage: memex ingest [options] PATH...
+
+Uploads files, and every supported file under folders, to the memex server (POST /v1/ingest/file).
+Supported: ${[...SUPPORTED_EXTENSIONS].join(', ')}. Hidden files and folders are skipped unless --all.
+
+options:
+  --gateway URL      server URL (default: env MEMEX_URL, else http://127.0.0.1:$PORT or :8085)
+  --token TOKEN      bearer token (default: env AUTH_TOKEN, else DATA_DIR/auth-token)
+  --tag TAG          tag stored with every file (repeatable)
+  --state FILE       state file remembering uploaded files (default: env MEMEX_INGEST_STATE,
+                     else $XDG_STATE_HOME/memex/ingest-state.json or ~/.local/state/memex/ingest-state.json)
+  --concurrency N    uploads at once (default 2)
+  --all              include hidden files and folders
+  --no-progress      plain lines even on a terminal
+  -h, --help         this text
+
+Exit status: 0 when every file was uploaded or unchanged, 1 when some failed, 2 on usage errors.`;
+
+interface StateEntry {
+  sha256: string;
+  size: number;
+  mtimeMs: number;
+  doc_id?: string;
+}
+interface StateFile {
+  version: 1;
+  files: Record<string, StateEntry>;
+}
+
+export interface IngestSummary {
+  uploaded: string[];
+  unchanged: string[];
+  extractionFailed: string[];
+  failed: { path: string; reason: string }[];
+}
+
+interface Options {
+  gateway: string;
+  token: string | undefined;
+  tags: string[];
+  statePath: string;
+  concurrency: number;
+  all: boolean;
+  progress: boolean;
+}
+
+class UsageError extends Error {}
+
+function defaultStatePath(env: NodeJS.ProcessEnv): string {
+  if (env.MEMEX_INGEST_STATE) return path.resolve(env.MEMEX_INGEST_STATE);
+  const base = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
+  return path.join(base, 'memex', 'ingest-state.json');
+}
+
+async function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (flag) return flag;
+  if (env.AUTH_TOKEN?.trim()) return env.AUTH_TOKEN.trim();
+  const file = path.join(path.resolve(env.DATA_DIR?.trim() || './data'), 'auth-token');
+  try {
+    return (await fs.readFile(file, 'utf8')).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function parse(argv: string[], env: NodeJS.ProcessEnv): Promise<{ opts: Options; paths: string[] } | 'help'> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        gateway: { type: 'string' },
+        token: { type: 'string' },
+        tag: { type: 'string', multiple: true },
+        state: { type: 'string' },
+        concurrency: { type: 'string' },
+        all: { type: 'boolean' },
+        'no-progress': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return 'help';
+  if (parsed.positionals.length === 0) throw new UsageError('no PATH given');
+  const gateway = (v.gateway ?? env.MEMEX_URL ?? `http://127.0.0.1:${env.PORT?.trim() || '8085'}`).replace(/\/+$/, '');
+  try {
+    const u = new URL(gateway);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new UsageError(`--gateway must be an http(s) URL, got "${gateway}"`);
+  }
+  const concurrency = v.concurrency === undefined ? 2 : Number(v.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
+    throw new UsageError(`--concurrency must be an integer from 1 to 16, got "${v.concurrency}"`);
+  }
+  return {
+    paths: parsed.positionals,
+    opts: {
+      gateway,
+      token: await resolveToken(v.token, env),
+      tags: v.tag ?? [],
+      statePath: v.state ? path.resolve(v.state) : defaultStatePath(env),
+      concurrency,
+      all: v.all ?? false,
+      progress: !v['no-progress'] && process.stderr.isTTY === true,
+    },
+  };
+}
+
+function supported(file: string): boolean {
+  const ext = path.extname(file).slice(1).toLowerCase();
+  return SUPPORTED_EXTENSIONS.has(ext);
+}
+
+/**
+ * Files to upload, sorted. Folders are walked without following symbolic links (no loops, no escaping the tree);
+ * a file named on the command line is taken whatever its extension.
+ */
+export async function collectFiles(paths: string[], all = false): Promise<{ files: string[]; missing: { path: string; reason: string }[] }> {
+  const files = new Set<string>();
+  const missing: { path: string; reason: string }[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      missing.push({ path: dir, reason: (e as Error).message });
+      return;
+    }
+    for (const e of entries) {
+      if (!all && e.name.startsWith('.')) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && supported(e.name)) files.add(p);
+    }
+  };
+  for (const raw of paths) {
+    const p = path.resolve(raw);
+    let st;
+    try {
+      st = await fs.stat(p);
+    } catch (e) {
+      missing.push({ path: raw, reason: (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (e as Error).message });
+      continue;
+    }
+    if (st.isDirectory()) await walk(p);
+    else if (st.isFile()) files.add(p);
+    else missing.push({ path: raw, reason: 'not a regular file or folder' });
+  }
+  return { files: [...files].sort(), missing };
+}
+
+async function loadState(file: string): Promise<StateFile> {
+  try {
+    const s = JSON.parse(await fs.readFile(file, 'utf8')) as StateFile;
+    if (s && s.version === 1 && s.files && typeof s.files === 'object') return s;
+  } catch {
+    /* absent or unreadable: start fresh (the server's duplicate answer still prevents double documents) */
+  }
+  return { version: 1, files: {} };
+}
+
+async function saveState(file: string, state: StateFile): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, JSON.stringify(state), { mode: 0o600 });
+  await fs.rename(tmp, file);
+}
+
+async function hashFile(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface UploadAnswer {
+  status: number;
+  body: Record<string, any> | null;
+  retryAfterMs?: number;
+}
+
+async function uploadOnce(opts: Options, file: string, meta: Record<string, unknown>): Promise<UploadAnswer> {
+  const form = new FormData();
+  form.append('meta', JSON.stringify(meta));
+  // openAsBlob: a file-backed Blob, streamed by fetch (the file is never read whole into memory).
+  const blob = await openAsBlob(file);
+  form.append('upload', blob, path.basename(file));
+  const res = await fetch(`${opts.gateway}/v1/ingest/file`, {
+    method: 'POST',
+    headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {},
+    body: form,
+  });
+  let body: Record<string, any> | null = null;
+  try {
+    body = (await res.json()) as Record<string, any>;
+  } catch {
+    body = null;
+  }
+  const ra = Number(res.headers.get('retry-after'));
+  return { status: res.status, body, retryAfterMs: Number.isFinite(ra) && ra > 0 ? Math.min(ra, 30) * 1000 : undefined };
+}
+
+function reasonOf(a: UploadAnswer): string {
+  const d = a.body?.detail;
+  if (typeof d === 'string') return `HTTP ${a.status}: ${d}`;
+  if (Array.isArray(d)) return `HTTP ${a.status}: ${d.map((i) => `${(i.loc ?? []).join('.')}: ${i.msg}`).join('; ')}`;
+  return `HTTP ${a.status}`;
+}
+
+type Outcome =
+  | { kind: 'uploaded'; extractionFailed: boolean; entry: StateEntry }
+  | { kind: 'unchanged'; entry?: StateEntry }
+  | { kind: 'failed'; reason: string };
+
+async function processFile(opts: Options, state: StateFile, file: string): Promise<Outcome> {
+  const st = await fs.stat(file);
+  const key = `${opts.gateway}|${file}`;
+  const prev = state.files[key];
+  if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs) return { kind: 'unchanged' };
+  const sha256 = await hashFile(file);
+  if (prev && prev.sha256 === sha256) return { kind: 'unchanged', entry: { ...prev, size: st.size, mtimeMs: st.mtimeMs } };
+  const meta = {
+    source: 'localfs',
+    path: file,
+    filename: path.basename(file),
+    mtime: st.mtimeMs / 1000,
+    ...(opts.tags.length ? { tags: opts.tags } : {}),
+    sha256,
+    size: st.size,
+  };
+  let answer: UploadAnswer | undefined;
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    try {
+      answer = await uploadOnce(opts, file, meta);
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      answer = { status: 0, body: { detail: `cannot reach ${opts.gateway}: ${cause?.code ?? cause?.message ?? (e as Error).message}` } };
+    }
+    const retry = answer.status === 0 || answer.status === 429 || answer.status === 503;
+    if (!retry || attempt === 4) break;
+    await sleep(answer.retryAfterMs ?? 500 * 2 ** (attempt - 1));
+  }
+  const a = answer!;
+  const entry: StateEntry = { sha256, size: st.size, mtimeMs: st.mtimeMs, doc_id: a.body?.doc_id };
+  if (a.status === 202) return { kind: 'uploaded', extractionFailed: a.body?.extraction_status === 'failed', entry };
+  if (a.status === 200) return { kind: 'unchanged', entry };
+  if (a.status === 0) return { kind: 'failed', reason: String(a.body?.detail) };
+  return { kind: 'failed', reason: reasonOf(a) };
+}
+
+interface Progress {
+  tick(file: string, label: string): void;
+  stop(): void;
+}
+
+function makeProgress(enabled: boolean, total: number, out: NodeJS.WritableStream): Progress {
+  if (enabled) {
+    const cliProgress = require('cli-progress') as {
+      SingleBar: new (o: Record<string, unknown>, preset: unknown) => {
+        start(total: number, value: number, payload?: Record<string, unknown>): void;
+        increment(n: number, payload?: Record<string, unknown>): void;
+        stop(): void;
+      };
+      Presets: { shades_classic: unknown };
+    };
+    const bar = new cliProgress.SingleBar(
+      { format: 'ingest [{bar}] {value}/{total} {file}', hideCursor: true, stream: out, clearOnComplete: false },
+      cliProgress.Presets.shades_classic,
+    );
+    bar.start(total, 0, { file: '' });
+    return {
+      tick: (file) => bar.increment(1, { file: path.basename(file).slice(0, 40) }),
+      stop: () => bar.stop(),
+    };
+  }
+  let n = 0;
+  return {
+    tick: (file, label) => out.write(`[${++n}/${total}] ${label} ${file}\n`),
+    stop: () => {},
+  };
+}
+
+/** Uploads the files; the state file is written after every few files and at the end. */
+export async function ingestFiles(
+  opts: Options,
+  files: string[],
+  io: { out: NodeJS.WritableStream } = { out: process.stderr },
+): Promise<IngestSummary> {
+  const state = await loadState(opts.statePath);
+  const summary: IngestSummary = { uploaded: [], unchanged: [], extractionFailed: [], failed: [] };
+  const progress = makeProgress(opts.progress, files.length, io.out);
+  let next = 0;
+  let sinceSave = 0;
+  const worker = async () => {
+    while (next < files.length) {
+      const file = files[next++];
+      let o: Outcome;
+      try {
+        o = await processFile(opts, state, file);
+      } catch (e) {
+        o = { kind: 'failed', reason: (e as Error).message };
+      }
+      const key = `${opts.gateway}|${file}`;
+      if (o.kind === 'uploaded') {
+        state.files[key] = o.entry;
+        summary.uploaded.push(file);
+        if (o.extractionFailed) summary.extractionFailed.push(file);
+      } else if (o.kind === 'unchanged') {
+        if (o.entry) state.files[key] = o.entry;
+        summary.unchanged.push(file);
+      } else {
+        summary.failed.push({ path: file, reason: o.reason });
+      }
+      progress.tick(file, o.kind === 'uploaded' ? (o.extractionFailed ? 'new (no text)' : 'new') : o.kind);
+      if (++sinceSave >= 20) {
+        sinceSave = 0;
+        await saveState(opts.statePath, state);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(opts.concurrency, files.length) }, worker));
+  } finally {
+    progress.stop();
+    await saveState(opts.statePath, state);
+  }
+  return summary;
+}
+
+function printSummary(s: IngestSummary, missing: { path: string; reason: string }[], out: NodeJS.WritableStream): void {
+  out.write(
+    `\nnew: ${s.uploaded.length}${s.extractionFailed.length ? ` (${s.extractionFailed.length} stored without text)` : ''}, ` +
+      `unchanged: ${s.unchanged.length}, failed: ${s.failed.length + missing.length}\n`,
+  );
+  for (const f of s.extractionFailed) out.write(`  no text extracted: ${f}\n`);
+  for (const f of [...missing, ...s.failed]) out.write(`  failed: ${f.path}: ${f.reason}\n`);
+}
+
+/** The `memex ingest` verb. Returns the exit status. */
+export async function runIngestCommand(
+  argv: string[],
+  io: { out?: NodeJS.WritableStream; err?: NodeJS.WritableStream; env?: NodeJS.ProcessEnv } = {},
+): Promise<number> {
+  const out = io.out ?? process.stdout;
+  const err = io.err ?? process.stderr;
+  const env = io.env ?? process.env;
+  let parsed;
+  try {
+    parsed = await parse(argv, env);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`memex ingest: ${e.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (parsed === 'help') {
+    out.write(`${USAGE}\n`);
+    return 0;
+  }
+  const { opts, paths } = parsed;
+  if (!opts.token) err.write('memex ingest: no token (set AUTH_TOKEN, --token, or DATA_DIR/auth-token); trying without\n');
+  const { files, missing } = await collectFiles(paths, opts.all);
+  const summary = await ingestFiles(opts, files, { out: opts.progress ? err : out });
+  printSummary(summary, missing, out);
+  return summary.failed.length || missing.length ? 1 : 0;
+}

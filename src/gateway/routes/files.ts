@@ -1,0 +1,191 @@
+/**
+ * POST /v1/ingest/file (gateway spec 4.1 rule 5; deprecated in the spec, still served): multipart `meta` (JSON) and
+ * `upload` (bytes). The upload is streamed into the object store while it is hashed (never held whole in memory),
+ * the text is extracted (OCR for images and scanned PDFs), and the document is cataloged with
+ * `metadata.attachments[0]` describing the file. See docs/files.md.
+ */
+import multipart from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Readable } from 'node:stream';
+import { FileIngestService, OcrUnavailableError } from '../../files/ingest-service.ts';
+import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
+import { ObjectStoreError, type PutResult } from '../../files/object-store.ts';
+import { ErrorEnvelope, ValidationErrorBody } from '../../schemas/common.ts';
+import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
+import { errorEnvelope } from '../errors.ts';
+import { toSubmissionResponse } from './ingest.ts';
+
+export const FileIngestResponse = Type.Object(
+  {
+    ...IngestSubmissionResponse.properties,
+    file_sha256: Type.String(),
+    object_key: Type.String(),
+    extraction_status: Type.Union([Type.Literal('ready'), Type.Literal('failed')]),
+  },
+  { title: 'FileIngestResponse' },
+);
+
+const ErrorBody = Type.Object({ detail: Type.String(), error: Type.Optional(ErrorEnvelope) });
+
+function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
+  const envelope = errorEnvelope(code, message, status, 'gw_ingest_file');
+  if (retryable !== undefined) envelope.retryable = retryable;
+  return reply.code(status).send({ detail: message, error: envelope });
+}
+
+function unprocessable(reply: FastifyReply, detail: ValidationIssue[]) {
+  return reply.code(422).send({ detail });
+}
+
+/** Reads a small stream (a `meta` sent as a file part) up to `max` bytes; undefined when longer. */
+async function readSmall(stream: AsyncIterable<Buffer>, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  let over = false;
+  for await (const c of stream) {
+    n += c.length;
+    if (n > max) over = true; // keep draining so the parser can go on to the next part
+    else chunks.push(c);
+  }
+  return over ? undefined : Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * busboy reports a body that ends inside a file part ("Part terminated early") by emitting 'error' on the part's
+ * stream, possibly before the handler received the part and attached any listener; the stream then never ends and a
+ * consumer would wait forever. So once the whole request has been read (or the client went away), a file part that
+ * has not received its end is destroyed with a readable error, which the store turns into 400 FILE_READ_FAILED.
+ */
+function guardTruncatedParts(raw: NodeJS.ReadableStream & { readableEnded?: boolean }) {
+  let current: (Readable & { _readableState?: { ended?: boolean } }) | undefined;
+  const check = () => {
+    const t = setTimeout(() => {
+      const f = current;
+      if (f && !f.destroyed && f._readableState?.ended !== true) {
+        f.destroy(new Error('request body ended inside the upload part (truncated multipart body)'));
+      }
+    }, 50);
+    t.unref();
+  };
+  raw.once('end', check);
+  raw.once('close', check);
+  return {
+    track(file: Readable) {
+      current = file;
+      if (raw.readableEnded) check();
+    },
+  };
+}
+
+export async function fileRoutes(app: FastifyInstance, opts: { service: FileIngestService }): Promise<void> {
+  const { service } = opts;
+  // Scoped to this plugin: other routes keep refusing multipart bodies. The file limit is one byte above
+  // FILE_MAX_BYTES so the store's own counter (TooLargeError -> 413, temp file removed) decides; meta is bounded too.
+  await app.register(multipart, {
+    limits: {
+      fileSize: service.maxUploadBytes + 1,
+      files: 2,
+      fields: 10,
+      parts: 12,
+      fieldSize: MAX_META_BYTES + 1,
+      headerPairs: 50,
+    },
+    throwFileSizeLimit: false,
+  });
+
+  app.post(
+    '/v1/ingest/file',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: 'Upload one file (multipart: meta JSON + upload); stored once by SHA-256, text extracted and indexed',
+        deprecated: true,
+        consumes: ['multipart/form-data'],
+        response: {
+          200: FileIngestResponse,
+          202: FileIngestResponse,
+          400: ErrorBody,
+          413: ErrorBody,
+          422: ValidationErrorBody,
+          503: ErrorBody,
+        },
+      },
+    },
+    async (req, reply) => {
+      const receivedAt = new Date();
+      if (!req.isMultipart()) {
+        return unprocessable(reply, [
+          { loc: ['body', 'meta'], msg: 'Field required (send multipart/form-data)', type: 'missing' },
+          { loc: ['body', 'upload'], msg: 'Field required (send multipart/form-data)', type: 'missing' },
+        ]);
+      }
+      const guard = guardTruncatedParts(req.raw);
+      let metaRaw: string | undefined;
+      let metaTooLong = false;
+      let stored: PutResult | undefined;
+      let upload: { filename?: string; mimeType?: string } = {};
+      const metaIssues = (): ValidationIssue[] | null => {
+        if (metaTooLong) return [{ loc: ['body', 'meta'], msg: `meta is larger than ${MAX_META_BYTES} bytes`, type: 'too_long' }];
+        if (metaRaw === undefined) return null;
+        const m = parseFileMeta(metaRaw);
+        return m.ok ? [] : m.errors;
+      };
+      try {
+        for await (const part of req.parts()) {
+          if (part.fieldname === 'meta') {
+            if (part.type === 'file') {
+              const s = await readSmall(part.file, MAX_META_BYTES);
+              if (s === undefined) metaTooLong = true;
+              else metaRaw = s;
+            } else {
+              if (part.valueTruncated) metaTooLong = true;
+              else metaRaw = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+            }
+            continue;
+          }
+          if (part.type === 'file' && part.fieldname === 'upload' && !stored) {
+            // Bad meta sent first: refuse before reading (and storing) the upload.
+            const early = metaIssues();
+            if (early && early.length) return unprocessable(reply, early);
+            upload = { filename: part.filename || undefined, mimeType: part.mimetype || undefined };
+            guard.track(part.file);
+            stored = await service.store(part.file, upload);
+            continue;
+          }
+          if (part.type === 'file') part.file.resume(); // unknown file parts are skipped (bounded by the limits)
+        }
+      } catch (err) {
+        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        const e = err as { statusCode?: number; code?: string; message?: string };
+        if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+          // @fastify/multipart limits (too many parts/files/fields): 413.
+          return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', e.message ?? 'multipart limit exceeded', false);
+        }
+        // busboy: truncated or malformed multipart body.
+        return sendError(reply, 400, 'INGEST.FILE_READ_FAILED', `malformed multipart body: ${e.message ?? String(err)}`, true);
+      }
+
+      const issues: ValidationIssue[] = [];
+      const m = metaTooLong ? undefined : parseFileMeta(metaRaw); // undefined meta -> 'missing'
+      if (!m) issues.push(...(metaIssues() ?? []));
+      else if (!m.ok) issues.push(...m.errors);
+      if (!stored) issues.push({ loc: ['body', 'upload'], msg: 'Field required', type: 'missing' });
+      if (issues.length || !m?.ok || !stored) return unprocessable(reply, issues);
+
+      try {
+        const out = await service.ingestStored(m.meta, stored, upload, receivedAt);
+        reply.header('x-file-sha256', out.file.file_sha256);
+        reply.header('x-object-key', out.file.object_key);
+        return reply.code(out.result.duplicate ? 200 : 202).send({ ...toSubmissionResponse(out.result), ...out.file });
+      } catch (err) {
+        if (err instanceof OcrUnavailableError) {
+          reply.header('retry-after', '5');
+          return sendError(reply, err.statusCode, err.code, err.message, true);
+        }
+        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        throw err; // catalog errors: the gateway's error handler
+      }
+    },
+  );
+}
