@@ -11,8 +11,11 @@ import type { ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { ingestRoutes } from './routes/ingest.ts';
+import { peopleRoutes } from './routes/people.ts';
+import { v2Routes } from './routes/v2.ts';
 import { installValidation } from './validation.ts';
 
 export const API_VERSION = '0.2.0';
@@ -75,12 +78,17 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
     await scope.register(documentRoutes, { catalog });
+    await scope.register(v2Routes, { catalog });
+    await scope.register(peopleRoutes, { catalog });
+    await scope.register(contactExportRoutes, { catalog });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
     await scope.register(catalogRoutes, { catalog });
+    // Contact sync is guarded by the catalog token (spec-notes A5), like the catalog routes.
+    await scope.register(contactIngestRoutes, { catalog });
   });
 
   return app as unknown as FastifyInstance;

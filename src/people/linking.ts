@@ -1,11 +1,15 @@
 /**
  * Links a document's people[] to person records at ingest: each linkable identifier is
- * canonicalised, found (or a person is created for it) and linked with its role.
+ * canonicalised, found (or a person is created for it) and linked with its role. Entries with the
+ * role `contact` describe one human (a contact card), so their identifiers are one person: when
+ * they are owned by several persons, those are merged (ownership.ts).
  */
 import type { Queryable } from '../db/types.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from './identifiers.ts';
+import { claimIdentifiers, idKey, identifierOwners, oldestPerson } from './ownership.ts';
+import { mergePeople } from './merge.ts';
 
 interface Resolved {
   kind: IdentifierKind;
@@ -49,52 +53,78 @@ export async function linkDocumentPeople(
 ): Promise<string[]> {
   const resolved = resolvePeople(people, region);
   if (resolved.length === 0) return [];
-  const key = (r: { kind: string; value: string }) => `${r.kind}\u0000${r.value}`;
   const unique = new Map<string, Resolved>();
-  for (const r of resolved) if (!unique.has(key(r))) unique.set(key(r), r);
-  const wanted = [...unique.values()];
+  for (const r of resolved) if (!unique.has(idKey(r))) unique.set(idKey(r), r);
+  const owners = await identifierOwners(tx, [...unique.values()]);
+  const personOf = new Map<string, string>(owners);
 
-  const found = await tx.query<{ kind: string; value_canonical: string; person_id: string; display_name: string }>(
-    `SELECT DISTINCT ON (pi.kind, pi.value_canonical) pi.kind, pi.value_canonical, p.person_id, p.display_name
-       FROM person_identifiers pi JOIN people p ON p.person_id = pi.person_id
-      WHERE (pi.kind, pi.value_canonical) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-        AND p.merged_into IS NULL AND NOT p.deleted
-      ORDER BY pi.kind, pi.value_canonical, pi.priority, p.created_at`,
-    [wanted.map((w) => w.kind), wanted.map((w) => w.value)],
-  );
-  const personOf = new Map<string, string>();
-  for (const row of found.rows) {
-    personOf.set(key({ kind: row.kind, value: row.value_canonical }), row.person_id);
-    // A person first seen as a bare address gets a real name as soon as a source gives one.
-    const w = unique.get(key({ kind: row.kind, value: row.value_canonical }));
-    if (w?.displayName && (row.display_name === w.raw || row.display_name === w.value)) {
-      await tx.query('UPDATE people SET display_name = $2, updated_at = now() WHERE person_id = $1', [
-        row.person_id,
-        w.displayName,
-      ]);
+  // One card, one human: every identifier of the `contact` entries ends on one person.
+  const card = [...unique.values()].filter((r) => resolved.some((x) => x.role === 'contact' && idKey(x) === idKey(r)));
+  if (card.length > 1) {
+    const cardOwners = [...new Set(card.map((c) => owners.get(idKey(c))).filter((o): o is string => !!o))];
+    let person: string;
+    if (cardOwners.length === 0) {
+      person = newId();
+      const name = card.find((c) => c.displayName)?.displayName ?? card[0].raw;
+      await tx.query('INSERT INTO people (person_id, display_name, source) VALUES ($1, $2, $3)', [person, name, source]);
+      person = await claimIdentifiers(tx, person, card, { fresh: true, reasonDetails: { via: 'document', doc_id: docId } });
+    } else {
+      person = await oldestPerson(tx, cardOwners);
+      for (const other of cardOwners) {
+        if (other === person) continue;
+        const via = card.find((c) => owners.get(idKey(c)) === other)!;
+        await mergePeople(tx, person, other, `shared_${via.kind}:${via.value}`, { via: 'document', doc_id: docId });
+      }
+      person = await claimIdentifiers(tx, person, card, { reasonDetails: { via: 'document', doc_id: docId } });
     }
+    for (const c of card) personOf.set(idKey(c), person);
+    // Merges may have moved other identifiers of this document too: read their owners again.
+    for (const [k, owner] of await identifierOwners(tx, [...unique.values()])) personOf.set(k, owner);
   }
 
-  const created = wanted.filter((w) => !personOf.has(key(w)));
+  // A person first seen as a bare address gets a real name as soon as a source gives one.
+  const named = [...unique.values()].filter((w) => w.displayName && personOf.has(idKey(w)));
+  if (named.length > 0) {
+    await tx.query(
+      `UPDATE people p SET display_name = n.name, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS n(person_id, name, raw, value)
+        WHERE p.person_id = n.person_id AND (p.display_name = n.raw OR p.display_name = n.value)
+          AND p.display_name <> n.name`,
+      [named.map((w) => personOf.get(idKey(w))), named.map((w) => w.displayName), named.map((w) => w.raw), named.map((w) => w.value)],
+    );
+  }
+
+  // Unknown identifiers: one new person each, created in one statement. An identifier another
+  // transaction created meanwhile collides on the unique index; that person is used instead.
+  const created = [...unique.values()].filter((w) => !personOf.has(idKey(w)));
   if (created.length > 0) {
+    created.sort((a, b) => (idKey(a) < idKey(b) ? -1 : 1));
     const ids = created.map(() => newId());
     await tx.query(
       `INSERT INTO people (person_id, display_name, source)
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
       [ids, created.map((c) => c.displayName ?? c.raw), created.map(() => source)],
     );
-    await tx.query(
+    const ins = await tx.query<{ kind: string; value_canonical: string }>(
       `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical, label)
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])
-       ON CONFLICT DO NOTHING`,
+       ON CONFLICT DO NOTHING RETURNING kind, value_canonical`,
       [ids, created.map((c) => c.kind), created.map((c) => c.raw), created.map((c) => c.value), created.map((c) => c.label)],
     );
-    created.forEach((c, i) => personOf.set(key(c), ids[i]));
+    const inserted = new Set(ins.rows.map((r) => idKey({ kind: r.kind, value: r.value_canonical })));
+    for (let i = 0; i < created.length; i++) {
+      const c = created[i];
+      if (inserted.has(idKey(c))) {
+        personOf.set(idKey(c), ids[i]);
+      } else {
+        personOf.set(idKey(c), await claimIdentifiers(tx, ids[i], [c], { fresh: true }));
+      }
+    }
   }
 
   const links = new Map<string, { person: string; role: string }>();
   for (const r of resolved) {
-    const person = personOf.get(key(r))!;
+    const person = personOf.get(idKey(r))!;
     links.set(`${person}\u0000${r.role}`, { person, role: r.role });
   }
   const rows = [...links.values()];
