@@ -157,12 +157,14 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
       },
     },
     async (req, reply) => {
+      let prepared: CatalogDocumentRequest;
       try {
-        const result = await catalog.ingest(prepareV2Document(req.body));
-        return reply.code(result.duplicate ? 200 : 202).send(toSubmissionResponse(result));
+        prepared = prepareV2Document(req.body);
       } catch (err) {
-        return sendEnvelopeError(reply, err);
+        rethrow(err);
       }
+      const result = await catalog.ingest(prepared);
+      return reply.code(result.duplicate ? 200 : 202).send(toSubmissionResponse(result));
     },
   );
 
@@ -176,11 +178,11 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
         response: { 200: PersonIngestResponse, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       try {
         return await ingestPersonEnvelope(catalog, req.body);
       } catch (err) {
-        return sendEnvelopeError(reply, err);
+        rethrow(err);
       }
     },
   );
@@ -247,10 +249,11 @@ async function batchItem(catalog: Catalog, index: number, env: unknown): Promise
   }
 }
 
-function sendEnvelopeError(reply: { code: (n: number) => { send: (b: unknown) => unknown } }, err: unknown) {
+/** Single routes answer through the shared error handler (422 detail list, or detail + error envelope). */
+function rethrow(err: unknown): never {
   if (err instanceof EnvelopeError) {
-    if (err.detail) return reply.code(err.status).send({ detail: err.detail });
-    return reply.code(err.status).send({ detail: err.message, error: errorEnvelope(err.code, err.message, err.status, 'gw_ingest_v2') });
+    const d = err.detail?.[0];
+    throw new PrepareError(err.status, err.code, d?.msg ?? err.message, d?.loc ?? ['body'], d?.type ?? 'value_error');
   }
   throw err;
 }
