@@ -405,7 +405,7 @@ export async function getChangeToken(db: Queryable, source: string, deviceId: st
  * again, or a delete of a card never seen / already deleted); deletes — a card removed;
  * conflicts — a card older than the stored version, or one the catalog rejected.
  * since_token_next = the change_token of the last card that has one, else the request's
- * since_token; it is stored per (source, device_id).
+ * since_token; it is stored per (source, device_id) (a null never erases a stored token).
  */
 export async function ingestContacts(
   catalog: Catalog,
@@ -465,9 +465,12 @@ export async function ingestContacts(
     opts.onProgress?.(Math.min(g + groupSize, cards.length), cards.length);
   }
 
+  // A sync without any token does not erase the one stored before.
   await db.query(
     `INSERT INTO source_change_tokens (source, device_id, change_token_b64, updated_at) VALUES ($1, $2, $3, now())
-     ON CONFLICT (source, device_id) DO UPDATE SET change_token_b64 = EXCLUDED.change_token_b64, updated_at = now()`,
+     ON CONFLICT (source, device_id) DO UPDATE
+       SET change_token_b64 = coalesce(EXCLUDED.change_token_b64, source_change_tokens.change_token_b64),
+           updated_at = now()`,
     [source, req.device_id, tokenNext],
   );
   if (req.self_identifier) await rememberSelf(db, req.self_identifier, source, region);
