@@ -38,6 +38,8 @@ export async function searchPeople(
     // against stored numbers' digits; national numbers also against the number without country code.
     const phoneLike = /^[+\d\s().\-\/]+$/.test(q) && (q.match(/\d/g)?.length ?? 0) >= 3;
     const digits = phoneLike ? q.replace(/\D/g, '') : '';
+    // A national number typed with its trunk 0 (UK "020 …", FR "01 …") is stored after the country code.
+    const trunkless = digits.startsWith('0') && digits.replace(/^0+/, '').length >= 3 ? digits.replace(/^0+/, '') : digits;
     const phoneExact = phoneLike ? (canonicalPhone(q, p.region)?.value ?? '') : '';
     const emailExact = canonicalEmail(q) ?? '';
     const esc = likeEscape(q);
@@ -64,7 +66,8 @@ export async function searchPeople(
            WHEN kind = 'email' AND v LIKE '%' || $2 || '%' ESCAPE '\\' THEN 1
            WHEN kind IN ('phone', 'shortcode') AND (v = $4 OR ($5 <> '' AND v = $5)) THEN 3
            WHEN kind IN ('phone', 'shortcode') AND $5 <> '' AND regexp_replace(v, '\\D', '', 'g') LIKE $5 || '%' THEN 2
-           WHEN kind IN ('phone', 'shortcode') AND $5 <> '' AND regexp_replace(v, '\\D', '', 'g') LIKE '%' || $5 || '%' THEN 1
+           WHEN kind IN ('phone', 'shortcode') AND $5 <> '' AND (regexp_replace(v, '\\D', '', 'g') LIKE '%' || $5 || '%'
+                                                              OR regexp_replace(v, '\\D', '', 'g') LIKE '%' || $8 || '%') THEN 1
            WHEN kind IN ('phone', 'shortcode') AND v LIKE '%' || $2 || '%' ESCAPE '\\' THEN 1
            ELSE 0 END) AS score
            FROM vals GROUP BY person_id)
@@ -73,7 +76,7 @@ export async function searchPeople(
         WHERE s.score > 0
         ORDER BY s.score DESC, lower(l.display_name), s.person_id
         LIMIT $6 OFFSET $7`,
-      [q, esc, emailExact, phoneExact, digits, p.limit, p.offset],
+      [q, esc, emailExact, phoneExact, digits, p.limit, p.offset, trunkless],
     );
     ranked = r.rows;
     total = r.rows[0]?.n ?? 0;
