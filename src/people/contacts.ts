@@ -388,6 +388,8 @@ export interface ContactSyncOptions {
   groupSize?: number;
   /** Called after each group with the number of cards done. */
   onProgress?: (done: number, total: number) => void;
+  /** A card that failed (counted as a conflict); for logs, which must not carry the card's data. */
+  onCardError?: (externalIndex: number, err: unknown) => void;
 }
 
 export async function getChangeToken(db: Queryable, source: string, deviceId: string) {
@@ -423,6 +425,7 @@ export async function ingestContacts(
 
   for (let g = 0; g < cards.length; g += groupSize) {
     const group = cards.slice(g, g + groupSize);
+    const failures: { i: number; err: unknown }[] = [];
     const outcomes = await db.transaction(async (tx) => {
       const out: (UpsertOutcome | null)[] = [];
       for (const card of group) {
@@ -430,13 +433,29 @@ export async function ingestContacts(
         try {
           out.push(await upsertPerson(tx, source, card));
           await tx.query('RELEASE SAVEPOINT contact_card');
-        } catch {
+        } catch (err) {
           await tx.query('ROLLBACK TO SAVEPOINT contact_card');
+          failures.push({ i: out.length, err });
           out.push(null);
         }
       }
       return out;
     });
+    // Concurrent syncs that merge the same people can deadlock; the victim's card is retried on
+    // its own once the group's locks are gone.
+    for (const f of failures) {
+      let err = f.err;
+      for (let attempt = 0; attempt < 4 && isRetryable(err); attempt++) {
+        await sleep(10 + Math.random() * 40 * (attempt + 1));
+        try {
+          outcomes[f.i] = await db.transaction((tx) => upsertPerson(tx, source, group[f.i]));
+          err = null;
+        } catch (e) {
+          err = e;
+        }
+      }
+      if (err) opts.onCardError?.(g + f.i, err);
+    }
 
     const docs: { index: number; request: CatalogDocumentRequest }[] = [];
     for (let i = 0; i < group.length; i++) {
@@ -483,19 +502,35 @@ async function ingestDocuments(
 ): Promise<Map<number, CatalogIngestResult>> {
   const out = new Map<number, CatalogIngestResult>();
   if (docs.length === 0) return out;
-  if (docs.length === 1) {
-    try {
-      out.set(docs[0].index, await catalog.ingest(docs[0].request));
-    } catch {
-      // counted as a conflict by the caller
-    }
-    return out;
+  if (docs.length > 1) {
+    const key = sha256Hex(docs.map((d) => d.request.idempotency_key).sort().join('|'));
+    const batch = await catalog.ingestBatch(docs, `contacts:${key}`);
+    for (const item of batch.items) if (item.ok && item.result) out.set(item.index, item.result);
   }
-  const key = sha256Hex(docs.map((d) => d.request.idempotency_key).sort().join('|'));
-  const batch = await catalog.ingestBatch(docs, `contacts:${key}`);
-  for (const item of batch.items) if (item.ok && item.result) out.set(item.index, item.result);
+  // Single documents, and batch items that failed (a deadlock with a concurrent merge looks
+  // like any unexpected error there), go one by one with retries on deadlocks.
+  for (const d of docs) {
+    if (out.has(d.index)) continue;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      try {
+        out.set(d.index, await catalog.ingest(d.request));
+        break;
+      } catch (err) {
+        if (!isRetryable(err)) break; // counted as a conflict by the caller
+        await sleep(10 + Math.random() * 40 * (attempt + 1));
+      }
+    }
+  }
   return out;
 }
+
+/** PostgreSQL deadlock and serialization failures: the transaction may simply be run again. */
+function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** self_identifier of a sync: the owner of that email or phone becomes the self person, if none is set. */
 async function rememberSelf(db: Queryable, identifier: string, source: string, region: string): Promise<void> {

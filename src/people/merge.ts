@@ -34,7 +34,9 @@ export async function resolvePersonId(db: Queryable, personId: string): Promise<
 /**
  * Merges `sourceId` into `targetId` inside the caller's transaction. Both ids are first resolved
  * to their survivors; merging a person into itself is a no-op (returns null). Rows are locked in
- * id order so two merges of the same pair never deadlock.
+ * id order so two merges of the same pair never deadlock, and with FOR NO KEY UPDATE, which does
+ * not wait for the key-share locks other transactions hold while they insert rows pointing at the
+ * person (identifiers, links): FOR UPDATE would deadlock against two such inserters.
  */
 export async function mergePeople(
   tx: Queryable,
@@ -49,7 +51,7 @@ export async function mergePeople(
   const locked = await tx.query<Record<string, any>>(
     `SELECT person_id, display_name, given_name, family_name, organization, nicknames, notes, photo_hash, deleted,
             merged_into
-       FROM people WHERE person_id = ANY($1::uuid[]) ORDER BY person_id FOR UPDATE`,
+       FROM people WHERE person_id = ANY($1::uuid[]) ORDER BY person_id FOR NO KEY UPDATE`,
     [[target, source]],
   );
   const t = locked.rows.find((r) => r.person_id === target);

@@ -131,6 +131,22 @@ describe('merging people that share a phone or an email', () => {
     expect(await livePeopleCount(gw)).toBe(before + 1);
   });
 
+  it('ends with one person when several sources sync overlapping cards at the same time', async () => {
+    const before = await livePeopleCount(gw);
+    const cards = (source: string) => [
+      card({ external_id: `${source}-h`, display_name: 'Hal', emails: [{ value: 'hal@par.example' }], phones: [{ value: '+1 303 555 0111' }] }),
+      card({ external_id: `${source}-i`, display_name: 'Ivy', emails: [{ value: 'ivy@par.example' }] }),
+    ];
+    const results = await Promise.all(
+      ['src-a', 'src-b', 'src-c', 'src-d'].map((source) => syncContacts(gw, cards(source), { source, device_id: source })),
+    );
+    for (const r of results) expect(r.conflicts).toBe(0);
+    expect(await livePeopleCount(gw)).toBe(before + 2);
+    const hal = (await gw.request('GET', '/search/people?q=hal%40par.example')).json().results;
+    expect(hal).toHaveLength(1);
+    expect(hal[0].phones).toEqual(['+13035550111']);
+  });
+
   it('answers 404 for an unknown person and 422 for a malformed id', async () => {
     expect((await gw.request('GET', '/v1/people/00000000-0000-4000-8000-000000000000')).statusCode).toBe(404);
     expect((await gw.request('GET', '/v1/people/not-a-uuid')).statusCode).toBe(422);

@@ -22,7 +22,11 @@ export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
         response: { 200: ContactIngestResponse, 422: ValidationErrorBody },
       },
     },
-    async (req) => ingestContacts(catalog, req.body),
+    async (req) =>
+      ingestContacts(catalog, req.body, {
+        // The error code only: messages of constraint errors quote identifiers.
+        onCardError: (index, err) => req.log.warn({ index, code: (err as { code?: string }).code ?? 'error' }, 'contact card failed'),
+      }),
   );
 
   app.get(
