@@ -60,7 +60,10 @@ export async function linkDocumentPeople(
 
   // One card, one human: every identifier of the `contact` entries ends on one person.
   const card = [...unique.values()].filter((r) => resolved.some((x) => x.role === 'contact' && idKey(x) === idKey(r)));
-  if (card.length > 1) {
+  const cardOwned = card.map((c) => owners.get(idKey(c)));
+  // The usual case (a card the contact sync has already upserted): one owner holds them all.
+  const settled = cardOwned.every((o) => o && o === cardOwned[0]);
+  if (card.length > 1 && !settled) {
     const cardOwners = [...new Set(card.map((c) => owners.get(idKey(c))).filter((o): o is string => !!o))];
     let person: string;
     if (cardOwners.length === 0) {
