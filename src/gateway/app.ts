@@ -9,6 +9,7 @@ import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import type { ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
+import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
+  /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
+  embedding?: EmbeddingService;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
 }
@@ -86,7 +89,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
-    await scope.register(catalogRoutes, { catalog });
+    await scope.register(catalogRoutes, { catalog, db });
     // Contact sync is guarded by the catalog token (spec-notes A5), like the catalog routes.
     await scope.register(contactIngestRoutes, { catalog });
   });

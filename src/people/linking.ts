@@ -1,15 +1,20 @@
 /**
- * Links a document's people[] to person records at ingest: each linkable identifier is
- * canonicalised, found (or a person is created for it) and linked with its role. Entries with the
- * role `contact` describe one human (a contact card), so their identifiers are one person: when
- * they are owned by several persons, those are merged (ownership.ts).
+ * Links documents' people[] to person records at ingest: each linkable identifier is
+ * canonicalised, found (or a person is created for it) and linked with its role. Works on many
+ * documents at once so a batch costs a handful of statements, not a handful per document.
+ *
+ * Entries with the role `contact` describe one human (a contact card), so the identifiers of one
+ * document's contact entries end on one person: when they are owned by several persons, those are
+ * merged (merge.ts; the older person survives). Every identifier has one owner (unique index,
+ * migration 040): an identifier another transaction creates at the same moment collides, and the
+ * person of that transaction is used instead (ownership.ts).
  */
 import type { Queryable } from '../db/types.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from './identifiers.ts';
-import { claimIdentifiers, idKey, identifierOwners, oldestPerson } from './ownership.ts';
 import { mergePeople } from './merge.ts';
+import { claimIdentifiers, idKey, identifierOwners, oldestPerson } from './ownership.ts';
 
 interface Resolved {
   kind: IdentifierKind;
@@ -18,6 +23,13 @@ interface Resolved {
   displayName: string | null;
   label: string | null;
   role: string;
+}
+
+export interface PeopleLinkEntry {
+  docId: string;
+  people: DocumentPersonT[];
+  /** Recorded as the person's source when the person is new (the document's source_type). */
+  source: string;
 }
 
 /** Canonical identifiers of a people[] array; entries that identify nobody are dropped. */
@@ -41,52 +53,65 @@ export function resolvePeople(people: DocumentPersonT[], region: string): Resolv
 }
 
 /**
- * Finds or creates the person of every identifier and links them to the document.
- * Returns the person ids in people[] order (deduplicated).
+ * One card, one human: the identifiers of a document's `contact` entries are put on one person,
+ * merging the persons that own them. Returns the person.
  */
-export async function linkDocumentPeople(
-  tx: Queryable,
-  docId: string,
-  people: DocumentPersonT[],
-  source: string,
-  region: string,
-): Promise<string[]> {
-  const resolved = resolvePeople(people, region);
-  if (resolved.length === 0) return [];
-  const unique = new Map<string, Resolved>();
-  for (const r of resolved) if (!unique.has(idKey(r))) unique.set(idKey(r), r);
-  const owners = await identifierOwners(tx, [...unique.values()]);
-  const personOf = new Map<string, string>(owners);
-
-  // One card, one human: every identifier of the `contact` entries ends on one person.
-  const card = [...unique.values()].filter((r) => resolved.some((x) => x.role === 'contact' && idKey(x) === idKey(r)));
-  const cardOwned = card.map((c) => owners.get(idKey(c)));
-  // The usual case (a card the contact sync has already upserted): one owner holds them all.
-  const settled = cardOwned.every((o) => o && o === cardOwned[0]);
-  if (card.length > 1 && !settled) {
-    const cardOwners = [...new Set(card.map((c) => owners.get(idKey(c))).filter((o): o is string => !!o))];
-    let person: string;
-    if (cardOwners.length === 0) {
-      person = newId();
-      const name = card.find((c) => c.displayName)?.displayName ?? card[0].raw;
-      await tx.query('INSERT INTO people (person_id, display_name, source) VALUES ($1, $2, $3)', [person, name, source]);
-      person = await claimIdentifiers(tx, person, card, { fresh: true, reasonDetails: { via: 'document', doc_id: docId } });
-    } else {
-      person = await oldestPerson(tx, cardOwners);
-      for (const other of cardOwners) {
-        if (other === person) continue;
-        const via = card.find((c) => owners.get(idKey(c)) === other)!;
-        await mergePeople(tx, person, other, `shared_${via.kind}:${via.value}`, { via: 'document', doc_id: docId });
-      }
-      person = await claimIdentifiers(tx, person, card, { reasonDetails: { via: 'document', doc_id: docId } });
-    }
-    for (const c of card) personOf.set(idKey(c), person);
-    // Merges may have moved other identifiers of this document too: read their owners again.
-    for (const [k, owner] of await identifierOwners(tx, [...unique.values()])) personOf.set(k, owner);
+async function settleCard(tx: Queryable, docId: string, card: Resolved[], owners: Map<string, string>, source: string) {
+  const details = { via: 'document', doc_id: docId };
+  const cardOwners = [...new Set(card.map((c) => owners.get(idKey(c))).filter((o): o is string => !!o))];
+  if (cardOwners.length === 0) {
+    const person = newId();
+    const name = card.find((c) => c.displayName)?.displayName ?? card[0].raw;
+    await tx.query('INSERT INTO people (person_id, display_name, source) VALUES ($1, $2, $3)', [person, name, source]);
+    return claimIdentifiers(tx, person, card, { fresh: true, reasonDetails: details });
   }
+  const person = await oldestPerson(tx, cardOwners);
+  for (const other of cardOwners) {
+    if (other === person) continue;
+    const via = card.find((c) => owners.get(idKey(c)) === other)!;
+    await mergePeople(tx, person, other, `shared_${via.kind}:${via.value}`, details);
+  }
+  return claimIdentifiers(tx, person, card, { reasonDetails: details });
+}
+
+/**
+ * Finds or creates the person of every identifier of every entry and links them to the
+ * documents. Identifiers are handled in sorted order so concurrent batches lock rows in the same
+ * order. Returns the linked person ids per document.
+ */
+export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], region: string): Promise<Map<string, string[]>> {
+  const perDoc = entries.map((e) => ({ ...e, resolved: resolvePeople(e.people, region) }));
+  const wanted = new Map<string, Resolved & { source: string }>();
+  for (const e of perDoc) {
+    for (const r of e.resolved) {
+      const k = idKey(r);
+      const prev = wanted.get(k);
+      if (!prev || (!prev.displayName && r.displayName)) wanted.set(k, { ...r, source: e.source });
+    }
+  }
+  const result = new Map<string, string[]>();
+  if (wanted.size === 0) return result;
+  const list = [...wanted.values()].sort((a, b) => (idKey(a) < idKey(b) ? -1 : 1));
+  let personOf = await identifierOwners(tx, list);
+
+  // Contact cards whose identifiers are not (yet) all on one person. The usual card — one the
+  // contact sync has already upserted — is settled and costs nothing here.
+  let merged = false;
+  for (const e of perDoc) {
+    const seen = new Set<string>();
+    const card = e.resolved.filter((r) => r.role === 'contact' && !seen.has(idKey(r)) && seen.add(idKey(r)));
+    if (card.length < 2) continue;
+    const owned = card.map((c) => personOf.get(idKey(c)));
+    if (owned.every((o) => o && o === owned[0])) continue;
+    const person = await settleCard(tx, e.docId, card, personOf, e.source);
+    merged = true;
+    for (const c of card) personOf.set(idKey(c), person);
+  }
+  // Merges may have moved identifiers of other entries too: read their owners again.
+  if (merged) personOf = new Map([...personOf, ...(await identifierOwners(tx, list))]);
 
   // A person first seen as a bare address gets a real name as soon as a source gives one.
-  const named = [...unique.values()].filter((w) => w.displayName && personOf.has(idKey(w)));
+  const named = list.filter((w) => w.displayName && personOf.has(idKey(w)));
   if (named.length > 0) {
     await tx.query(
       `UPDATE people p SET display_name = n.name, updated_at = now()
@@ -99,14 +124,12 @@ export async function linkDocumentPeople(
 
   // Unknown identifiers: one new person each, created in one statement. An identifier another
   // transaction created meanwhile collides on the unique index; that person is used instead.
-  const created = [...unique.values()].filter((w) => !personOf.has(idKey(w)));
+  const created = list.filter((w) => !personOf.has(idKey(w)));
   if (created.length > 0) {
-    created.sort((a, b) => (idKey(a) < idKey(b) ? -1 : 1));
     const ids = created.map(() => newId());
     await tx.query(
-      `INSERT INTO people (person_id, display_name, source)
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
-      [ids, created.map((c) => c.displayName ?? c.raw), created.map(() => source)],
+      `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
+      [ids, created.map((c) => c.displayName ?? c.raw), created.map((c) => c.source)],
     );
     const ins = await tx.query<{ kind: string; value_canonical: string }>(
       `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical, label)
@@ -117,24 +140,36 @@ export async function linkDocumentPeople(
     const inserted = new Set(ins.rows.map((r) => idKey({ kind: r.kind, value: r.value_canonical })));
     for (let i = 0; i < created.length; i++) {
       const c = created[i];
-      if (inserted.has(idKey(c))) {
-        personOf.set(idKey(c), ids[i]);
-      } else {
-        personOf.set(idKey(c), await claimIdentifiers(tx, ids[i], [c], { fresh: true }));
-      }
+      personOf.set(idKey(c), inserted.has(idKey(c)) ? ids[i] : await claimIdentifiers(tx, ids[i], [c], { fresh: true }));
     }
   }
 
-  const links = new Map<string, { person: string; role: string }>();
-  for (const r of resolved) {
-    const person = personOf.get(idKey(r))!;
-    links.set(`${person}\u0000${r.role}`, { person, role: r.role });
+  const links = new Map<string, { doc: string; person: string; role: string }>();
+  for (const e of perDoc) {
+    for (const r of e.resolved) {
+      const person = personOf.get(idKey(r))!;
+      links.set(`${e.docId}\u0000${person}\u0000${r.role}`, { doc: e.docId, person, role: r.role });
+      const ids = result.get(e.docId) ?? [];
+      if (!ids.includes(person)) ids.push(person);
+      result.set(e.docId, ids);
+    }
   }
   const rows = [...links.values()];
   await tx.query(
     `INSERT INTO document_people (doc_id, person_id, role)
-     SELECT $1, * FROM unnest($2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
-    [docId, rows.map((r) => r.person), rows.map((r) => r.role)],
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
+    [rows.map((r) => r.doc), rows.map((r) => r.person), rows.map((r) => r.role)],
   );
-  return [...new Set(rows.map((r) => r.person))];
+  return result;
+}
+
+/** One document's people (see linkPeople). */
+export async function linkDocumentPeople(
+  tx: Queryable,
+  docId: string,
+  people: DocumentPersonT[],
+  source: string,
+  region: string,
+): Promise<string[]> {
+  return (await linkPeople(tx, [{ docId, people, source }], region)).get(docId) ?? [];
 }
