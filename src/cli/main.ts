@@ -14,6 +14,7 @@ commands:
   agent [--config PATH] [--print-config]
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md
   ingest PATH...                      upload files and folders to the running server (docs/files.md)
+  import FILE.vcf                     import vCard 3.0/4.0 contacts into the running server (docs/people.md)
   status                              embedding queue: counts per status, throughput, queue age
   reindex --failed                    put failed chunks back in the embedding queue
   reindex --model NAME                re-embed everything with another model (the old vectors serve
@@ -121,6 +122,11 @@ async function main(argv: string[]): Promise<void> {
     case 'ingest': {
       const { runIngestCommand } = await import('./ingest.ts');
       process.exitCode = await runIngestCommand(rest);
+      return;
+    }
+    case 'import': {
+      const { importVcfCommand } = await import('../people/vcard.ts');
+      process.exitCode = await importVcfCommand(rest);
       return;
     }
     case 'status':

@@ -16,12 +16,15 @@ import type { FilesConfig } from '../files/config.ts';
 import { FileIngestService } from '../files/ingest-service.ts';
 import type { ObjectStore } from '../files/object-store.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
+import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
 import { loadRelationshipConfig } from '../relationships/config.ts';
 import { RelationshipService } from '../relationships/service.ts';
+import { peopleRoutes } from './routes/people.ts';
+import { v2Routes } from './routes/v2.ts';
 import { installValidation } from './validation.ts';
 
 export const API_VERSION = '0.2.0';
@@ -110,12 +113,17 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       const service = new FileIngestService({ ...deps.files, catalog, db });
       await scope.register(fileRoutes, { service });
     }
+    await scope.register(v2Routes, { catalog });
+    await scope.register(peopleRoutes, { catalog });
+    await scope.register(contactExportRoutes, { catalog });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
     await scope.register(catalogRoutes, { catalog, db });
+    // Contact sync is guarded by the catalog token (spec-notes A5), like the catalog routes.
+    await scope.register(contactIngestRoutes, { catalog });
   });
 
   // Spec 5.4: the relationship route may require the catalog token instead of the gateway token.

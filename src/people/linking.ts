@@ -2,11 +2,19 @@
  * Links documents' people[] to person records at ingest: each linkable identifier is
  * canonicalised, found (or a person is created for it) and linked with its role. Works on many
  * documents at once so a batch costs a handful of statements, not a handful per document.
+ *
+ * Entries with the role `contact` describe one human (a contact card), so the identifiers of one
+ * document's contact entries end on one person: when they are owned by several persons, those are
+ * merged (merge.ts; the older person survives). Every identifier has one owner (unique index,
+ * migration 040): an identifier another transaction creates at the same moment collides, and the
+ * person of that transaction is used instead (ownership.ts).
  */
 import type { Queryable } from '../db/types.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from './identifiers.ts';
+import { mergePeople } from './merge.ts';
+import { claimIdentifiers, idKey, identifierOwners, oldestPerson } from './ownership.ts';
 
 interface Resolved {
   kind: IdentifierKind;
@@ -44,7 +52,27 @@ export function resolvePeople(people: DocumentPersonT[], region: string): Resolv
   return out;
 }
 
-const keyOf = (r: { kind: string; value: string }) => `${r.kind}\u0000${r.value}`;
+/**
+ * One card, one human: the identifiers of a document's `contact` entries are put on one person,
+ * merging the persons that own them. Returns the person.
+ */
+async function settleCard(tx: Queryable, docId: string, card: Resolved[], owners: Map<string, string>, source: string) {
+  const details = { via: 'document', doc_id: docId };
+  const cardOwners = [...new Set(card.map((c) => owners.get(idKey(c))).filter((o): o is string => !!o))];
+  if (cardOwners.length === 0) {
+    const person = newId();
+    const name = card.find((c) => c.displayName)?.displayName ?? card[0].raw;
+    await tx.query('INSERT INTO people (person_id, display_name, source) VALUES ($1, $2, $3)', [person, name, source]);
+    return claimIdentifiers(tx, person, card, { fresh: true, reasonDetails: details });
+  }
+  const person = await oldestPerson(tx, cardOwners);
+  for (const other of cardOwners) {
+    if (other === person) continue;
+    const via = card.find((c) => owners.get(idKey(c)) === other)!;
+    await mergePeople(tx, person, other, `shared_${via.kind}:${via.value}`, details);
+  }
+  return claimIdentifiers(tx, person, card, { reasonDetails: details });
+}
 
 /**
  * Finds or creates the person of every identifier of every entry and links them to the
@@ -56,61 +84,70 @@ export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], regi
   const wanted = new Map<string, Resolved & { source: string }>();
   for (const e of perDoc) {
     for (const r of e.resolved) {
-      const k = keyOf(r);
+      const k = idKey(r);
       const prev = wanted.get(k);
       if (!prev || (!prev.displayName && r.displayName)) wanted.set(k, { ...r, source: e.source });
     }
   }
   const result = new Map<string, string[]>();
   if (wanted.size === 0) return result;
-  const list = [...wanted.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+  const list = [...wanted.values()].sort((a, b) => (idKey(a) < idKey(b) ? -1 : 1));
+  let personOf = await identifierOwners(tx, list);
 
-  const found = await tx.query<{ kind: string; value_canonical: string; person_id: string; display_name: string }>(
-    `SELECT DISTINCT ON (pi.kind, pi.value_canonical) pi.kind, pi.value_canonical, p.person_id, p.display_name
-       FROM person_identifiers pi JOIN people p ON p.person_id = pi.person_id
-      WHERE (pi.kind, pi.value_canonical) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-        AND p.merged_into IS NULL AND NOT p.deleted
-      ORDER BY pi.kind, pi.value_canonical, pi.priority, p.created_at`,
-    [list.map((w) => w.kind), list.map((w) => w.value)],
-  );
-  const personOf = new Map<string, string>();
-  const renames: { id: string; name: string }[] = [];
-  for (const row of found.rows) {
-    const k = keyOf({ kind: row.kind, value: row.value_canonical });
-    personOf.set(k, row.person_id);
-    // A person first seen as a bare address gets a real name as soon as a source gives one.
-    const w = wanted.get(k);
-    if (w?.displayName && (row.display_name === w.raw || row.display_name === w.value)) {
-      renames.push({ id: row.person_id, name: w.displayName });
-    }
+  // Contact cards whose identifiers are not (yet) all on one person. The usual card — one the
+  // contact sync has already upserted — is settled and costs nothing here.
+  let merged = false;
+  for (const e of perDoc) {
+    const seen = new Set<string>();
+    const card = e.resolved.filter((r) => r.role === 'contact' && !seen.has(idKey(r)) && seen.add(idKey(r)));
+    if (card.length < 2) continue;
+    const owned = card.map((c) => personOf.get(idKey(c)));
+    if (owned.every((o) => o && o === owned[0])) continue;
+    const person = await settleCard(tx, e.docId, card, personOf, e.source);
+    merged = true;
+    for (const c of card) personOf.set(idKey(c), person);
   }
-  if (renames.length > 0) {
+  // Merges may have moved identifiers of other entries too: read their owners again.
+  if (merged) personOf = new Map([...personOf, ...(await identifierOwners(tx, list))]);
+
+  // A person first seen as a bare address gets a real name as soon as a source gives one.
+  const named = list.filter((w) => w.displayName && personOf.has(idKey(w)));
+  if (named.length > 0) {
     await tx.query(
-      `UPDATE people p SET display_name = x.name, updated_at = now()
-         FROM unnest($1::uuid[], $2::text[]) AS x(id, name) WHERE p.person_id = x.id`,
-      [renames.map((r) => r.id), renames.map((r) => r.name)],
+      `UPDATE people p SET display_name = n.name, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS n(person_id, name, raw, value)
+        WHERE p.person_id = n.person_id AND (p.display_name = n.raw OR p.display_name = n.value)
+          AND p.display_name <> n.name`,
+      [named.map((w) => personOf.get(idKey(w))), named.map((w) => w.displayName), named.map((w) => w.raw), named.map((w) => w.value)],
     );
   }
 
-  const created = list.filter((w) => !personOf.has(keyOf(w)));
+  // Unknown identifiers: one new person each, created in one statement. An identifier another
+  // transaction created meanwhile collides on the unique index; that person is used instead.
+  const created = list.filter((w) => !personOf.has(idKey(w)));
   if (created.length > 0) {
     const ids = created.map(() => newId());
     await tx.query(
       `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
       [ids, created.map((c) => c.displayName ?? c.raw), created.map((c) => c.source)],
     );
-    await tx.query(
+    const ins = await tx.query<{ kind: string; value_canonical: string }>(
       `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical, label)
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) ON CONFLICT DO NOTHING`,
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])
+       ON CONFLICT DO NOTHING RETURNING kind, value_canonical`,
       [ids, created.map((c) => c.kind), created.map((c) => c.raw), created.map((c) => c.value), created.map((c) => c.label)],
     );
-    created.forEach((c, i) => personOf.set(keyOf(c), ids[i]));
+    const inserted = new Set(ins.rows.map((r) => idKey({ kind: r.kind, value: r.value_canonical })));
+    for (let i = 0; i < created.length; i++) {
+      const c = created[i];
+      personOf.set(idKey(c), inserted.has(idKey(c)) ? ids[i] : await claimIdentifiers(tx, ids[i], [c], { fresh: true }));
+    }
   }
 
   const links = new Map<string, { doc: string; person: string; role: string }>();
   for (const e of perDoc) {
     for (const r of e.resolved) {
-      const person = personOf.get(keyOf(r))!;
+      const person = personOf.get(idKey(r))!;
       links.set(`${e.docId}\u0000${person}\u0000${r.role}`, { doc: e.docId, person, role: r.role });
       const ids = result.get(e.docId) ?? [];
       if (!ids.includes(person)) ids.push(person);

@@ -1,0 +1,94 @@
+/**
+ * Contact synchronisation (spec 4.4). The ingest route is registered behind the catalog token
+ * (CATALOG_TOKEN, falling back to AUTH_TOKEN: spec-notes A5); the export behind the gateway token.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Catalog } from '../../catalog/catalog.ts';
+import { DEFAULT_CONTACT_SOURCE, getChangeToken, ingestContacts } from '../../people/contacts.ts';
+import { decodeExportToken, planExport } from '../../people/records.ts';
+import { ValidationErrorBody } from '../../schemas/common.ts';
+import { ContactExportQuery, ContactIngestRequest, ContactIngestResponse } from '../../schemas/people.ts';
+
+export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.post(
+    '/catalog/contacts/ingest',
+    {
+      schema: {
+        tags: ['contacts'],
+        summary: 'Upsert or delete contact cards by (source, external_id); counts say what changed',
+        body: ContactIngestRequest,
+        response: { 200: ContactIngestResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) =>
+      ingestContacts(catalog, req.body, {
+        // The error code only: messages of constraint errors quote identifiers.
+        onCardError: (index, err) => req.log.warn({ index, code: (err as { code?: string }).code ?? 'error' }, 'contact card failed'),
+      }),
+  );
+
+  app.get(
+    '/catalog/contacts/change-token',
+    {
+      schema: {
+        tags: ['contacts'],
+        summary: 'The change token last stored for (source, device_id)',
+        querystring: Type.Object({
+          source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          device_id: Type.String({ minLength: 1, maxLength: 200 }),
+        }),
+        response: {
+          200: Type.Object({
+            source: Type.String(),
+            device_id: Type.String(),
+            change_token: Type.Union([Type.String(), Type.Null()]),
+            updated_at: Type.Union([Type.String(), Type.Null()]),
+          }),
+          422: ValidationErrorBody,
+        },
+      },
+    },
+    async (req) => {
+      const source = req.query.source ?? DEFAULT_CONTACT_SOURCE;
+      const t = await getChangeToken(catalog.db, source, req.query.device_id);
+      return { source, device_id: req.query.device_id, change_token: t?.change_token ?? null, updated_at: t?.updated_at ?? null };
+    },
+  );
+};
+
+export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.get(
+    '/catalog/contacts/export',
+    {
+      schema: {
+        tags: ['contacts'],
+        summary:
+          'Newline-delimited JSON, one person per line with identifiers, streamed in pages. ' +
+          'X-Since-Token-Next carries the token for the next incremental export.',
+        querystring: ContactExportQuery,
+        produces: ['application/x-ndjson'],
+        response: { 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      let since: string | null = null;
+      if (req.query.since_token !== undefined && !req.query.full) {
+        since = decodeExportToken(req.query.since_token);
+        if (!since) {
+          return reply.code(422).send({
+            detail: [{ loc: ['query', 'since_token'], msg: 'since_token is not a token this server issued nor an ISO 8601 timestamp', type: 'value_error' }],
+          });
+        }
+      }
+      const plan = await planExport(catalog.db, { since, full: req.query.full ?? false });
+      async function* lines() {
+        for await (const person of plan.pages) yield `${JSON.stringify(person)}\n`;
+      }
+      reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+      if (plan.nextToken) reply.header('x-since-token-next', plan.nextToken);
+      return reply.send(Readable.from(lines(), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
+    },
+  );
+};

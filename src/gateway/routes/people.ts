@@ -1,0 +1,72 @@
+/** People routes: search (spec 4.3), one person through merged ids, the merge log. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Catalog } from '../../catalog/catalog.ts';
+import { listMerges } from '../../people/merge.ts';
+import { getPerson } from '../../people/records.ts';
+import { searchPeople } from '../../people/search.ts';
+import { Uuid, ValidationErrorBody } from '../../schemas/common.ts';
+import { MergeListResponse, PeopleSearchQuery, PeopleSearchResponse, PersonDetailResponse } from '../../schemas/people.ts';
+
+const NotFound = Type.Object({ detail: Type.String() });
+
+export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  const db = catalog.db;
+
+  app.get(
+    '/search/people',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Find people by name, nickname, organisation, email or phone (any format)',
+        querystring: PeopleSearchQuery,
+        response: { 200: PeopleSearchResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const limit = req.query.limit ?? 20;
+      const offset = req.query.offset ?? 0;
+      const { results, total } = await searchPeople(db, { q: req.query.q, limit, offset, region: catalog.phoneRegion });
+      return { query: req.query.q ?? null, limit, offset, total, results };
+    },
+  );
+
+  app.get(
+    '/v1/people/merges',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Merges of people, newest first (optionally those involving one person)',
+        querystring: Type.Object({
+          person_id: Type.Optional(Uuid),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+          offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+        }),
+        response: { 200: MergeListResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const limit = req.query.limit ?? 50;
+      const offset = req.query.offset ?? 0;
+      const { merges, total } = await listMerges(db, { personId: req.query.person_id, limit, offset });
+      return { merges, total, limit, offset };
+    },
+  );
+
+  app.get(
+    '/v1/people/:person_id',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'A person with identifiers, addresses, urls and sources; a merged id answers with its survivor',
+        params: Type.Object({ person_id: Uuid }),
+        response: { 200: PersonDetailResponse, 404: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const person = await getPerson(db, req.params.person_id);
+      if (!person) return reply.code(404).send({ detail: 'Person not found' });
+      return person;
+    },
+  );
+};

@@ -1,0 +1,253 @@
+/**
+ * vCard import (issue 5, beyond the spec, for users off macOS): `.vcf` files of vCard 3.0 or 4.0
+ * (parsed by ical.js, which implements RFC 6350 and the 3.0 grammar) become contact cards and go
+ * through the same contact pipeline as the host collector: either in-process through a Catalog or
+ * over HTTP to a running gateway's POST /catalog/contacts/ingest.
+ *
+ * `memex import contacts.vcf` is wired by the CLI to `importVcfCommand(argv)`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import ICAL from 'ical.js';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { ContactIngestResponseT, PersonPayloadT } from '../schemas/people.ts';
+import { sha256Hex } from '../util/hash.ts';
+import { ingestContacts } from './contacts.ts';
+
+/** Largest .vcf accepted (cards with embedded photos are big, but not this big). */
+export const MAX_VCF_BYTES = 256 * 1024 * 1024;
+const LABEL_NOISE = new Set(['internet', 'pref', 'voice', 'x400', 'text', 'msg']);
+
+export interface VcfParseResult {
+  cards: PersonPayloadT[];
+  /** Cards that could not be read (no name, no identifier and nothing else usable). */
+  rejected: number;
+}
+
+type Prop = InstanceType<typeof ICAL.Property>;
+
+function strings(v: unknown): string[] {
+  if (Array.isArray(v)) return v.flatMap(strings);
+  if (v === null || v === undefined) return [];
+  return [String(v)];
+}
+
+function first(v: unknown): string | null {
+  const s = strings(v).map((x) => x.trim()).find(Boolean);
+  return s ?? null;
+}
+
+/** TYPE parameters minus the noise words; "pref" (3.0) or PREF=1 (4.0) marks the preferred value. */
+function labelAndPriority(prop: Prop, groupLabels: Map<string, string>): { label: string | null; priority: number } {
+  const types = strings(prop.getParameter('type')).flatMap((t) => t.split(',')).map((t) => t.trim().toLowerCase());
+  const pref = types.includes('pref') || String(prop.getParameter('pref') ?? '') === '1';
+  const group = (prop.toJSON()[1] as { group?: string }).group;
+  const label = (group && groupLabels.get(group.toLowerCase())) || types.find((t) => t && !LABEL_NOISE.has(t)) || null;
+  return { label, priority: pref ? 1 : 100 };
+}
+
+/** Apple's `_$!<Mobile>!$_` labels read as `mobile`. */
+function cleanLabel(s: string): string {
+  return s.replace(/^_\$!<(.+)>!\$_$/, '$1').trim().toLowerCase();
+}
+
+/** One vCard (any version) as a PersonPayloadModel, or null when nothing identifies it. */
+export function cardToPayload(jcard: unknown[]): PersonPayloadT | null {
+  const comp = new ICAL.Component(jcard as any);
+  const props = comp.getAllProperties();
+  const groupLabels = new Map<string, string>();
+  for (const p of props) {
+    const group = (p.toJSON()[1] as { group?: string }).group;
+    if (p.name === 'x-ablabel' && group) groupLabels.set(group.toLowerCase(), cleanLabel(String(p.getFirstValue())));
+  }
+  const get = (name: string) => props.filter((p) => p.name === name);
+  const n = get('n')[0]?.getFirstValue() as unknown;
+  const nParts = Array.isArray(n) ? n.map((x) => first(x)) : [first(n)];
+  const family = nParts[0] ?? null;
+  const given = nParts[1] ?? null;
+  const org = first(get('org')[0]?.getFirstValue());
+  const fn = first(get('fn')[0]?.getFirstValue());
+  const emails = get('email')
+    .map((p) => ({ value: first(p.getFirstValue()) ?? '', ...labelAndPriority(p, groupLabels) }))
+    .filter((e) => e.value)
+    .map((e) => ({ value: e.value.replace(/^mailto:/i, ''), value_raw: e.value, label: e.label, priority: e.priority }));
+  const phones = get('tel')
+    .map((p) => ({ value: first(p.getFirstValue()) ?? '', ...labelAndPriority(p, groupLabels) }))
+    .filter((t) => t.value)
+    .map((t) => ({ value: t.value.replace(/^tel:/i, ''), value_raw: t.value.replace(/^tel:/i, ''), label: t.label, priority: t.priority }));
+  const addresses = get('adr').map((p) => {
+    const v = p.getFirstValue() as unknown;
+    const parts = Array.isArray(v) ? v.map((x) => strings(x).join(' ').trim() || null) : [null, null, first(v)];
+    const [pobox, ext, street, city, region, postal, country] = parts;
+    const streetLine = [pobox, ext, street].filter(Boolean).join(', ') || null;
+    return { label: labelAndPriority(p, groupLabels).label, street: streetLine, city: city ?? null, region: region ?? null, postal_code: postal ?? null, country: country ?? null };
+  });
+  const urls = get('url')
+    .map((p) => ({ label: labelAndPriority(p, groupLabels).label, url: first(p.getFirstValue()) }))
+    .filter((u) => u.url);
+  const nicknames = get('nickname').flatMap((p) => p.getValues().flatMap(strings)).map((s) => s.trim()).filter(Boolean);
+  const notes = get('note').map((p) => first(p.getFirstValue())).filter(Boolean).join('\n') || null;
+  const photo = first(get('photo')[0]?.getFirstValue());
+  const display = fn ?? ([given, family].filter(Boolean).join(' ') || org || emails[0]?.value || phones[0]?.value || null);
+  if (!display) return null;
+  const uid = first(get('uid')[0]?.getFirstValue());
+  // Without a UID the card's identity is its name and identifiers, so a re-import finds it again.
+  const externalId =
+    uid ?? `vcf:${sha256Hex([display, given, family, org, ...emails.map((e) => e.value), ...phones.map((p) => p.value)].join('\u0000')).slice(0, 32)}`;
+  return {
+    external_id: externalId,
+    display_name: display,
+    given_name: given,
+    family_name: family,
+    organization: org,
+    nicknames,
+    notes,
+    photo_hash: photo ? sha256Hex(photo) : null,
+    emails,
+    phones,
+    addresses,
+    urls: urls as { label: string | null; url: string }[],
+    version: 1,
+    deleted: false,
+  };
+}
+
+/** Parses the text of a .vcf file (one or many cards, vCard 3.0 or 4.0). */
+export function parseVcf(text: string): VcfParseResult {
+  // Some exporters fold with bare LF or leave blank lines between cards; ical.js wants CRLF-free input it can unfold.
+  const parsed = ICAL.parse(text.replace(/\r\n/g, '\n').replace(/\n\s*\n/g, '\n')) as unknown;
+  const jcards = (Array.isArray(parsed) && parsed[0] === 'vcard' ? [parsed] : (parsed as unknown[])) as unknown[][];
+  const cards: PersonPayloadT[] = [];
+  let rejected = 0;
+  const seen = new Set<string>();
+  for (const j of jcards) {
+    const card = cardToPayload(j);
+    if (!card) {
+      rejected += 1;
+      continue;
+    }
+    // The same UID twice in one file: the later card wins.
+    if (seen.has(card.external_id)) cards.splice(cards.findIndex((c) => c.external_id === card.external_id), 1);
+    seen.add(card.external_id);
+    cards.push(card);
+  }
+  return { cards, rejected };
+}
+
+export interface ImportVcfOptions {
+  /** In-process pipeline (tests, the server itself). */
+  catalog?: Catalog;
+  /** Or a running gateway, e.g. http://127.0.0.1:8085. */
+  gatewayUrl?: string;
+  /** Bearer token for the gateway (CATALOG_TOKEN, or AUTH_TOKEN when no catalog token is set). */
+  token?: string;
+  /** Contact source name; default `vcard`. */
+  source?: string;
+  /** Device id the change token is kept under; default the file name. */
+  deviceId?: string;
+  /** Cards per request. */
+  batchSize?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ImportVcfResult extends Omit<ContactIngestResponseT, 'since_token_next'> {
+  cards: number;
+  rejected: number;
+}
+
+/** Reads a .vcf file and sends its cards through the contact pipeline; counts are summed. */
+export async function importVcf(file: string, opts: ImportVcfOptions): Promise<ImportVcfResult> {
+  const stat = fs.statSync(file);
+  if (!stat.isFile()) throw new Error(`${file} is not a file`);
+  if (stat.size > MAX_VCF_BYTES) throw new Error(`${file} is larger than ${MAX_VCF_BYTES} bytes`);
+  let parsed: VcfParseResult;
+  try {
+    parsed = parseVcf(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file} is not a readable vCard file: ${(err as Error).message}`);
+  }
+  return importCards(parsed, { deviceId: path.basename(file), ...opts });
+}
+
+export async function importCards(parsed: VcfParseResult, opts: ImportVcfOptions): Promise<ImportVcfResult> {
+  if (!opts.catalog && !opts.gatewayUrl) throw new Error('importVcf needs a catalog or a gatewayUrl');
+  const total = { accepted: 0, upserts: 0, deletes: 0, conflicts: 0, skipped: 0 };
+  const size = opts.batchSize ?? 200;
+  const source = opts.source ?? 'vcard';
+  const deviceId = opts.deviceId ?? 'vcard-import';
+  opts.onProgress?.(0, parsed.cards.length);
+  for (let i = 0; i < parsed.cards.length; i += size) {
+    const people = parsed.cards.slice(i, i + size);
+    const req = { source, device_id: deviceId, batch_id: `vcf-${i / size}`, since_token: null, people };
+    const res = opts.catalog ? await ingestContacts(opts.catalog, req) : await postBatch(opts.gatewayUrl!, opts.token, req);
+    for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += res[k];
+    opts.onProgress?.(Math.min(i + size, parsed.cards.length), parsed.cards.length);
+  }
+  return { ...total, cards: parsed.cards.length, rejected: parsed.rejected };
+}
+
+async function postBatch(base: string, token: string | undefined, body: unknown): Promise<ContactIngestResponseT> {
+  const res = await fetch(new URL('/catalog/contacts/ingest', base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`gateway answered ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as ContactIngestResponseT;
+}
+
+/**
+ * `memex import <file.vcf> [--gateway URL] [--token T] [--source NAME] [--device ID]`, with a
+ * progress bar on a terminal. Returns the process exit code.
+ */
+export async function importVcfCommand(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WriteStream = process.stderr,
+): Promise<number> {
+  const args = [...argv];
+  const opt = (name: string) => {
+    const i = args.indexOf(name);
+    if (i < 0) return undefined;
+    const v = args[i + 1];
+    args.splice(i, 2);
+    return v;
+  };
+  const gatewayUrl = opt('--gateway') ?? env.MEMEX_GATEWAY_URL ?? `http://127.0.0.1:${env.PORT ?? 8085}`;
+  const token = opt('--token') ?? env.CATALOG_TOKEN ?? env.AUTH_TOKEN;
+  const source = opt('--source');
+  const deviceId = opt('--device');
+  const file = args.find((a) => !a.startsWith('--'));
+  if (!file || args.some((a) => a.startsWith('--'))) {
+    out.write('usage: memex import <contacts.vcf> [--gateway URL] [--token TOKEN] [--source NAME] [--device ID]\n');
+    return 2;
+  }
+  // cli-progress ships no type declarations; it is only needed on a terminal.
+  const progressModule = 'cli-progress';
+  const { default: cliProgress } = (await import(progressModule)) as { default: any };
+  const bar = out.isTTY ? new cliProgress.SingleBar({ stream: out, format: 'contacts [{bar}] {value}/{total}' }, cliProgress.Presets.shades_classic) : null;
+  try {
+    const r = await importVcf(file, {
+      gatewayUrl,
+      token,
+      source,
+      deviceId,
+      onProgress: (done, total) => {
+        if (!bar) return;
+        if (done === 0) bar.start(total, 0);
+        else bar.update(done);
+      },
+    });
+    bar?.stop();
+    out.write(
+      `${r.cards} cards read (${r.rejected} unreadable): ${r.upserts} added or updated, ${r.skipped} unchanged, ` +
+        `${r.conflicts} conflicts\n`,
+    );
+    return r.conflicts > 0 ? 1 : 0;
+  } catch (err) {
+    bar?.stop();
+    out.write(`import failed: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,185 @@
+/** People, contact-sync and people-search models (gateway spec 2.5, 2.9, 4.3, 4.4; spec-notes A2.9). */
+import { Type, type Static } from '@sinclair/typebox';
+import { JsonObject, Nullable } from './common.ts';
+
+const Str = (max = 1000) => Type.String({ maxLength: max });
+const OptStr = (max = 1000) => Type.Optional(Nullable(Str(max)));
+
+export const ContactValue = Type.Object(
+  {
+    value: Type.String({ minLength: 1, maxLength: 500 }),
+    value_raw: OptStr(500),
+    label: OptStr(100),
+    priority: Type.Optional(Nullable(Type.Integer({ default: 100 }))),
+    verified: Type.Optional(Nullable(Type.Boolean({ default: true }))),
+  },
+  { title: 'ContactValueModel' },
+);
+export type ContactValueT = Static<typeof ContactValue>;
+
+export const ContactAddress = Type.Object(
+  {
+    label: OptStr(100),
+    street: OptStr(),
+    city: OptStr(200),
+    region: OptStr(200),
+    postal_code: OptStr(50),
+    country: OptStr(200),
+  },
+  { title: 'ContactAddressModel' },
+);
+export type ContactAddressT = Static<typeof ContactAddress>;
+
+export const ContactAddressSummary = Type.Object(
+  { label: Nullable(Type.String()), city: Nullable(Type.String()), region: Nullable(Type.String()), country: Nullable(Type.String()) },
+  { title: 'ContactAddressSummary' },
+);
+
+/** `value` is accepted as an alias of `url` (spec-notes A2.9). */
+export const ContactUrl = Type.Object(
+  { label: OptStr(100), url: OptStr(2000), value: OptStr(2000) },
+  { title: 'ContactUrlModel' },
+);
+export type ContactUrlT = Static<typeof ContactUrl>;
+
+export const PersonPayload = Type.Object(
+  {
+    external_id: Type.String({ minLength: 1, maxLength: 500 }),
+    display_name: Str(500),
+    given_name: OptStr(300),
+    family_name: OptStr(300),
+    organization: OptStr(500),
+    nicknames: Type.Optional(Nullable(Type.Array(Str(200), { maxItems: 50 }))),
+    notes: OptStr(20000),
+    photo_hash: OptStr(200),
+    emails: Type.Optional(Nullable(Type.Array(ContactValue, { maxItems: 100 }))),
+    phones: Type.Optional(Nullable(Type.Array(ContactValue, { maxItems: 100 }))),
+    addresses: Type.Optional(Nullable(Type.Array(ContactAddress, { maxItems: 50 }))),
+    urls: Type.Optional(Nullable(Type.Array(ContactUrl, { maxItems: 50 }))),
+    change_token: OptStr(4000),
+    version: Type.Optional(Type.Integer({ minimum: 0, default: 1 })),
+    deleted: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { title: 'PersonPayloadModel' },
+);
+export type PersonPayloadT = Static<typeof PersonPayload>;
+
+export const ContactIngestRequest = Type.Object(
+  {
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'host_contacts' })),
+    device_id: Type.String({ minLength: 1, maxLength: 200 }),
+    since_token: OptStr(4000),
+    batch_id: Type.String({ minLength: 1, maxLength: 200 }),
+    people: Type.Array(PersonPayload, { maxItems: 5000 }),
+    self_identifier: OptStr(500),
+  },
+  { title: 'ContactIngestRequest' },
+);
+export type ContactIngestRequestT = Static<typeof ContactIngestRequest>;
+
+export const ContactIngestResponse = Type.Object(
+  {
+    accepted: Type.Integer(),
+    upserts: Type.Integer(),
+    deletes: Type.Integer(),
+    conflicts: Type.Integer(),
+    skipped: Type.Integer(),
+    since_token_next: Nullable(Type.String()),
+  },
+  { title: 'ContactIngestResponse' },
+);
+export type ContactIngestResponseT = Static<typeof ContactIngestResponse>;
+
+export const ContactExportQuery = Type.Object({
+  since_token: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  full: Type.Optional(Type.Boolean({ default: false })),
+});
+
+export const PeopleSearchQuery = Type.Object({
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+
+export const PeopleSearchHit = Type.Object(
+  {
+    person_id: Type.String(),
+    display_name: Type.String(),
+    given_name: Nullable(Type.String()),
+    family_name: Nullable(Type.String()),
+    organization: Nullable(Type.String()),
+    nicknames: Type.Array(Type.String()),
+    emails: Type.Array(Type.String()),
+    phones: Type.Array(Type.String()),
+    addresses: Type.Array(ContactAddressSummary),
+  },
+  { title: 'PeopleSearchHit' },
+);
+export type PeopleSearchHitT = Static<typeof PeopleSearchHit>;
+
+export const PeopleSearchResponse = Type.Object(
+  {
+    query: Nullable(Type.String()),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    total: Type.Integer(),
+    results: Type.Array(PeopleSearchHit),
+  },
+  { title: 'PeopleSearchResponse' },
+);
+
+export const PersonIdentifier = Type.Object({
+  kind: Type.String(),
+  value_raw: Type.String(),
+  value_canonical: Type.String(),
+  label: Nullable(Type.String()),
+  priority: Type.Integer(),
+  verified: Type.Boolean(),
+});
+
+/** A person as GET /v1/people/{id} and the export return it. */
+export const PersonRecord = Type.Object(
+  {
+    person_id: Type.String(),
+    display_name: Type.String(),
+    given_name: Nullable(Type.String()),
+    family_name: Nullable(Type.String()),
+    organization: Nullable(Type.String()),
+    nicknames: Type.Array(Type.String()),
+    notes: Nullable(Type.String()),
+    photo_hash: Nullable(Type.String()),
+    source: Type.String(),
+    version: Type.Integer(),
+    deleted: Type.Boolean(),
+    merged_into: Nullable(Type.String()),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    identifiers: Type.Array(PersonIdentifier),
+    emails: Type.Array(Type.String()),
+    phones: Type.Array(Type.String()),
+    addresses: Type.Array(ContactAddress),
+    urls: Type.Array(Type.Object({ label: Type.String(), url: Type.String() })),
+    sources: Type.Array(Type.Object({ source: Type.String(), external_id: Type.String(), deleted: Type.Boolean() })),
+  },
+  { title: 'PersonRecord' },
+);
+export type PersonRecordT = Static<typeof PersonRecord>;
+
+export const PersonDetailResponse = Type.Intersect(
+  [PersonRecord, Type.Object({ requested_id: Type.String(), merged_from: Type.Array(Type.String()) })],
+  { title: 'PersonDetailResponse' },
+);
+
+export const MergeRecord = Type.Object({
+  merge_id: Type.String(),
+  target_person_id: Type.String(),
+  source_person_id: Type.String(),
+  reason: Type.String(),
+  details: JsonObject,
+  created_at: Type.String(),
+});
+
+export const MergeListResponse = Type.Object(
+  { merges: Type.Array(MergeRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() },
+  { title: 'PersonMergeList' },
+);
