@@ -17,6 +17,7 @@ import { gatewayClientFromConfig, type GatewayClient } from './gateway-client.ts
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
 import { builtinStubs, ModuleRegistry, type AgentContext, type ModuleFactory } from './modules.ts';
 import { emailModule } from './routes/email.ts';
+import { emailImapModule, emailLocalModule } from './collectors/email/index.ts';
 import { ocrModule } from './routes/ocr.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
 
@@ -100,6 +101,8 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   const registry = new ModuleRegistry();
   registry.register(ocrModule(context));
   registry.register(emailModule(context));
+  registry.register(emailLocalModule(context));
+  registry.register(emailImapModule(context));
   for (const stub of builtinStubs(context)) registry.register(stub);
   for (const factory of opts.modules ?? []) registry.register(factory(context));
   app.decorate('agent', { context, modules: registry });
