@@ -94,6 +94,8 @@ export interface AgentConfig {
       max_attachment_bytes: number;
       /** Gateway submissions in flight at once during a collector run. */
       submit_concurrency: number;
+      /** Documents per gateway request: 1 sends POST <ingest_path> per message, more uses <ingest_path>:batch. */
+      batch_size: number;
       state: {
         clear_on_new_run: boolean;
         run_state_path: string;
@@ -172,6 +174,7 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         upload_attachments: true,
         max_attachment_bytes: 25 * 1024 * 1024,
         submit_concurrency: 4,
+        batch_size: 1,
         state: {
           clear_on_new_run: true,
           run_state_path: path.join(state, 'email_collector_state_run.json'),
@@ -354,7 +357,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   }
 
   const mail = m('mail');
-  r.onlyKeys(mail, ['enabled', 'redact_pii', 'allowed_roots', 'filters', 'sources', 'state', 'upload_attachments', 'max_attachment_bytes', 'submit_concurrency'], 'modules.mail');
+  r.onlyKeys(mail, ['enabled', 'redact_pii', 'allowed_roots', 'filters', 'sources', 'state', 'upload_attachments', 'max_attachment_bytes', 'submit_concurrency', 'batch_size'], 'modules.mail');
   const filters = r.obj(mail, 'filters', 'modules.mail.filters') ?? {};
   r.onlyKeys(filters, ['combination_mode', 'default_action', 'files', 'inline'], 'modules.mail.filters');
   const inline = filters.inline;
@@ -467,6 +470,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
         upload_attachments: r.bool(mail, 'upload_attachments', 'modules.mail', true),
         max_attachment_bytes: r.int(mail, 'max_attachment_bytes', 'modules.mail', d.modules.mail.max_attachment_bytes, 0),
         submit_concurrency: r.int(mail, 'submit_concurrency', 'modules.mail', d.modules.mail.submit_concurrency, 1, 32),
+        batch_size: r.int(mail, 'batch_size', 'modules.mail', d.modules.mail.batch_size, 1, 1000),
         state: {
           clear_on_new_run: r.bool(st, 'clear_on_new_run', 'modules.mail.state', true),
           run_state_path: r.path(st, 'run_state_path', 'modules.mail.state', d.modules.mail.state.run_state_path),

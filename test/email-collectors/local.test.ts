@@ -292,3 +292,28 @@ describe('a 20 MB message', () => {
     expect(docs[0].metadata.attachments[0]).toMatchObject({ filename: 'archive.bin', size: 15728640 });
   });
 });
+
+describe('batch submission (modules.mail.batch_size > 1 uses POST /v1/ingest:batch)', () => {
+  it('sends batches, maps per-item results, and a second run sends nothing', async () => {
+    const root = tmpDir('memex-mail-batch-');
+    const stateDir = tmpDir('memex-mail-batch-state-');
+    writeTree(root, [
+      ...Array.from({ length: 25 }, (_, i) => ({ rel: `Box.mbox/Messages/${i}.emlx`, bytes: emlx(simpleMessage(600 + i)) })),
+      { rel: 'Box.mbox/Messages/zz.emlx', bytes: emlx(simpleMessage(600)) }, // same message again: not resent
+    ]);
+    const app = await agentWith(
+      mailConfig(stateDir, { sources: [{ id: 'apple', type: 'local', source_path: root }], batch_size: 10, submit_concurrency: 2 }, live.url),
+      splitGatewayClient(live.url, recorder.url),
+    );
+    const first = await run(app, { simulate_path: root });
+    expect(first.json.status).toBe('completed');
+    expect(first.json.stats).toMatchObject({ documents_submitted: 25, documents_accepted: 25, documents_duplicate: 0, documents_skipped_already_accepted: 1 });
+    const docs = await catalogDocs('email:msg-6__@example.org');
+    expect(docs).toHaveLength(25);
+    const batches = await live.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ingest_batches`);
+    expect(batches.rows[0].n).toBeGreaterThanOrEqual(3);
+    const second = await run(app, { simulate_path: root });
+    expect(second.json.stats.documents_submitted).toBe(0);
+    await app.close();
+  });
+});

@@ -37,7 +37,13 @@ import {
   type PersistedState,
   type RunStateEntry,
 } from './run-state.ts';
-import { submitEmail, type SubmitOutcome } from './submit.ts';
+import { submitEmailBatch, type BatchItem, type SubmitOutcome } from './submit.ts';
+
+interface PendingItem extends BatchItem {
+  entry: RunStateEntry;
+  file: string;
+  st: fs.Stats;
+}
 
 export interface LocalRunStats {
   messages_processed: number;
@@ -265,6 +271,24 @@ export class LocalEmailCollector {
       const keysThisRun = new Set<string>();
       let sinceSave = 0;
       stats.files_found = files.length;
+      let pending: PendingItem[] = [];
+      // Sends the pending messages (one request, or one batch) without waiting for the answer, keeping at
+      // most submit_concurrency requests in flight; parsing goes on meanwhile.
+      const flush = async () => {
+        if (!pending.length) return;
+        const items = pending;
+        pending = [];
+        const p = this.submitItems(items, state, stats, warnings).finally(() => {
+          inFlight.delete(p);
+          sinceSave += items.length;
+          if (sinceSave >= 200) {
+            sinceSave = 0;
+            saveState(stateCfg.run_state_path, state);
+          }
+        });
+        inFlight.add(p);
+        if (inFlight.size >= mail.submit_concurrency) await Promise.race(inFlight);
+      };
 
       for (const file of files) {
         if (stats.messages_processed + stats.errors_encountered >= limit) break;
@@ -329,16 +353,10 @@ export class LocalEmailCollector {
         entry.mailbox = mailbox;
         state.entries[key] = entry;
 
-        const p = this.submitOne(built, msg, entry, file, st, state, stats, warnings).finally(() => {
-          inFlight.delete(p);
-          if (++sinceSave >= 200) {
-            sinceSave = 0;
-            saveState(stateCfg.run_state_path, state);
-          }
-        });
-        inFlight.add(p);
-        if (inFlight.size >= mail.submit_concurrency) await Promise.race(inFlight);
+        pending.push({ built, attachments: msg.attachments, entry, file, st });
+        if (pending.length >= mail.batch_size) await flush();
       }
+      await flush();
       await Promise.all(inFlight);
       saveState(stateCfg.run_state_path, state);
     } catch (err) {
@@ -370,29 +388,25 @@ export class LocalEmailCollector {
     return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings };
   }
 
-  private async submitOne(
-    built: BuiltEmail,
-    msg: CollectedMessage,
-    entry: RunStateEntry,
-    file: string,
-    st: fs.Stats,
-    state: PersistedState,
-    stats: LocalRunStats,
-    warnings: string[],
-  ): Promise<void> {
+  private async submitItems(items: PendingItem[], state: PersistedState, stats: LocalRunStats, warnings: string[]): Promise<void> {
     const { config, gateway, metrics } = this.deps;
     const mail = config.modules.mail;
+    for (const it of items) {
+      it.entry.status = 'submitted';
+      it.entry.attempts++;
+      it.entry.last_attempt_at = new Date().toISOString();
+      stats.documents_submitted++;
+      metrics.emailLocalSubmittedTotal.inc({ mailbox: it.entry.mailbox ?? 'mail' });
+    }
+    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes });
+    items.forEach((it, i) => this.applyOutcome(it, outs[i], state, stats, warnings));
+  }
+
+  private applyOutcome(it: PendingItem, out: SubmitOutcome, state: PersistedState, stats: LocalRunStats, warnings: string[]): void {
+    const { config, metrics } = this.deps;
+    const mail = config.modules.mail;
+    const { built, entry, file, st } = it;
     const mailbox = entry.mailbox ?? 'mail';
-    entry.status = 'submitted';
-    entry.attempts++;
-    entry.last_attempt_at = new Date().toISOString();
-    stats.documents_submitted++;
-    metrics.emailLocalSubmittedTotal.inc({ mailbox });
-    const out: SubmitOutcome = await submitEmail(gateway, built, {
-      attachments: msg.attachments,
-      uploadAttachments: mail.upload_attachments,
-      maxAttachmentBytes: mail.max_attachment_bytes,
-    });
     metrics.emailLocalSubmissionLatencyMs.observe({ mailbox }, out.latencyMs);
     stats.attachments_uploaded += out.attachmentsUploaded;
     for (const s of out.attachmentsSkipped) warnings.push(`Attachment not uploaded from ${path.basename(file)}: ${s}`);
