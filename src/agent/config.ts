@@ -34,6 +34,8 @@ export interface MailSourceConfig {
   host?: string;
   port?: number;
   tls: boolean;
+  /** With tls false: true (default) requires a STARTTLS upgrade; false allows cleartext (loopback test servers). */
+  starttls: boolean;
   username?: string;
   auth?: { kind: 'app_password' | 'xoauth2'; secret_ref?: string };
   folders: string[];
@@ -106,6 +108,14 @@ export interface AgentConfig {
       allowed_roots: string[];
       filters: { combination_mode: 'any' | 'all'; default_action: 'include' | 'exclude'; files: string[]; inline: unknown[] };
       sources: MailSourceConfig[];
+      /** Upload attachments of local messages through ingest_file_path (email collectors). */
+      upload_attachments: boolean;
+      /** Attachments larger than this are not uploaded (listed in metadata and warnings instead). */
+      max_attachment_bytes: number;
+      /** Gateway submissions in flight at once during a collector run. */
+      submit_concurrency: number;
+      /** Documents per gateway request: 1 sends POST <ingest_path> per message, more uses <ingest_path>:batch. */
+      batch_size: number;
       state: {
         clear_on_new_run: boolean;
         run_state_path: string;
@@ -190,6 +200,10 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         allowed_roots: [],
         filters: { combination_mode: 'any', default_action: 'include', files: [], inline: [] },
         sources: [],
+        upload_attachments: true,
+        max_attachment_bytes: 25 * 1024 * 1024,
+        submit_concurrency: 4,
+        batch_size: 1,
         state: {
           clear_on_new_run: true,
           run_state_path: path.join(state, 'email_collector_state_run.json'),
@@ -372,7 +386,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   }
 
   const mail = m('mail');
-  r.onlyKeys(mail, ['enabled', 'redact_pii', 'allowed_roots', 'filters', 'sources', 'state'], 'modules.mail');
+  r.onlyKeys(mail, ['enabled', 'redact_pii', 'allowed_roots', 'filters', 'sources', 'state', 'upload_attachments', 'max_attachment_bytes', 'submit_concurrency', 'batch_size'], 'modules.mail');
   const filters = r.obj(mail, 'filters', 'modules.mail.filters') ?? {};
   r.onlyKeys(filters, ['combination_mode', 'default_action', 'files', 'inline'], 'modules.mail.filters');
   const inline = filters.inline;
@@ -389,7 +403,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     const at = `modules.mail.sources[${i}]`;
     if (typeof s !== 'object' || s === null || Array.isArray(s)) r.fail(at, 'must be a mapping', s);
     const o = s as Obj;
-    r.onlyKeys(o, ['id', 'type', 'enabled', 'source_path', 'host', 'port', 'tls', 'username', 'auth', 'folders', 'redact_pii'], at);
+    r.onlyKeys(o, ['id', 'type', 'enabled', 'source_path', 'host', 'port', 'tls', 'starttls', 'username', 'auth', 'folders', 'redact_pii'], at);
     const id = r.str(o, 'id', at, '');
     if (!id) r.fail(`${at}.id`, 'is required', o.id);
     if (seen.has(id)) r.fail(`${at}.id`, 'must be unique among sources', id);
@@ -400,6 +414,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
       type,
       enabled: r.bool(o, 'enabled', at, true),
       tls: r.bool(o, 'tls', at, true),
+      starttls: r.bool(o, 'starttls', at, true),
       folders: r.strList(o, 'folders', at, []),
     };
     if (type === 'local') {
@@ -416,7 +431,9 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     if (a) {
       r.onlyKeys(a, ['kind', 'secret_ref'], `${at}.auth`);
       const ref = r.optStr(a, 'secret_ref', `${at}.auth`);
-      if (ref !== undefined && !/^keychain:\/\/[^/]+\/.+/.test(ref)) r.fail(`${at}.auth.secret_ref`, 'must look like keychain://<service>/<account>', ref);
+      if (ref !== undefined && !/^(keychain:\/\/[^/]+\/.+|env:\/\/[A-Za-z_][A-Za-z0-9_]*|file:\/\/.+)$/.test(ref)) {
+        r.fail(`${at}.auth.secret_ref`, 'must look like keychain://<service>/<account>, env://NAME or file://PATH', ref);
+      }
       source.auth = { kind: r.oneOf(a, 'kind', `${at}.auth`, 'app_password', ['app_password', 'xoauth2'] as const), secret_ref: ref };
     }
     const red = r.redact(o, 'redact_pii', at, undefined);
@@ -484,6 +501,10 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
           inline: (inline as unknown[] | undefined) ?? [],
         },
         sources,
+        upload_attachments: r.bool(mail, 'upload_attachments', 'modules.mail', true),
+        max_attachment_bytes: r.int(mail, 'max_attachment_bytes', 'modules.mail', d.modules.mail.max_attachment_bytes, 0),
+        submit_concurrency: r.int(mail, 'submit_concurrency', 'modules.mail', d.modules.mail.submit_concurrency, 1, 32),
+        batch_size: r.int(mail, 'batch_size', 'modules.mail', d.modules.mail.batch_size, 1, 1000),
         state: {
           clear_on_new_run: r.bool(st, 'clear_on_new_run', 'modules.mail.state', true),
           run_state_path: r.path(st, 'run_state_path', 'modules.mail.state', d.modules.mail.state.run_state_path),

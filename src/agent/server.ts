@@ -17,6 +17,7 @@ import { gatewayClientFromConfig, type GatewayClient } from './gateway-client.ts
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
 import { builtinStubs, ModuleRegistry, type AgentContext, type ModuleFactory } from './modules.ts';
 import { emailModule } from './routes/email.ts';
+import { emailImapModule, emailLocalModule } from './collectors/email/index.ts';
 import { ocrModule } from './routes/ocr.ts';
 import { chatappModule } from './collectors/chatapp/module.ts';
 import { fswatchModule } from './collectors/fswatch/module.ts';
@@ -102,6 +103,8 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   const registry = new ModuleRegistry();
   registry.register(ocrModule(context));
   registry.register(emailModule(context));
+  registry.register(emailLocalModule(context));
+  registry.register(emailImapModule(context));
   for (const stub of builtinStubs(context)) registry.register(stub);
   // Collectors replace their stubs (same name).
   registry.register(chatappModule(context));

@@ -15,6 +15,7 @@ commands:
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md
   ingest PATH...                      upload files and folders to the running server (docs/files.md)
   import FILE.vcf                     import vCard 3.0/4.0 contacts into the running server (docs/people.md)
+  import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)
   status                              embedding queue: counts per status, throughput, queue age
   reindex --failed                    put failed chunks back in the embedding queue
   reindex --model NAME                re-embed everything with another model (the old vectors serve
@@ -125,6 +126,11 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'import': {
+      if (rest[0] === 'mail') {
+        const { runMailImport } = await import('../agent/collectors/email/import-cli.ts');
+        process.exitCode = await runMailImport(rest.slice(1));
+        return;
+      }
       const { importVcfCommand } = await import('../people/vcard.ts');
       process.exitCode = await importVcfCommand(rest);
       return;

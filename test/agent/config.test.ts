@@ -109,7 +109,7 @@ modules:
     expect(loadError('modules:\n  mail:\n    redact_pii: { emails: 1 }\n')).toMatch(/modules\.mail\.redact_pii\.emails must be true or false/);
     expect(loadError('modules:\n  mail:\n    sources:\n      - { id: a, type: pop3 }\n')).toMatch(/modules\.mail\.sources\[0\]\.type must be one of local, imap/);
     expect(loadError('modules:\n  mail:\n    sources:\n      - { id: a, type: local }\n')).toMatch(/sources\[0\]\.source_path is required/);
-    expect(loadError('modules:\n  mail:\n    sources:\n      - { id: a, type: imap, host: h, auth: { secret_ref: "env://X" } }\n')).toMatch(/keychain:\/\//);
+    expect(loadError('modules:\n  mail:\n    sources:\n      - { id: a, type: imap, host: h, auth: { secret_ref: "vault://X" } }\n')).toMatch(/keychain:\/\//);
     expect(loadError('gateway:\n  base_url: ftp://x\n')).toMatch(/gateway\.base_url must be an http\(s\) URL/);
     expect(loadError('host: 0.0.0.0\n')).toMatch(/host must be a loopback address/);
     expect(loadError('modules: [1, 2]\n')).toMatch(/modules must be a mapping/);

@@ -1,0 +1,271 @@
+/**
+ * The email document sent to the gateway (host-agent spec §2.6, spec-notes B2.6) and the meta of its
+ * attachment uploads. Pure functions: the same message always gives the same payload and keys.
+ *
+ * Determinism matters twice: the collector's own idempotency key (SHA-256 of
+ * `source_type:source_id:text_hash`) and the memex gateway's key, which it computes from the text AND
+ * the metadata. So metadata holds nothing that changes between runs (no run time, no file path, no
+ * IMAP UID): a resend of an unchanged message is a duplicate, never a new version.
+ */
+import crypto from 'node:crypto';
+import type { RedactOptions } from '../../config.ts';
+import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
+import type { FileUploadMeta } from '../../gateway-client.ts';
+import { cleanEmailBody } from './clean-body.ts';
+import type { CollectedMessage, MailAddress, MailAttachment } from './message.ts';
+
+export const SNIPPET_CHARS = 280;
+
+export function sha256(data: string | Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** `<id@host>` -> `id@host` (trimmed, surrounding angle brackets removed). */
+export function normaliseMessageId(id: string | null | undefined): string | null {
+  if (!id) return null;
+  const s = id.trim().replace(/^<+/, '').replace(/>+$/, '').trim();
+  return s === '' ? null : s;
+}
+
+/** CRLF/CR -> LF and trimmed: the text whose hash is the document's text_hash. */
+export function normaliseBody(text: string): string {
+  return text.replace(/\r\n?/g, '\n').trim();
+}
+
+/**
+ * UUID from the first 16 bytes of SHA-256(name) with the version nibble set to 5 and the RFC 4122
+ * variant bits (10xx) — the spec's deterministic thread id.
+ */
+export function uuidFromName(name: string): string {
+  const b = crypto.createHash('sha256').update(name).digest().subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x50;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export interface EmailPerson {
+  identifier: string;
+  identifier_type: 'email';
+  role: 'sender' | 'recipient';
+  display_name: string | null;
+}
+
+/** From and Sender are senders; To, Cc and Bcc recipients. Lower-cased, first occurrence wins. */
+export function emailPeople(msg: Pick<CollectedMessage, 'from' | 'sender' | 'to' | 'cc' | 'bcc'>): EmailPerson[] {
+  const out: EmailPerson[] = [];
+  const seen = new Set<string>();
+  const add = (list: MailAddress[], role: EmailPerson['role']) => {
+    for (const a of list) {
+      const id = a.address.trim().toLowerCase();
+      if (!id || seen.has(id)) continue;
+      seen.add(id);
+      out.push({ identifier: id, identifier_type: 'email', role, display_name: a.name?.trim() || null });
+    }
+  };
+  add(msg.from, 'sender');
+  add(msg.sender, 'sender');
+  add(msg.to, 'recipient');
+  add(msg.cc, 'recipient');
+  add(msg.bcc, 'recipient');
+  return out;
+}
+
+/**
+ * A relevance score in 0..1 (the spec names the field, not the formula): noise 0.2; messages that ask
+ * for something (bills, appointments, action required) 0.8; receipts and orders 0.6; others 0.5.
+ */
+export function relevanceScore(noise: boolean, intent: IntentClassification): number {
+  if (noise) return 0.2;
+  switch (intent.primaryIntent) {
+    case 'bill':
+    case 'appointment':
+    case 'actionRequired':
+      return 0.8;
+    case 'receipt':
+    case 'orderConfirmation':
+      return 0.6;
+    case 'promotional':
+    case 'newsletter':
+      return 0.3;
+    default:
+      return 0.5;
+  }
+}
+
+export interface EmailSourceInfo {
+  /** `email_local` for local stores and imports, `email` for IMAP. */
+  sourceType: 'email_local' | 'email';
+  /** source_id prefix: `email` (local), `email_imap/<account>` (IMAP). */
+  prefix: string;
+  redaction: RedactOptions;
+  /** Mailbox / folder name, kept in metadata (stable between runs). */
+  mailbox?: string | null;
+  /** Used when the message has no Date header (e.g. the IMAP internal date); UTC ISO. */
+  fallbackTimestamp?: string | null;
+}
+
+export interface EmailDocument {
+  source_type: 'email_local' | 'email';
+  source_id: string;
+  title: string | null;
+  canonical_uri: string | null;
+  content: { mime_type: 'text/plain'; data: string; encoding: null };
+  people: EmailPerson[];
+  metadata: Record<string, unknown>;
+  content_timestamp?: string;
+  content_timestamp_type: 'received';
+  thread_id?: string;
+  thread?: {
+    external_id: string;
+    source_type: 'email';
+    title: string | null;
+    participants: EmailPerson[];
+    metadata: { message_ids: string; subject: string | null };
+  };
+  relevance_score: number;
+  intent: Record<string, unknown>;
+}
+
+export interface BuiltEmail {
+  document: EmailDocument;
+  /** The collector idempotency key: SHA-256 of `source_type:source_id:text_hash`. */
+  idempotencyKey: string;
+  /** SHA-256 of the normalised body before redaction. */
+  textHash: string;
+  messageId: string | null;
+  /** The `<message_id_or_hash>` part of attachment keys and paths. */
+  messageKey: string;
+}
+
+/** source_id suffix used when two different messages share one Message-ID (see `withSourceIdSuffix`). */
+export function disambiguatedSourceId(sourceId: string, textHash: string): string {
+  return `${sourceId}#${textHash.slice(0, 16)}`;
+}
+
+export function documentKey(sourceType: string, sourceId: string, textHash: string): string {
+  return sha256(`${sourceType}:${sourceId}:${textHash}`);
+}
+
+/**
+ * Builds the §2.6 payload. `sourceIdOverride` lets a collector give a colliding Message-ID a distinct
+ * source id (two different messages with one Message-ID must not overwrite each other).
+ */
+export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, opts: { sourceIdOverride?: string } = {}): BuiltEmail {
+  const body = cleanEmailBody(msg.text, msg.html);
+  let text = normaliseBody(body.text);
+  const bodyEmpty = text === '';
+  // The gateway refuses an empty text. A message with no words (only attachments, or empty) still is a
+  // message: its subject (or a marker) stands in, flagged in metadata, instead of losing it.
+  if (bodyEmpty) text = normaliseBody(msg.subject ?? '') || '(no text)';
+  const textHash = sha256(text);
+  const redacted = redactPii(text, src.redaction);
+
+  const messageId = normaliseMessageId(msg.messageId);
+  const fromFirst = msg.from[0]?.address.toLowerCase() ?? null;
+  const epoch = msg.date ? String(Math.floor(Date.parse(msg.date) / 1000)) : null;
+  const fallbackParts = [epoch, msg.subject, fromFirst].filter((p): p is string => p !== null && p !== '');
+  const messageKey = messageId ?? sha256(fallbackParts.length ? fallbackParts.join('|') : textHash);
+  const sourceId = opts.sourceIdOverride ?? `${src.prefix}:${messageKey}`;
+
+  const noise = isNoiseEmail({ subject: msg.subject, from: msg.from.map((a) => a.address), listUnsubscribe: msg.listUnsubscribe });
+  // Intent runs on the redacted text so extracted entities never carry what redaction removed.
+  const intent = classifyIntent({ subject: msg.subject ?? '', body: redacted, sender: msg.from[0]?.address ?? null });
+  const relevance = relevanceScore(noise, intent);
+  const intentSnake = {
+    primary_intent: intent.primaryIntent,
+    confidence: intent.confidence,
+    secondary_intents: intent.secondaryIntents,
+    extracted_entities: intent.extractedEntities,
+  };
+  const people = emailPeople(msg);
+  const references = msg.references.map(normaliseMessageId).filter((r): r is string => r !== null);
+  const inReplyTo = normaliseMessageId(msg.inReplyTo);
+  const attachments = msg.attachments;
+
+  const metadata: Record<string, unknown> = {
+    message_id: messageId,
+    subject: msg.subject,
+    snippet: Array.from(redacted).length > SNIPPET_CHARS ? `${Array.from(redacted).slice(0, SNIPPET_CHARS).join('')}...` : redacted,
+    content_hash: textHash,
+    in_reply_to: inReplyTo,
+    references,
+    has_attachments: attachments.length > 0,
+    attachment_count: attachments.length,
+    attachments: attachments.map((a) => ({ filename: a.filename, mime_type: a.mimeType, size: a.size, sha256: a.sha256 })),
+    intent: intentSnake,
+    relevance_score: relevance,
+    is_noise: noise,
+    list_unsubscribe: msg.listUnsubscribe,
+    date_offset: msg.dateOffset,
+    body_processed: true,
+    body_source: body.source,
+  };
+  if (src.mailbox) metadata.mailbox = src.mailbox;
+  if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
+  if (bodyEmpty) metadata.body_empty = true;
+
+  const doc: EmailDocument = {
+    source_type: src.sourceType,
+    source_id: sourceId,
+    title: msg.subject,
+    canonical_uri: messageId ? `message://${encodeURIComponent(messageId)}` : null,
+    content: { mime_type: 'text/plain', data: redacted, encoding: null },
+    people,
+    metadata,
+    content_timestamp_type: 'received',
+    relevance_score: relevance,
+    intent: intentSnake,
+  };
+  const ts = msg.date ?? src.fallbackTimestamp ?? null;
+  if (ts) doc.content_timestamp = ts;
+
+  // Thread: only with threading headers (In-Reply-To / References).
+  if (inReplyTo || references.length) {
+    const ids = [...new Set([messageId, inReplyTo, ...references].filter((x): x is string => x !== null))].sort();
+    const externalId = `email-thread:${sha256(ids.join('|'))}`;
+    doc.thread_id = uuidFromName(externalId);
+    doc.thread = {
+      external_id: externalId,
+      source_type: 'email',
+      title: msg.subject,
+      participants: people,
+      metadata: { message_ids: ids.join(','), subject: msg.subject },
+    };
+  }
+
+  return {
+    document: doc,
+    idempotencyKey: documentKey(src.sourceType, sourceId, textHash),
+    textHash,
+    messageId,
+    messageKey,
+  };
+}
+
+export interface AttachmentUpload {
+  meta: FileUploadMeta;
+  idempotencyKey: string;
+  data: Buffer;
+}
+
+/** Upload meta of §2.6 for each attachment (`email-attachment:<message_id_or_hash>:<file_sha256>`). */
+export function attachmentUploads(built: BuiltEmail, attachments: MailAttachment[]): AttachmentUpload[] {
+  const intent = built.document.intent as { primary_intent: string; confidence: number };
+  return attachments.map((a, i) => {
+    const filename = a.filename?.replace(/[/\\\0]/g, '_') || `attachment-${i + 1}`;
+    const meta: FileUploadMeta = {
+      source: built.document.source_type,
+      path: `${built.document.source_type}/${built.messageKey}/${filename}`,
+      filename,
+      mime_type: a.mimeType,
+      sha256: a.sha256,
+      size: a.size,
+      message_id: built.messageId ?? built.messageKey,
+      intent: { primary_intent: intent.primary_intent, confidence: intent.confidence },
+      relevance_score: built.document.relevance_score,
+    };
+    if (a.contentId) meta.content_id = normaliseMessageId(a.contentId) ?? a.contentId;
+    return { meta, idempotencyKey: `email-attachment:${built.messageKey}:${a.sha256}`, data: a.content };
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Agent modules of the email collectors: `email_local` (POST /v1/collectors/email_local:run, GET
+ * /v1/collectors/email_local/state) and `email_imap` (POST /v1/collectors/email_imap:run). Both are gated
+ * by modules.mail.enabled; their routes stay registered when it is off (503 and 400 as the spec says).
+ *
+ * Wire them with `createAgentServer(config, { modules: [emailLocalModule, emailImapModule] })` or
+ * `emailCollectorModules`.
+ */
+import type { AgentContext, AgentModule, ModuleFactory } from '../../modules.ts';
+import { ImapEmailCollector, registerImapRoutes } from './imap.ts';
+import { localCollectorFor, registerLocalRoutes } from './local.ts';
+
+export function emailLocalModule(ctx: AgentContext): AgentModule {
+  const collector = localCollectorFor(ctx);
+  const enabled = () => ctx.config.modules.mail.enabled;
+  const sources = ctx.config.modules.mail.sources.filter((s) => s.type === 'local');
+  return {
+    name: 'email_local',
+    get enabled() {
+      return enabled();
+    },
+    permissions: () => ({}),
+    status: () => (!enabled() ? 'disabled' : collector.isRunning ? 'running' : 'ready'),
+    publicConfig: () => ({ sources: sources.map((s) => s.id), upload_attachments: ctx.config.modules.mail.upload_attachments }),
+    registerRoutes: (app) => registerLocalRoutes(app, collector, enabled),
+  };
+}
+
+export function emailImapModule(ctx: AgentContext): AgentModule {
+  const collector = new ImapEmailCollector({ config: ctx.config, gateway: ctx.gateway, log: ctx.log });
+  const enabled = () => ctx.config.modules.mail.enabled;
+  const accounts = ctx.config.modules.mail.sources.filter((s) => s.type === 'imap');
+  return {
+    name: 'email_imap',
+    get enabled() {
+      return enabled();
+    },
+    permissions: () => ({}),
+    status: () => (enabled() ? 'ready' : 'disabled'),
+    // Account ids and hosts only: never usernames' secrets.
+    publicConfig: () => ({ accounts: accounts.map((s) => ({ id: s.id, host: s.host, folders: s.folders })) }),
+    registerRoutes: (app) => registerImapRoutes(app, collector, enabled),
+  };
+}
+
+export const emailCollectorModules: ModuleFactory[] = [emailLocalModule, emailImapModule];

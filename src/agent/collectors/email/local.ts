@@ -1,0 +1,470 @@
+/**
+ * The local email collector (host-agent spec §2.4, §2.5, §4.6, §7; spec-notes B2.4–B2.6, B4.6).
+ *
+ * Reading of "simulate" mode: the spec's real mode reads Mail.app's Envelope Index, which only exists on
+ * macOS and is a placeholder (501). Simulate mode stands in for the Mail.app store with a folder (or one
+ * file) of .emlx files and does the whole job on them: it parses every file, builds the §2.6 document,
+ * and submits it (plus attachments) to the gateway, tracking the §2.5 run state so that a second run
+ * submits only what is new or not yet accepted. Stats keep the spec's meaning (messages_processed =
+ * files parsed, documents_created = documents built) plus submission counters.
+ *
+ * Nothing lost: `.partial.emlx` files and nested mailbox folders are read; one unreadable file is a
+ * warning, never the end of the run; a message the gateway did not accept stays in the run state and is
+ * submitted again next run. Nothing twice: accepted documents are remembered by their idempotency key
+ * (and unchanged files by size+mtime), the same message in two files is submitted once, and the gateway
+ * deduplicates resends.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { expandHome, type AgentConfig } from '../../config.ts';
+import { effectiveRedaction } from '../../email/analyze.ts';
+import { EmailInputError, MAX_EMAIL_FILE_BYTES, confinePath } from '../../email/parse.ts';
+import type { GatewayClient } from '../../gateway-client.ts';
+import type { AgentMetrics } from '../../metrics.ts';
+import type { AgentContext, AgentModule } from '../../modules.ts';
+import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from './document.ts';
+import { parseCollectedMessage, type CollectedMessage } from './message.ts';
+import {
+  LockHeldError,
+  acquireLock,
+  appendRejected,
+  loadState,
+  pruneRejectedLogs,
+  saveState,
+  stateSnapshot,
+  type PersistedState,
+  type RunStateEntry,
+} from './run-state.ts';
+import { submitEmailBatch, type BatchItem, type SubmitOutcome } from './submit.ts';
+
+interface PendingItem extends BatchItem {
+  entry: RunStateEntry;
+  file: string;
+  st: fs.Stats;
+}
+
+export interface LocalRunStats {
+  messages_processed: number;
+  documents_created: number;
+  attachments_processed: number;
+  errors_encountered: number;
+  start_time: string;
+  end_time: string;
+  duration_ms: number;
+  // memex additions: what happened to the documents
+  files_found: number;
+  files_skipped_unchanged: number;
+  documents_skipped_already_accepted: number;
+  documents_submitted: number;
+  documents_accepted: number;
+  documents_duplicate: number;
+  documents_rejected: number;
+  documents_retry_later: number;
+  attachments_uploaded: number;
+}
+
+export type RunStatus = 'completed' | 'partial' | 'failed';
+
+export interface LocalRunResult {
+  status: RunStatus;
+  mode: 'simulate';
+  limit: number;
+  simulate_path: string;
+  stats: LocalRunStats;
+  warnings: string[];
+}
+
+export class CollectorHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 10_000;
+
+/** Every *.emlx file (any case, `.partial.emlx` included) under `root`, sorted; symlinks are not followed. */
+export async function findEmlxFiles(root: string): Promise<string[]> {
+  const st = await fsp.lstat(root);
+  if (st.isFile()) return /\.emlx$/i.test(root) ? [root] : [];
+  const out: string[] = [];
+  const walk = async (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch {
+      return; // unreadable folder: skipped (permissions), the rest is still collected
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile() && /\.emlx$/i.test(e.name)) out.push(p);
+    }
+  };
+  await walk(root);
+  return out.sort();
+}
+
+/** Mailbox label of a file: its `.mbox` folders ("Work/Projects"), else the parent folder name. */
+export function mailboxOf(file: string): string {
+  const parts = path.dirname(file).split(path.sep);
+  const boxes = parts.filter((p) => /\.mbox$/i.test(p)).map((p) => p.replace(/\.mbox$/i, ''));
+  if (boxes.length) return boxes.join('/');
+  const parent = parts.filter((p) => p && p !== '.' && p !== 'Messages' && !/^\d+$/.test(p) && p !== 'Data');
+  return parent[parent.length - 1] ?? 'mail';
+}
+
+function newStats(start: Date): LocalRunStats {
+  return {
+    messages_processed: 0,
+    documents_created: 0,
+    attachments_processed: 0,
+    errors_encountered: 0,
+    start_time: start.toISOString(),
+    end_time: start.toISOString(),
+    duration_ms: 0,
+    files_found: 0,
+    files_skipped_unchanged: 0,
+    documents_skipped_already_accepted: 0,
+    documents_submitted: 0,
+    documents_accepted: 0,
+    documents_duplicate: 0,
+    documents_rejected: 0,
+    documents_retry_later: 0,
+    attachments_uploaded: 0,
+  };
+}
+
+export interface LocalCollectorDeps {
+  config: AgentConfig;
+  gateway: GatewayClient;
+  metrics: AgentMetrics;
+  log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+export class LocalEmailCollector {
+  private running = false;
+  private status: 'idle' | 'running' | RunStatus = 'idle';
+  private lastRunTime: string | null = null;
+  private lastRunStats: LocalRunStats | undefined;
+  private lastRunError: string | null = null;
+
+  constructor(private readonly deps: LocalCollectorDeps) {}
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  state(): Record<string, unknown> {
+    const st = this.deps.config.modules.mail.state;
+    let persisted: PersistedState;
+    try {
+      persisted = loadState(st.run_state_path);
+    } catch {
+      persisted = { version: 1, last_accepted_rowid: null, entries: {}, accepted: {}, files: {}, source_ids: {} };
+    }
+    const out: Record<string, unknown> = {
+      is_running: this.running,
+      status: this.status,
+      last_run_time: this.lastRunTime,
+      last_run_error: this.lastRunError,
+      run_state: stateSnapshot(persisted),
+    };
+    if (this.lastRunStats) out.last_run_stats = this.lastRunStats;
+    return out;
+  }
+
+  private fail(status: number, message: string): never {
+    this.status = 'failed';
+    this.lastRunError = message;
+    this.lastRunTime = new Date().toISOString();
+    throw new CollectorHttpError(status, message);
+  }
+
+  /** Validates a run request body; throws CollectorHttpError(400). */
+  static parseRequest(body: unknown): { mode: 'simulate' | 'real'; limit: number; simulatePath: string | null } {
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (typeof b !== 'object' || Array.isArray(b)) throw new CollectorHttpError(400, 'Request body must be a JSON object');
+    const modeRaw = b.mode ?? 'simulate';
+    const mode = typeof modeRaw === 'string' ? modeRaw.toLowerCase() : modeRaw;
+    if (mode !== 'simulate' && mode !== 'real') throw new CollectorHttpError(400, "Invalid mode: must be 'simulate' or 'real'");
+    const limit = b.limit ?? DEFAULT_LIMIT;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw new CollectorHttpError(400, `limit must be an integer between 1 and ${MAX_LIMIT}`);
+    }
+    const sp = b.simulate_path;
+    if (sp !== undefined && sp !== null && typeof sp !== 'string') throw new CollectorHttpError(400, 'simulate_path must be a string');
+    if (mode === 'simulate' && (typeof sp !== 'string' || sp.trim() === '')) {
+      throw new CollectorHttpError(400, 'simulate_path is required in simulate mode');
+    }
+    return { mode, limit, simulatePath: typeof sp === 'string' ? sp : null };
+  }
+
+  /** Runs the collector. Throws CollectorHttpError for the spec's 4xx/5xx answers. */
+  async run(body: unknown): Promise<LocalRunResult> {
+    const req = LocalEmailCollector.parseRequest(body);
+    if (this.running) throw new CollectorHttpError(409, 'Collector is already running');
+    if (req.mode === 'real') this.fail(501, 'Real mode is not yet implemented');
+    this.running = true;
+    try {
+      return await this.runSimulate(req.simulatePath!, req.limit);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private roots(): string[] {
+    const m = this.deps.config.modules.mail;
+    return [...m.sources.filter((s) => s.type === 'local' && s.source_path).map((s) => s.source_path!), ...m.allowed_roots];
+  }
+
+  private async runSimulate(requested: string, limit: number): Promise<LocalRunResult> {
+    const { config, gateway, metrics, log } = this.deps;
+    const mail = config.modules.mail;
+    const stateCfg = mail.state;
+    const expanded = path.resolve(expandHome(requested.trim()));
+    if (!path.isAbsolute(expandHome(requested.trim()))) this.fail(400, 'simulate_path must be an absolute path');
+    if (!fs.existsSync(expanded)) this.fail(404, `No file or directory found at path '${requested}'`);
+    let real: string;
+    try {
+      real = await confinePath(expanded, this.roots());
+    } catch (err) {
+      if (err instanceof EmailInputError) this.fail(err.status, err.status === 403 ? `simulate_path is outside the configured mail roots (sources' source_path, modules.mail.allowed_roots)` : err.message);
+      throw err;
+    }
+    const files = await findEmlxFiles(real);
+    if (files.length === 0) this.fail(404, `No .emlx files found under '${requested}'`);
+
+    let lock;
+    try {
+      lock = acquireLock(stateCfg.lock_file_path);
+    } catch (err) {
+      if (err instanceof LockHeldError) this.fail(423, err.message);
+      throw err;
+    }
+    this.status = 'running';
+    const start = new Date();
+    const stats = newStats(start);
+    const warnings: string[] = [];
+    let state: PersistedState;
+    try {
+      state = loadState(stateCfg.run_state_path);
+    } catch (err) {
+      lock.release();
+      this.fail(500, (err as Error).message);
+    }
+    try {
+      pruneRejectedLogs(stateCfg.rejected_log_path, stateCfg.rejected_retention_days);
+      // clear_on_new_run: the entry map shows this run; accepted documents live on in the index, and
+      // entries that are not accepted yet are kept so their attempts keep counting.
+      if (stateCfg.clear_on_new_run) {
+        for (const [k, e] of Object.entries(state.entries)) if (e.status === 'accepted') delete state.entries[k];
+      }
+      const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
+      const redaction = effectiveRedaction(source?.redact_pii, mail.redact_pii);
+      const inFlight = new Set<Promise<void>>();
+      const keysThisRun = new Set<string>();
+      let sinceSave = 0;
+      stats.files_found = files.length;
+      let pending: PendingItem[] = [];
+      // Sends the pending messages (one request, or one batch) without waiting for the answer, keeping at
+      // most submit_concurrency requests in flight; parsing goes on meanwhile.
+      const flush = async () => {
+        if (!pending.length) return;
+        const items = pending;
+        pending = [];
+        const p = this.submitItems(items, state, stats, warnings).finally(() => {
+          inFlight.delete(p);
+          sinceSave += items.length;
+          if (sinceSave >= 200) {
+            sinceSave = 0;
+            saveState(stateCfg.run_state_path, state);
+          }
+        });
+        inFlight.add(p);
+        if (inFlight.size >= mail.submit_concurrency) await Promise.race(inFlight);
+      };
+
+      for (const file of files) {
+        if (stats.messages_processed + stats.errors_encountered >= limit) break;
+        const mailbox = mailboxOf(path.relative(path.dirname(real), file) || file);
+        let st: fs.Stats;
+        try {
+          st = await fsp.stat(file);
+        } catch (err) {
+          stats.errors_encountered++;
+          warnings.push(`Failed to parse ${path.basename(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+          continue;
+        }
+        const known = state.files[file];
+        if (known && known.size === st.size && known.mtime_ms === st.mtimeMs && state.accepted[known.key]) {
+          stats.files_skipped_unchanged++;
+          continue;
+        }
+        metrics.emailLocalFoundTotal.inc({ mailbox });
+        let msg: CollectedMessage;
+        try {
+          if (st.size > MAX_EMAIL_FILE_BYTES) throw new Error(`file is ${st.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}`);
+          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true });
+        } catch (err) {
+          stats.errors_encountered++;
+          warnings.push(`Failed to parse ${path.basename(file)}: ${(err as Error).message}`);
+          continue;
+        }
+        stats.messages_processed++;
+        stats.attachments_processed += msg.attachments.length;
+
+        let built = buildEmailDocument(msg, { sourceType: 'email_local', prefix: 'email', redaction, mailbox });
+        // Two different messages with one Message-ID: the later one gets its own source id.
+        const claim = state.source_ids[built.document.source_id];
+        if (claim && claim.text_hash !== built.textHash && claim.location !== file) {
+          built = buildEmailDocument(msg, { sourceType: 'email_local', prefix: 'email', redaction, mailbox }, {
+            sourceIdOverride: disambiguatedSourceId(built.document.source_id, built.textHash),
+          });
+        } else if (!claim) {
+          state.source_ids[built.document.source_id] = { text_hash: built.textHash, location: file };
+        }
+        stats.documents_created++;
+        const key = built.idempotencyKey;
+        if (state.accepted[key] || keysThisRun.has(key)) {
+          // Same message already accepted (or in flight) from another file or an earlier run.
+          stats.documents_skipped_already_accepted++;
+          if (state.accepted[key]) state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key };
+          continue;
+        }
+        keysThisRun.add(key);
+        const entry: RunStateEntry = state.entries[key] ?? {
+          key,
+          row_id: null,
+          external_id: built.document.source_id,
+          status: 'found',
+          attempts: 0,
+          last_attempt_at: null,
+          last_error: null,
+          mailbox,
+          path: file,
+        };
+        entry.path = file;
+        entry.mailbox = mailbox;
+        state.entries[key] = entry;
+
+        pending.push({ built, attachments: msg.attachments, entry, file, st });
+        if (pending.length >= mail.batch_size) await flush();
+      }
+      await flush();
+      await Promise.all(inFlight);
+      saveState(stateCfg.run_state_path, state);
+    } catch (err) {
+      // Unexpected failure (disk full writing state…): keep what we have and report.
+      try {
+        saveState(stateCfg.run_state_path, state);
+      } catch {
+        /* nothing more to do */
+      }
+      this.status = 'failed';
+      this.lastRunError = (err as Error).message;
+      log.warn({ err: (err as Error).message }, 'email_local run failed');
+      throw err;
+    } finally {
+      lock.release();
+    }
+
+    const end = new Date();
+    stats.end_time = end.toISOString();
+    stats.duration_ms = end.getTime() - start.getTime();
+    const failures = stats.errors_encountered + stats.documents_rejected + stats.documents_retry_later;
+    const successes = stats.documents_accepted + stats.documents_skipped_already_accepted + stats.files_skipped_unchanged;
+    const status: RunStatus = failures === 0 ? 'completed' : successes > 0 ? 'partial' : 'failed';
+    this.status = status;
+    this.lastRunTime = end.toISOString();
+    this.lastRunStats = stats;
+    this.lastRunError = failures === 0 ? null : `${failures} message(s) not collected; see warnings and run_state`;
+    log.info({ status, processed: stats.messages_processed, accepted: stats.documents_accepted, failures }, 'email_local run finished');
+    return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings };
+  }
+
+  private async submitItems(items: PendingItem[], state: PersistedState, stats: LocalRunStats, warnings: string[]): Promise<void> {
+    const { config, gateway, metrics } = this.deps;
+    const mail = config.modules.mail;
+    for (const it of items) {
+      it.entry.status = 'submitted';
+      it.entry.attempts++;
+      it.entry.last_attempt_at = new Date().toISOString();
+      stats.documents_submitted++;
+      metrics.emailLocalSubmittedTotal.inc({ mailbox: it.entry.mailbox ?? 'mail' });
+    }
+    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes });
+    items.forEach((it, i) => this.applyOutcome(it, outs[i], state, stats, warnings));
+  }
+
+  private applyOutcome(it: PendingItem, out: SubmitOutcome, state: PersistedState, stats: LocalRunStats, warnings: string[]): void {
+    const { config, metrics } = this.deps;
+    const mail = config.modules.mail;
+    const { built, entry, file, st } = it;
+    const mailbox = entry.mailbox ?? 'mail';
+    metrics.emailLocalSubmissionLatencyMs.observe({ mailbox }, out.latencyMs);
+    stats.attachments_uploaded += out.attachmentsUploaded;
+    for (const s of out.attachmentsSkipped) warnings.push(`Attachment not uploaded from ${path.basename(file)}: ${s}`);
+    if (out.status === 'accepted') {
+      entry.status = 'accepted';
+      entry.last_error = null;
+      entry.doc_id = out.docId;
+      entry.duplicate = out.duplicate;
+      stats.documents_accepted++;
+      if (out.duplicate) stats.documents_duplicate++;
+      metrics.emailLocalAcceptedTotal.inc({ mailbox, duplicate: String(out.duplicate) });
+      state.accepted[entry.key] = { source_id: built.document.source_id, path: file, doc_id: out.docId, accepted_at: new Date().toISOString() };
+      state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key: entry.key };
+      return;
+    }
+    entry.last_error = out.error;
+    metrics.emailLocalRejectedTotal.inc({ mailbox, status: String(out.httpStatus) });
+    if (out.status === 'rejected') {
+      entry.status = 'rejected';
+      stats.documents_rejected++;
+      warnings.push(`Rejected ${path.basename(file)}: ${out.error}`);
+      appendRejected(mail.state.rejected_log_path, {
+        timestamp: new Date().toISOString(),
+        rowID: entry.row_id,
+        externalID: entry.external_id,
+        idempotencyKey: entry.key,
+        contentSHA: built.textHash,
+        attempts: entry.attempts,
+        lastServerResponse: { status: out.httpStatus, body: out.responseBody },
+        path: file,
+      });
+    } else {
+      // Gateway busy or unreachable: stays "submitted", sent again by the next run.
+      stats.documents_retry_later++;
+      warnings.push(`Not yet accepted ${path.basename(file)} (will retry next run): ${out.error}`);
+    }
+  }
+}
+
+export function registerLocalRoutes(app: FastifyInstance, collector: LocalEmailCollector, enabled: () => boolean): void {
+  const disabled = { error: 'Email collector module is disabled' };
+  app.post('/v1/collectors/email_local::run', async (req, reply) => {
+    if (!enabled()) return reply.code(503).send(disabled);
+    try {
+      return await collector.run(req.body);
+    } catch (err) {
+      if (err instanceof CollectorHttpError) return reply.code(err.status).send({ error: err.message });
+      throw err;
+    }
+  });
+  app.get('/v1/collectors/email_local/state', async (_req, reply) => {
+    if (!enabled()) return reply.code(503).send(disabled);
+    return collector.state();
+  });
+}
+
+export function localCollectorFor(ctx: AgentContext): LocalEmailCollector {
+  return new LocalEmailCollector({ config: ctx.config, gateway: ctx.gateway, metrics: ctx.metrics, log: ctx.log });
+}
+
+export type { AgentModule };

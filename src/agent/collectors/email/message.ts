@@ -1,0 +1,123 @@
+/**
+ * One parse of an RFC 822 message for the collectors. The parse route's `parseEmailBytes`
+ * (src/agent/email/parse.ts) keeps only address strings and attachment descriptions; a collector also
+ * needs display names (people[]), the raw Date offset (metadata) and the attachment bytes (upload), so
+ * this wraps mailparser once with the same options and peels .emlx envelopes with the same `splitEmlx`.
+ */
+import crypto from 'node:crypto';
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { EmailInputError, isoSeconds, splitEmlx } from '../../email/parse.ts';
+
+export interface MailAddress {
+  address: string;
+  name: string | null;
+}
+
+export interface MailAttachment {
+  filename: string | null;
+  mimeType: string;
+  contentId: string | null;
+  size: number;
+  sha256: string;
+  content: Buffer;
+  inline: boolean;
+}
+
+export interface CollectedMessage {
+  messageId: string | null;
+  subject: string | null;
+  from: MailAddress[];
+  sender: MailAddress[];
+  to: MailAddress[];
+  cc: MailAddress[];
+  bcc: MailAddress[];
+  /** UTC instant of the Date header, ISO 8601 without fractions; null when absent or unreadable. */
+  date: string | null;
+  /** The Date header's own offset ("+09:00"), when it had one. */
+  dateOffset: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  listUnsubscribe: string | null;
+  text: string | null;
+  html: string | null;
+  attachments: MailAttachment[];
+  /** Size of the RFC 822 message in bytes. */
+  size: number;
+}
+
+function addressList(field: AddressObject | AddressObject[] | undefined): MailAddress[] {
+  if (!field) return [];
+  const out: MailAddress[] = [];
+  const visit = (entries: AddressObject['value']) => {
+    for (const e of entries) {
+      if (e.address) out.push({ address: e.address, name: e.name ? e.name : null });
+      if (e.group) visit(e.group);
+    }
+  };
+  for (const obj of Array.isArray(field) ? field : [field]) visit(obj.value);
+  return out;
+}
+
+/** "+0900" / "-0800" at the end of a Date header (an optional "(PST)" comment after it) as "+09:00". */
+export function dateHeaderOffset(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const m = /([+-])(\d{2})(\d{2})\s*(\([^)]*\))?\s*$/.exec(raw.trim());
+  if (m) return `${m[1]}${m[2]}:${m[3]}`;
+  if (/\b(GMT|UT|UTC|Z)\s*$/i.test(raw.trim())) return '+00:00';
+  return null;
+}
+
+/** Parses message bytes (an .emlx file when `emlx`). Throws EmailInputError(422) for unreadable input. */
+export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolean } = {}): Promise<CollectedMessage> {
+  const message = opts.emlx ? splitEmlx(bytes).message : bytes;
+  if (message.toString('latin1', 0, Math.min(message.length, 65536)).trim() === '') {
+    throw new EmailInputError(422, 'The file contains no email message');
+  }
+  let parsed: ParsedMail;
+  try {
+    parsed = await simpleParser(message, {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+      keepCidLinks: true,
+    });
+  } catch (err) {
+    throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
+  }
+  const headerNames = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
+  if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => headerNames.has(h))) {
+    throw new EmailInputError(422, 'Not an email message: no RFC 822 header block found');
+  }
+  const rawDate = parsed.headers.get('date');
+  const dateOk = headerNames.has('date') && parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime());
+  const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
+  const listUnsub = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'list-unsubscribe');
+  const rawDateLine = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'date')?.line;
+  const rawDateValue = rawDateLine ? rawDateLine.slice(rawDateLine.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : typeof rawDate === 'string' ? rawDate : undefined;
+  return {
+    messageId: parsed.messageId ?? null,
+    subject: parsed.subject ?? null,
+    from: addressList(parsed.from),
+    sender: addressList(parsed.headers.get('sender') as AddressObject | undefined),
+    to: addressList(parsed.to),
+    cc: addressList(parsed.cc),
+    bcc: addressList(parsed.bcc),
+    date: dateOk ? isoSeconds(parsed.date!) : null,
+    dateOffset: dateOk ? dateHeaderOffset(rawDateValue) : null,
+    inReplyTo: parsed.inReplyTo ?? null,
+    references: refs.filter((r) => r.length > 0),
+    listUnsubscribe: listUnsub ? listUnsub.line.slice(listUnsub.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : null,
+    text: parsed.text ?? null,
+    html: typeof parsed.html === 'string' ? parsed.html : null,
+    attachments: parsed.attachments.map((a) => ({
+      filename: a.filename ?? null,
+      mimeType: a.contentType || 'application/octet-stream',
+      contentId: a.contentId ?? null,
+      size: a.content.length,
+      sha256: crypto.createHash('sha256').update(a.content).digest('hex'),
+      content: a.content,
+      inline: a.contentDisposition === 'inline',
+    })),
+    size: message.length,
+  };
+}

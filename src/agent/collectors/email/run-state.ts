@@ -1,0 +1,247 @@
+/**
+ * Persistent state of the local email collector (host-agent spec §2.5, spec-notes B2.4/B2.5):
+ *
+ * - `entries`: the run-state map — one entry per message, status found -> submitted -> accepted |
+ *   rejected, attempts, last_attempt_at, last_error, mailbox. Bodies and attachment bytes never go here.
+ * - `accepted`: the index of documents the gateway accepted (collector idempotency key -> where and
+ *   when). A later run skips these; everything else (new, rejected, still "submitted" after a crash or
+ *   a gateway outage) is submitted again. Without a monotonic row id (simulate mode reads files),
+ *   this index plays the role of the original's `last_accepted_rowid`.
+ * - `files`: path -> size, mtime and key, so an unchanged, already accepted file is skipped without
+ *   being read or parsed again.
+ * - `source_ids`: which text each source id (Message-ID) was first seen with and where, so two
+ *   different messages sharing one Message-ID get distinct source ids instead of overwriting each other.
+ *
+ * Writes go to a temp file, are fsynced and renamed over the state file, so a crash never leaves half
+ * a JSON document. The rejected log is one NDJSON file per UTC day, pruned after the retention days.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type EntryStatus = 'found' | 'submitted' | 'accepted' | 'rejected';
+
+export interface RunStateEntry {
+  key: string;
+  row_id: number | null;
+  external_id: string;
+  status: EntryStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  mailbox: string | null;
+  /** Where the message came from (file path); memex addition. */
+  path?: string;
+  /** Gateway doc id once accepted; memex addition. */
+  doc_id?: string | null;
+  duplicate?: boolean;
+}
+
+export interface AcceptedRecord {
+  source_id: string;
+  path: string | null;
+  doc_id: string | null;
+  accepted_at: string;
+}
+
+export interface PersistedState {
+  version: 1;
+  last_accepted_rowid: number | null;
+  entries: Record<string, RunStateEntry>;
+  accepted: Record<string, AcceptedRecord>;
+  files: Record<string, { size: number; mtime_ms: number; key: string }>;
+  source_ids: Record<string, { text_hash: string; location: string }>;
+}
+
+export function emptyState(): PersistedState {
+  return { version: 1, last_accepted_rowid: null, entries: {}, accepted: {}, files: {}, source_ids: {} };
+}
+
+export class StateFileError extends Error {
+  override name = 'StateFileError';
+}
+
+export function loadState(file: string): PersistedState {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyState();
+    throw new StateFileError(`cannot read run state ${file}: ${(err as NodeJS.ErrnoException).code}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // A corrupt state must not silently restart from zero over the user's data: keep it aside.
+    const aside = `${file}.corrupt-${Date.now()}`;
+    fs.renameSync(file, aside);
+    return emptyState();
+  }
+  const s = raw as Partial<PersistedState>;
+  return {
+    version: 1,
+    last_accepted_rowid: typeof s.last_accepted_rowid === 'number' ? s.last_accepted_rowid : null,
+    entries: s.entries && typeof s.entries === 'object' ? s.entries : {},
+    accepted: s.accepted && typeof s.accepted === 'object' ? s.accepted : {},
+    files: s.files && typeof s.files === 'object' ? s.files : {},
+    source_ids: s.source_ids && typeof s.source_ids === 'object' ? s.source_ids : {},
+  };
+}
+
+export function saveState(file: string, state: PersistedState): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeSync(fd, JSON.stringify(state));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+}
+
+/** The snapshot of GET /v1/collectors/email_local/state: entries without bookkeeping maps. */
+export function stateSnapshot(state: PersistedState): { last_accepted_rowid: number | null; accepted_count: number; entries: RunStateEntry[] } {
+  return {
+    last_accepted_rowid: state.last_accepted_rowid,
+    accepted_count: Object.keys(state.accepted).length,
+    entries: Object.values(state.entries),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rejected log
+
+export interface RejectedRecord {
+  timestamp: string;
+  rowID: number | null;
+  externalID: string;
+  idempotencyKey: string;
+  contentSHA: string;
+  attempts: number;
+  lastServerResponse: { status: number; body: string | null };
+  path?: string;
+}
+
+/** `<dir>/<base>-YYYY-MM-DD<ext>` for the UTC day of `at`. */
+export function rejectedLogFile(logPath: string, at: Date): string {
+  const ext = path.extname(logPath);
+  const base = path.basename(logPath, ext);
+  return path.join(path.dirname(logPath), `${base}-${at.toISOString().slice(0, 10)}${ext}`);
+}
+
+export function appendRejected(logPath: string, record: RejectedRecord, at = new Date()): string {
+  const file = rejectedLogFile(logPath, at);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.appendFileSync(file, JSON.stringify(record) + '\n', { mode: 0o600 });
+  return file;
+}
+
+/** Deletes daily logs whose day is older than `retentionDays` before `now`. Returns the files removed. */
+export function pruneRejectedLogs(logPath: string, retentionDays: number, now = new Date()): string[] {
+  const ext = path.extname(logPath);
+  const base = path.basename(logPath, ext);
+  const dir = path.dirname(logPath);
+  const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(\\d{4}-\\d{2}-\\d{2})${ext.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const cutoff = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - retentionDays * 86_400_000;
+  const removed: string[] = [];
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const m = re.exec(name);
+    if (!m) continue;
+    const day = Date.parse(`${m[1]}T00:00:00Z`);
+    if (Number.isFinite(day) && day < cutoff) {
+      fs.rmSync(path.join(dir, name), { force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lock file: one collector per mailbox state, across processes.
+
+export class LockHeldError extends Error {
+  override name = 'LockHeldError';
+  constructor(
+    message: string,
+    readonly holderPid: number | null,
+  ) {
+    super(message);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface FileLock {
+  path: string;
+  release(): void;
+}
+
+/**
+ * Creates the lock file exclusively with our pid. A lock left by a process that no longer runs (on this
+ * host) is stale and taken over; a live holder raises LockHeldError (HTTP 423).
+ */
+export function acquireLock(lockPath: string): FileLock {
+  fs.mkdirSync(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+  const body = JSON.stringify({ pid: process.pid, host: os.hostname(), started_at: new Date().toISOString() });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(lockPath, 'wx', 0o600);
+      fs.writeSync(fd, body);
+      fs.closeSync(fd);
+      let released = false;
+      return {
+        path: lockPath,
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            const cur = JSON.parse(fs.readFileSync(lockPath, 'utf8')) as { pid?: number };
+            if (cur.pid === process.pid) fs.rmSync(lockPath, { force: true });
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let holder: { pid?: number; host?: string } = {};
+      try {
+        holder = JSON.parse(fs.readFileSync(lockPath, 'utf8'));
+      } catch {
+        /* unreadable or half-written: treat as held unless it is old */
+        const st = fs.statSync(lockPath, { throwIfNoEntry: false });
+        if (st && Date.now() - st.mtimeMs > 60_000) {
+          fs.rmSync(lockPath, { force: true });
+          continue;
+        }
+      }
+      const pid = typeof holder.pid === 'number' ? holder.pid : null;
+      const sameHost = !holder.host || holder.host === os.hostname();
+      if (pid !== null && sameHost && pid !== process.pid && !pidAlive(pid)) {
+        fs.rmSync(lockPath, { force: true }); // stale lock of a dead process
+        continue;
+      }
+      throw new LockHeldError(
+        `Email collector lock unavailable: ${lockPath} is held by ${pid !== null ? `process ${pid}` : 'another process'}${holder.host && !sameHost ? ` on ${holder.host}` : ''}`,
+        pid,
+      );
+    }
+  }
+  throw new LockHeldError(`Email collector lock unavailable: ${lockPath}`, null);
+}

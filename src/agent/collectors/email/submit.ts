@@ -1,0 +1,174 @@
+/**
+ * Sends one built email (and optionally its attachments) to the gateway and classifies the outcome the
+ * way spec-notes B2.5 does: 2xx accepted (duplicate flag from the answer); 429/5xx/transport and
+ * exhausted retries (status -1) stay "submitted" and are retried on a later run; any other 4xx is a
+ * final rejection.
+ */
+import { GatewayHttpError, type GatewayClient } from '../../gateway-client.ts';
+import { attachmentUploads, type BuiltEmail } from './document.ts';
+import type { MailAttachment } from './message.ts';
+
+export interface SubmitOutcome {
+  status: 'accepted' | 'rejected' | 'retry';
+  duplicate: boolean;
+  httpStatus: number;
+  docId: string | null;
+  submissionId: string | null;
+  gatewayStatus: string | null;
+  error: string | null;
+  /** Response body text of a rejection (truncated by the client). */
+  responseBody: string | null;
+  attachmentsUploaded: number;
+  attachmentsSkipped: string[];
+  latencyMs: number;
+}
+
+interface IngestAnswer {
+  submission_id?: string;
+  doc_id?: string;
+  status?: string;
+  duplicate?: boolean;
+}
+
+function classify(err: unknown): { status: 'rejected' | 'retry'; httpStatus: number; message: string; body: string | null } {
+  if (err instanceof GatewayHttpError) {
+    const retry = err.status === -1 || err.status === 429 || err.status >= 500;
+    return { status: retry ? 'retry' : 'rejected', httpStatus: err.status, message: `${err.message}${err.body ? `: ${err.body.slice(0, 300)}` : ''}`, body: err.body ?? null };
+  }
+  return { status: 'retry', httpStatus: 0, message: (err as Error).message, body: null };
+}
+
+export interface SubmitOptions {
+  attachments?: MailAttachment[];
+  uploadAttachments?: boolean;
+  maxAttachmentBytes?: number;
+}
+
+export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
+  const started = performance.now();
+  const out: SubmitOutcome = {
+    status: 'accepted',
+    duplicate: false,
+    httpStatus: 0,
+    docId: null,
+    submissionId: null,
+    gatewayStatus: null,
+    error: null,
+    responseBody: null,
+    attachmentsUploaded: 0,
+    attachmentsSkipped: [],
+    latencyMs: 0,
+  };
+  try {
+    const res = await gateway.submitDocument<IngestAnswer>(built.document, { idempotencyKey: built.idempotencyKey });
+    out.httpStatus = res.status;
+    out.duplicate = res.body?.duplicate === true;
+    out.docId = res.body?.doc_id ?? null;
+    out.submissionId = res.body?.submission_id ?? null;
+    out.gatewayStatus = res.body?.status ?? null;
+  } catch (err) {
+    const c = classify(err);
+    out.status = c.status;
+    out.httpStatus = c.httpStatus;
+    out.error = c.message;
+    out.responseBody = c.body;
+    out.latencyMs = performance.now() - started;
+    return out;
+  }
+  out.latencyMs = performance.now() - started;
+
+  const attachments = opts.attachments ?? [];
+  if (opts.uploadAttachments && attachments.length) {
+    const up = await uploadAttachments(gateway, built, attachments, opts);
+    Object.assign(out, up.patch);
+  }
+  return out;
+}
+
+interface BatchAnswer {
+  results?: Array<{ index: number; status_code: number; submission: IngestAnswer | null; error: { message?: string } | null }>;
+}
+
+export interface BatchItem {
+  built: BuiltEmail;
+  attachments?: MailAttachment[];
+}
+
+/**
+ * Sends several emails in one POST <ingest_path>:batch (spec §4.8, "multiple when batch is enabled") and
+ * maps the per-item results by index; attachments of accepted items are then uploaded one by one. A
+ * gateway without the batch route (404/405) gets single submissions instead (spec-notes B4.8).
+ */
+export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[], opts: Omit<SubmitOptions, 'attachments'> = {}): Promise<SubmitOutcome[]> {
+  if (items.length === 1) return [await submitEmail(gateway, items[0].built, { ...opts, attachments: items[0].attachments })];
+  const started = performance.now();
+  let answer: BatchAnswer;
+  try {
+    answer = (await gateway.submitBatch<BatchAnswer>(items.map((i) => i.built.document))).body ?? {};
+  } catch (err) {
+    if (err instanceof GatewayHttpError && (err.status === 404 || err.status === 405)) {
+      const out: SubmitOutcome[] = [];
+      for (const it of items) out.push(await submitEmail(gateway, it.built, { ...opts, attachments: it.attachments }));
+      return out;
+    }
+    const c = classify(err);
+    const latencyMs = (performance.now() - started) / items.length;
+    return items.map(() => ({
+      status: c.status, duplicate: false, httpStatus: c.httpStatus, docId: null, submissionId: null, gatewayStatus: null,
+      error: c.message, responseBody: c.body, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
+    }));
+  }
+  const latencyMs = (performance.now() - started) / items.length;
+  const byIndex = new Map((answer.results ?? []).map((r) => [r.index, r]));
+  const outs: SubmitOutcome[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const r = byIndex.get(i);
+    const base: SubmitOutcome = {
+      status: 'accepted', duplicate: false, httpStatus: r?.status_code ?? 502, docId: null, submissionId: null, gatewayStatus: null,
+      error: null, responseBody: null, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
+    };
+    if (!r) {
+      outs.push({ ...base, status: 'retry', error: 'batch answer has no result for this item' });
+      continue;
+    }
+    if (r.status_code >= 300 || !r.submission) {
+      const retry = r.status_code === 429 || r.status_code >= 500;
+      const body = JSON.stringify(r.error ?? {}).slice(0, 2000);
+      outs.push({ ...base, status: retry ? 'retry' : 'rejected', error: `Gateway answered ${r.status_code}: ${r.error?.message ?? ''}`.trim(), responseBody: body });
+      continue;
+    }
+    const o: SubmitOutcome = {
+      ...base,
+      duplicate: r.submission.duplicate === true,
+      docId: r.submission.doc_id ?? null,
+      submissionId: r.submission.submission_id ?? null,
+      gatewayStatus: r.submission.status ?? null,
+    };
+    const atts = items[i].attachments ?? [];
+    if (opts.uploadAttachments && atts.length) {
+      const up = await uploadAttachments(gateway, items[i].built, atts, opts);
+      Object.assign(o, up.patch);
+    }
+    outs.push(o);
+  }
+  return outs;
+}
+
+async function uploadAttachments(gateway: GatewayClient, built: BuiltEmail, attachments: MailAttachment[], opts: SubmitOptions): Promise<{ patch: Partial<SubmitOutcome> }> {
+  const max = opts.maxAttachmentBytes ?? Number.MAX_SAFE_INTEGER;
+  const patch: Partial<SubmitOutcome> = { attachmentsUploaded: 0, attachmentsSkipped: [] };
+  for (const up of attachmentUploads(built, attachments)) {
+    if (up.data.length > max) {
+      patch.attachmentsSkipped!.push(`${up.meta.filename} (${up.data.length} bytes > ${max})`);
+      continue;
+    }
+    try {
+      await gateway.uploadFile(up.meta, up.data, { idempotencyKey: up.idempotencyKey, filename: up.meta.filename, contentType: up.meta.mime_type });
+      patch.attachmentsUploaded!++;
+    } catch (err) {
+      const c = classify(err);
+      return { patch: { ...patch, status: c.status, httpStatus: c.httpStatus, error: `attachment ${up.meta.filename}: ${c.message}`, responseBody: c.body } };
+    }
+  }
+  return { patch };
+}

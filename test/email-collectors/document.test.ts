@@ -1,0 +1,163 @@
+/**
+ * The §2.6 email document built from real-shaped messages: people, thread, timestamp, metadata,
+ * redaction, body cleaning and the idempotency keys, recomputed here from their definitions.
+ */
+import crypto from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
+import { cleanEmailBody } from '../../src/agent/collectors/email/clean-body.ts';
+import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/agent/collectors/email/document.ts';
+import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { ALTERNATIVE, LATIN1, NO_DATE_NO_ID, REPLY, SHIFT_JIS, SHIFT_JIS_TEXT, WITH_ATTACHMENTS, emlx } from './fixtures.ts';
+
+const sha = (s: string | Buffer) => crypto.createHash('sha256').update(s).digest('hex');
+const local = { sourceType: 'email_local' as const, prefix: 'email', redaction: ALL_REDACTIONS, mailbox: 'INBOX' };
+
+async function build(raw: string, src = local) {
+  const msg = await parseCollectedMessage(emlx(raw), { emlx: true });
+  return { msg, built: buildEmailDocument(msg, src) };
+}
+
+describe('email document payload (spec §2.6)', () => {
+  it('people: From and Sender are senders, To/Cc/Bcc recipients; lower-cased, deduplicated, comma in a quoted name kept', async () => {
+    const { built } = await build(REPLY);
+    expect(built.document.people).toEqual([
+      { identifier: 'jane.doe@example.org', identifier_type: 'email', role: 'sender', display_name: 'Doe, Jane' },
+      { identifier: 'assistant@example.org', identifier_type: 'email', role: 'sender', display_name: null },
+      { identifier: 'alice@example.com', identifier_type: 'email', role: 'recipient', display_name: 'Smith, Alice' },
+      { identifier: 'bob@example.org', identifier_type: 'email', role: 'recipient', display_name: null },
+      { identifier: 'carol@example.net', identifier_type: 'email', role: 'recipient', display_name: 'Carol' },
+      { identifier: 'archive@example.org', identifier_type: 'email', role: 'recipient', display_name: null },
+    ]);
+  });
+
+  it('body: quoted reply and signature removed, PII redacted, hash taken before redaction', async () => {
+    const { built } = await build(REPLY);
+    const cleaned = 'Thanks Alice, Tuesday works. My number is 555-867-5309.';
+    expect(built.document.content).toEqual({ mime_type: 'text/plain', data: 'Thanks Alice, Tuesday works. My number is [PHONE_REDACTED].', encoding: null });
+    expect(built.textHash).toBe(sha(cleaned));
+    expect(built.document.metadata.content_hash).toBe(sha(cleaned));
+    expect(built.idempotencyKey).toBe(sha(`email_local:email:reply-2@example.org:${sha(cleaned)}`));
+    expect(built.document.source_id).toBe('email:reply-2@example.org');
+    expect(built.document.canonical_uri).toBe('message://reply-2%40example.org');
+  });
+
+  it('thread: deterministic v5-shaped UUID from the sorted message ids; thread object per spec', async () => {
+    const { built } = await build(REPLY);
+    const ids = ['reply-2@example.org', 'root-1@example.com'].sort();
+    const external = `email-thread:${sha(ids.join('|'))}`;
+    const hash = crypto.createHash('sha256').update(external).digest();
+    expect(built.document.thread_id).toBe(uuidFromName(external));
+    const hex = built.document.thread_id!.replace(/-/g, '');
+    expect(hex.slice(0, 12)).toBe(hash.subarray(0, 6).toString('hex'));
+    expect(built.document.thread_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(built.document.thread).toEqual({
+      external_id: external,
+      source_type: 'email',
+      title: 'Re: Budget review',
+      participants: built.document.people,
+      metadata: { message_ids: ids.join(','), subject: 'Re: Budget review' },
+    });
+    // Same input, same id: a rebuild is byte-identical.
+    expect(JSON.stringify((await build(REPLY)).built.document)).toBe(JSON.stringify(built.document));
+  });
+
+  it('no thread and no thread_id without threading headers', async () => {
+    const { built } = await build(LATIN1);
+    expect(built.document.thread_id).toBeUndefined();
+    expect(built.document.thread).toBeUndefined();
+  });
+
+  it('content_timestamp is the Date header in UTC (type received); the original offset stays in metadata', async () => {
+    const { built } = await build(REPLY); // Mon, 20 Nov 2023 08:05:00 +0900
+    expect(built.document.content_timestamp).toBe('2023-11-19T23:05:00Z');
+    expect(built.document.content_timestamp_type).toBe('received');
+    expect(built.document.metadata.date_offset).toBe('+09:00');
+  });
+
+  it('metadata keys, intent and relevance; references normalised', async () => {
+    const { built } = await build(ALTERNATIVE);
+    const m = built.document.metadata;
+    expect(m).toMatchObject({
+      message_id: 'stmt-2023-11@power-company.example',
+      subject: 'Your November statement is ready',
+      in_reply_to: 'prev-1@example.org',
+      references: ['root-0@example.org', 'prev-1@example.org'],
+      has_attachments: false,
+      attachment_count: 0,
+      mailbox: 'INBOX',
+      is_noise: true,
+    });
+    expect(m.intent).toEqual({ primary_intent: 'bill', confidence: 0.8, secondary_intents: [], extracted_entities: { amount: '$1,234.56' } });
+    expect(m.relevance_score).toBe(0.2); // List-Unsubscribe makes it noise
+    expect(built.document.relevance_score).toBe(0.2);
+    expect(built.document.intent).toEqual(m.intent);
+    expect(String(m.snippet)).toContain('[PHONE_REDACTED]');
+    expect(String(m.snippet)).not.toContain('555-123');
+  });
+
+  it('charsets: ISO-8859-1 and Shift_JIS bodies and RFC 2047 subjects decode to the right text', async () => {
+    expect((await build(LATIN1)).built.document.content.data).toBe('Schöne Grüße aus München!');
+    expect((await build(LATIN1)).built.document.title).toBe('Grüße aus München');
+    const sj = (await build(SHIFT_JIS)).built.document;
+    expect(sj.content.data).toBe(SHIFT_JIS_TEXT);
+    expect(sj.title).toBe('会議のお知らせ');
+  });
+
+  it('missing Message-ID: source id from a hash of subject and sender; no timestamp, no canonical URI', async () => {
+    const { built } = await build(NO_DATE_NO_ID);
+    expect(built.messageId).toBeNull();
+    expect(built.document.source_id).toBe(`email:${sha('lunch?|friend@example.net')}`);
+    expect(built.document.content_timestamp).toBeUndefined();
+    expect(built.document.canonical_uri).toBeNull();
+  });
+
+  it('HTML-only body becomes text; attachments give upload meta and email-attachment keys', async () => {
+    const { msg, built } = await build(WITH_ATTACHMENTS);
+    expect(built.document.content.data).toBe('Thanks! Order #A-1001 is paid.');
+    expect(built.document.metadata).toMatchObject({ has_attachments: true, attachment_count: 2, body_source: 'html' });
+    const ups = attachmentUploads(built, msg.attachments);
+    const pdf = ups.find((u) => u.meta.filename === 'receipt.pdf')!;
+    expect(pdf.meta).toMatchObject({
+      source: 'email_local',
+      path: 'email_local/receipt-77@shop.example.com/receipt.pdf',
+      mime_type: 'application/pdf',
+      size: pdf.data.length,
+      sha256: sha(pdf.data),
+      message_id: 'receipt-77@shop.example.com',
+      intent: { primary_intent: 'receipt', confidence: 0.85 },
+    });
+    expect(pdf.idempotencyKey).toBe(`email-attachment:receipt-77@shop.example.com:${sha(pdf.data)}`);
+    const logo = ups.find((u) => u.meta.filename === 'logo.png')!;
+    expect(logo.meta.content_id).toBe('logo@shop');
+    expect(logo.meta).not.toHaveProperty('enrichment');
+  });
+
+  it('IMAP payload: source type email, prefix email_imap/<account>, internal date when Date is missing', async () => {
+    const msg = await parseCollectedMessage(Buffer.from(NO_DATE_NO_ID));
+    const b = buildEmailDocument(msg, { sourceType: 'email', prefix: 'email_imap/work', redaction: ALL_REDACTIONS, fallbackTimestamp: '2024-01-02T03:04:05.000Z' });
+    expect(b.document.source_type).toBe('email');
+    expect(b.document.source_id.startsWith('email_imap/work:')).toBe(true);
+    expect(b.document.content_timestamp).toBe('2024-01-02T03:04:05.000Z');
+  });
+
+  it('redaction follows the source options (phones off keeps the number)', async () => {
+    const msg = await parseCollectedMessage(emlx(REPLY), { emlx: true });
+    const b = buildEmailDocument(msg, { ...local, redaction: { ...ALL_REDACTIONS, phones: false } });
+    expect(b.document.content.data).toContain('555-867-5309');
+    // The hash is of the unredacted text either way: same idempotency key.
+    expect(b.idempotencyKey).toBe((await build(REPLY)).built.idempotencyKey);
+  });
+});
+
+describe('body cleaning (spec-notes B2.7)', () => {
+  it('drops forwarded/original-message blocks and boilerplate, keeps the author text', () => {
+    const text = 'See below.\n\nGet Outlook for iOS\n-----Original Message-----\nFrom: x@y.z\nSubject: old\n\nold text';
+    expect(cleanEmailBody(text, null).text).toBe('See below.');
+  });
+  it('a message that is all quote keeps its text instead of becoming empty', () => {
+    const r = cleanEmailBody('> only a quote\n> nothing else', null);
+    expect(r.text).toBe('> only a quote\n> nothing else');
+    expect(r.uncleanedFallback).toBe(true);
+  });
+});
