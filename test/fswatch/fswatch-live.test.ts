@@ -194,12 +194,12 @@ describe(`fs-watches against a live gateway (${backend})`, () => {
     await waitFor('300 documents', async () => {
       const r = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE external_id LIKE $1 AND is_active_version", [`localfs:${root}/%`]);
       return r.rows[0].n === 300;
-    }, 120_000);
+    }, 240_000);
     await waitFor('queue drained', async () => (await api(agent, 'GET', '/v1/fs-watches')).json().data.stats.pending === 0);
     const ev = await events(agent);
     expect(ev.filter((e) => e.type === 'rescan').length).toBeGreaterThan(1); // the overflow triggered rescans
     expect((await api(agent, 'GET', '/v1/fs-watches')).json().data.stats).toMatchObject({ submitted: 300, errors: 0 });
-  }, 180_000);
+  }, 300_000);
 
   it('watches persist across a restart, and the start-up rescan catches changes made while the agent was down', async () => {
     const root = tmp();
