@@ -13,6 +13,8 @@ import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { ingestRoutes } from './routes/ingest.ts';
+import { searchRoutes } from './routes/search.ts';
+import { createSearch, type Search } from '../search/search.ts';
 import { installValidation } from './validation.ts';
 
 export const API_VERSION = '0.2.0';
@@ -21,6 +23,8 @@ export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
+  /** Search service (src/search); built lexical-only from the environment when absent. */
+  search?: Search;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
 }
@@ -74,6 +78,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
+    await scope.register(searchRoutes, { search: deps.search ?? createSearch({ db }), phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
