@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chunkText } from '../../src/catalog/chunking.ts';
 import { normaliseText, sha256Hex } from '../../src/util/hash.ts';
-import { loadUseLite, meanPool, windowsOf } from './use-lite.ts';
+import { chunkKey, chunkTexts, loadUseLite, meanPool } from './use-lite.ts';
 import { cachePath, loadScifact } from './data.ts';
 
 const data = loadScifact();
@@ -27,8 +27,7 @@ const jobs: { key: string; texts: string[] }[] = [];
 for (const q of data.testQueries) jobs.push({ key: `q:${sha256Hex(q.text)}`, texts: [q.text] });
 for (const d of data.corpus) {
   for (const c of chunkText(normaliseText(d.text))) {
-    const texts = [...(d.title ? [d.title] : []), ...windowsOf(c.text)];
-    jobs.push({ key: `c:${sha256Hex(d.title)}:${sha256Hex(c.text)}`, texts });
+    jobs.push({ key: chunkKey(d.title, c.text), texts: chunkTexts(d.title, c.text) });
   }
 }
 const todo = jobs.filter((j) => !done.has(j.key));

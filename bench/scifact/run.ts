@@ -22,6 +22,7 @@ import { sha256Hex } from '../../src/util/hash.ts';
 import path from 'node:path';
 import { cachePath, loadScifact, REPO_ROOT, SCIFACT_DIR } from './data.ts';
 import { mrrAt, ndcgAt, recallAt } from './metrics.ts';
+import { chunkKey } from './use-lite.ts';
 
 const args = process.argv.slice(2);
 const usePg = args.includes('--pg');
@@ -149,7 +150,7 @@ if (haveVectors) {
   let missing = 0;
   for (let i = 0; i < chunks.rows.length; i += 200) {
     const part = chunks.rows.slice(i, i + 200).flatMap((c) => {
-      const v = vectors.get(`c:${sha256Hex(c.title ?? '')}:${sha256Hex(c.text)}`);
+      const v = vectors.get(chunkKey(c.title ?? '', c.text));
       if (!v) missing++;
       return v ? [{ id: c.chunk_id, v: vectorLiteral(padVector(v)) }] : [];
     });

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { sha256Hex } from '../../src/util/hash.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -40,4 +41,21 @@ export function meanPool(vecs: number[][]): number[] {
   for (const v of vecs) for (let i = 0; i < v.length; i++) out[i] += v[i];
   const n = Math.sqrt(out.reduce((a, x) => a + x * x, 0));
   return n > 0 ? out.map((x) => x / n) : out;
+}
+
+/**
+ * What is embedded for one chunk. `head` (default): the title and the start of the chunk as one
+ * text, cut by the model's own ~128-token window; one model call per chunk. `windows`: the title
+ * and every WINDOW_WORDS-word window, mean-pooled (about 5 calls per SciFact chunk: too slow on
+ * this shared 2-core machine for the time box). EMBED_SCHEME selects it.
+ */
+export const EMBED_SCHEME = process.env.EMBED_SCHEME === 'windows' ? 'windows' : 'head';
+
+export function chunkTexts(title: string, text: string): string[] {
+  if (EMBED_SCHEME === 'windows') return [...(title ? [title] : []), ...windowsOf(text)];
+  return [`${title ? `${title}. ` : ''}${text}`.split(/\s+/).slice(0, 100).join(' ')];
+}
+
+export function chunkKey(title: string, text: string): string {
+  return `c:${EMBED_SCHEME}:${sha256Hex(title)}:${sha256Hex(text)}`;
 }

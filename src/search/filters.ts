@@ -49,7 +49,7 @@ export function parseFilters(raw: RawFilters, phoneRegion = 'US'): SearchFilters
       f.end = d.toISOString();
     }
   }
-  if (f.start && f.end && f.start > f.end) throw new FilterError('end_date', 'end_date is before start_date');
+  if (f.start && f.end && (f.endExclusive ? f.start >= f.end : f.start > f.end)) throw new FilterError('end_date', 'end_date is before start_date');
   if (raw.thread_id !== undefined) f.thread_id = raw.thread_id;
   return f;
 }
