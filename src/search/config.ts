@@ -50,7 +50,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.2, 0, 10),
     vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
-    maxLexicalCandidates: num(env, 'SEARCH_MAX_LEXICAL_CANDIDATES', 20000, 100, 10_000_000),
+    maxLexicalCandidates: num(env, 'SEARCH_MAX_LEXICAL_CANDIDATES', 1000, 10, 10_000_000),
     statsCheckIntervalMs: num(env, 'SEARCH_STATS_CHECK_MS', 2000, 0, 3_600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',

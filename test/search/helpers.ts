@@ -121,4 +121,5 @@ export function doc(text: string, over: Record<string, unknown> = {}): Record<st
 }
 
 export const q = (params: Record<string, string | number | boolean>) =>
-  '/v1/search?' + new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+  '/v1/search?' +
+  new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)] as [string, string])).toString();
