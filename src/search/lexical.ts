@@ -3,6 +3,9 @@
  *
  * A passage is one chunk of an active document plus that document's title, scored as one
  * BM25F-style field set: tf = tf_text + titleWeight * tf_title, dl = len_text + titleWeight * len_title.
+ * Lengths are distinct lexemes (length(tsvector), free to read) rather than token counts: token
+ * counts need a stored column that parses every chunk a second time at insert (measured about +12%
+ * insert time) for +0.0025 nDCG@10 on SciFact (0.6969 vs 0.6944).
  * Candidates come from the GIN indexes (chunks.tsv, documents.title_tsv) for the query's lexemes,
  * rarest first; per-passage term frequencies are read from the stored tsvectors (positions), with
  * setweight/ts_filter cutting each vector down to the query's lexemes in C before unnesting.
@@ -184,7 +187,7 @@ export async function lexicalSearch(
     UNION
     SELECT cd.doc_id, cd.chunk_id FROM chunk_documents cd WHERE cd.doc_id = ANY(${docsParam}::uuid[])),
   passages AS (
-    SELECT k.doc_id, k.chunk_id, (c.lex_len + $5::float8 * d.title_lex_len)::float8 AS dl,
+    SELECT k.doc_id, k.chunk_id, (length(c.tsv) + $5::float8 * length(d.title_tsv))::float8 AS dl,
            ts_filter(setweight(c.tsv, 'A', $2::text[]), '{a}') AS tv,
            ts_filter(setweight(d.title_tsv, 'A', $2::text[]), '{a}') AS ttv
       FROM cand k JOIN chunks c ON c.chunk_id = k.chunk_id JOIN documents d ON d.doc_id = k.doc_id

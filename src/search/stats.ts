@@ -25,7 +25,7 @@ const PASSAGES_SQL = `FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.c
 export async function refreshLexicalStats(db: Database): Promise<LexicalStats> {
   return db.transaction(async (tx) => {
     const lens = await tx.query<{ n: number; text_len: number | null; title_len: number | null }>(
-      `SELECT count(*)::int AS n, avg(c.lex_len)::float8 AS text_len, avg(d.title_lex_len)::float8 AS title_len
+      `SELECT count(*)::int AS n, avg(length(c.tsv))::float8 AS text_len, avg(length(d.title_tsv))::float8 AS title_len
        ${PASSAGES_SQL}`,
     );
     // PGlite has no autovacuum: new GIN entries wait in the index's pending list, which every query
