@@ -114,17 +114,26 @@ export function createSearch(deps: SearchDeps): Search {
   }
 
   /** Document rows (with the chunk snippet, matched terms marked) in the order of `items`. */
-  async function loadDocs(items: { doc_id: string; chunk_id: string | null }[], q: string): Promise<Map<string, DocRow>> {
+  async function loadDocs(
+    items: { doc_id: string; chunk_id: string | null }[],
+    q: string,
+    withSnippets = true,
+  ): Promise<Map<string, DocRow>> {
     if (items.length === 0) return new Map();
+    // Snippets (ts_headline) cost most here: they are only made for the documents returned.
+    const snippet = withSnippets
+      ? `CASE WHEN c.chunk_id IS NULL THEN left(d.text, 400)
+              ELSE ts_headline('english', left(c.text, 4000), plainto_tsquery('english', $3), $4) END`
+      : `NULL::text`;
     const r = await db.query<DocRow>(
       `SELECT d.doc_id, i.chunk_id, d.title, d.canonical_uri, d.source_type, d.thread_id, d.content_timestamp,
-              d.people, d.has_attachments, d.attachment_count, d.metadata,
-              CASE WHEN c.chunk_id IS NULL THEN left(d.text, 400)
-                   ELSE ts_headline('english', left(c.text, 4000), plainto_tsquery('english', $3), $4) END AS snippet
+              d.people, d.has_attachments, d.attachment_count, d.metadata, ${snippet} AS snippet
          FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id)
          JOIN documents d ON d.doc_id = i.doc_id
-         LEFT JOIN chunks c ON c.chunk_id = i.chunk_id`,
-      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), q, SNIPPET_OPTIONS],
+         LEFT JOIN chunks c ON c.chunk_id = i.chunk_id AND ${withSnippets ? 'true' : 'false'}`,
+      withSnippets
+        ? [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), q, SNIPPET_OPTIONS]
+        : [items.map((i) => i.doc_id), items.map((i) => i.chunk_id)],
     );
     return new Map(r.rows.map((row) => [row.doc_id, row]));
   }
@@ -209,9 +218,9 @@ export function createSearch(deps: SearchDeps): Search {
     let fused: FusedCandidate[] = fuse(lexical.candidates, passing, config);
     // Boosts before the final sort; boost candidates beyond k too so a boosted one can enter.
     fused = fused.slice(0, Math.max(req.k * 3, 30));
-    const rows = await loadDocs(fused, req.q);
+    const rows = await loadDocs(fused, req.q, false);
     const t = now();
-    const hits = fused
+    const ranked = fused
       .flatMap((c) => {
         const row = rows.get(c.doc_id);
         if (!row) return [];
@@ -231,6 +240,11 @@ export function createSearch(deps: SearchDeps): Search {
       })
       .sort((a, b) => b.score - a.score || b.scores.fused - a.scores.fused || a.document_id.localeCompare(b.document_id))
       .slice(0, req.k);
+    const snippets = await loadDocs(ranked.map((h) => ({ doc_id: h.document_id, chunk_id: h.chunk_id })), req.q, true);
+    const hits = ranked.map((h) => ({
+      ...h,
+      snippet: (snippets.get(h.document_id)?.snippet ?? '').replace(/\s+/g, ' ').trim(),
+    }));
 
     const context = await threadContext(req, hits);
     return {
