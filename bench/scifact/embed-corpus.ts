@@ -22,7 +22,6 @@ if (fs.existsSync(file)) {
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) if (line) done.add(JSON.parse(line).key);
 }
 const model = await loadUseLite();
-const out = fs.createWriteStream(file, { flags: 'a' });
 const jobs: { key: string; texts: string[] }[] = [];
 for (const q of data.testQueries) jobs.push({ key: `q:${sha256Hex(q.text)}`, texts: [q.text] });
 for (const d of data.corpus) {
@@ -42,10 +41,11 @@ for (let i = 0; i < todo.length; i += 8) {
   for (const g of group) {
     const v = meanPool(vecs.slice(o, o + g.texts.length));
     o += g.texts.length;
-    out.write(JSON.stringify({ key: g.key, v: v.map((x) => Math.round(x * 1e6) / 1e6) }) + '\n');
+    // Synchronous append: the TF.js WASM backend resolves embed() on microtasks only, so an fs stream
+    // would never get the event loop to flush (a killed run lost everything that way).
+    fs.appendFileSync(file, JSON.stringify({ key: g.key, v: v.map((x) => Math.round(x * 1e6) / 1e6) }) + '\n');
   }
   n += group.length;
   if (n % 400 < 8) console.log(`${n}/${todo.length} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
-out.end();
 console.log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
