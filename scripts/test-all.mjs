@@ -4,17 +4,34 @@
 // with pgvector. Without a reachable server the second run is skipped with a visible reason,
 // except under CI=true, where a missing server is a failure.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const extra = process.argv.slice(2);
 
+const counts = { passed: 0, failed: 0, skipped: 0 };
+
 function run(backend) {
   console.log(`\n=== memex test suite on ${backend} ===\n`);
-  const r = spawnSync('npx', ['vitest', 'run', ...extra], {
-    stdio: 'inherit',
-    env: { ...process.env, MEMEX_TEST_BACKEND: backend, TEST_DATABASE_URL: url },
-  });
+  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memex-vitest-')), 'report.json');
+  const r = spawnSync(
+    'npx',
+    ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra],
+    { stdio: 'inherit', env: { ...process.env, MEMEX_TEST_BACKEND: backend, TEST_DATABASE_URL: url } },
+  );
+  try {
+    const j = JSON.parse(fs.readFileSync(report, 'utf8'));
+    counts.passed += j.numPassedTests;
+    counts.failed += j.numFailedTests;
+    counts.skipped += j.numPendingTests + (j.numTodoTests ?? 0);
+    // A run that executed no test at all is not a pass.
+    if (j.numTotalTests === 0) return 1;
+  } catch {
+    counts.failed += 1;
+  }
   return r.status ?? 1;
 }
 
@@ -47,4 +64,5 @@ if (reason) {
 }
 const failed = Object.entries(results).filter(([, code]) => code !== 0);
 console.log(`\nsuite results: ${Object.entries(results).map(([b, c]) => `${b}=${c === 0 ? 'passed' : 'FAILED'}`).join(', ')}`);
+console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
 process.exit(failed.length ? 1 : 0);

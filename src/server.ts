@@ -1,20 +1,29 @@
 /**
- * `memex serve`: opens the database, applies migrations and serves the gateway.
+ * `memex serve`: opens the database, applies migrations, starts the embedding worker and serves
+ * the gateway. Roles split one deployment across processes on one PostgreSQL:
+ *   all      gateway + catalog + embedding worker in one process (default)
+ *   gateway  HTTP only (no worker)
+ *   worker   the embedding worker only (no HTTP)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { Catalog } from './catalog/catalog.ts';
 import type { ServerConfig } from './config/server.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
+import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
 import { buildGateway } from './gateway/app.ts';
 
+export type ServerRole = 'all' | 'gateway' | 'worker';
+
 export interface RunningServer {
-  app: FastifyInstance;
+  app: FastifyInstance | undefined;
   db: Database;
-  url: string;
+  embedding: EmbeddingService;
+  url: string | undefined;
   close(): Promise<void>;
 }
 
@@ -32,11 +41,45 @@ export function ensureAuthToken(config: ServerConfig): { config: ServerConfig; g
   return { config: { ...config, authToken: fs.readFileSync(file, 'utf8').trim() }, generatedFile: file };
 }
 
-export async function startServer(base: ServerConfig): Promise<RunningServer> {
+export async function startServer(base: ServerConfig, role: ServerRole = 'all'): Promise<RunningServer> {
   const { config, generatedFile } = ensureAuthToken(base);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const catalog = new Catalog(db, { phoneRegion: config.defaultPhoneRegion });
-  const app = await buildGateway({ config, db, catalog });
+  if (role !== 'all' && db.kind === 'pglite') {
+    await db.close();
+    throw new Error(`--role ${role} needs a PostgreSQL server (DATABASE_URL): PGlite serves one process only`);
+  }
+  const log = pino({ level: config.logLevel });
+  let embedding: EmbeddingService | undefined;
+  try {
+    embedding = await startEmbeddingService({
+      db,
+      logger: log.child({ component: 'embedding' }),
+      startWorker: role === 'gateway' ? false : role === 'worker' ? true : undefined,
+    });
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const service = embedding;
+  if (role === 'worker') {
+    log.info({ model: service.embedder.name }, 'embedding worker running');
+    return {
+      app: undefined,
+      db,
+      embedding: service,
+      url: undefined,
+      async close() {
+        await service.close();
+        await db.close();
+      },
+    };
+  }
+
+  const catalog = new Catalog(db, {
+    phoneRegion: config.defaultPhoneRegion,
+    onChunksQueued: () => service.worker?.notify(),
+  });
+  const app = await buildGateway({ config, db, catalog, embedding: service });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
@@ -46,11 +89,13 @@ export async function startServer(base: ServerConfig): Promise<RunningServer> {
   return {
     app,
     db,
+    embedding: service,
     url,
     async close() {
       if (closed) return;
       closed = true;
       await app.close();
+      await service.close();
       await db.close();
     },
   };

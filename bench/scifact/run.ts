@@ -17,7 +17,7 @@ import { buildGateway } from '../../src/gateway/app.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
 import type { QueryEmbedder } from '../../src/search/types.ts';
-import { padVector, vectorLiteral } from '../../src/search/vector.ts';
+import { storeEmbeddings } from '../../src/embedding/store.ts';
 import { sha256Hex } from '../../src/util/hash.ts';
 import path from 'node:path';
 import { cachePath, loadScifact, REPO_ROOT, SCIFACT_DIR } from './data.ts';
@@ -153,15 +153,15 @@ if (haveVectors) {
     console.log(`USE-lite cache incomplete (${missing} of ${chunks.rows.length} chunks missing): vector-only and hybrid skipped; finish bench/scifact/embed-corpus.ts (it resumes)`);
     haveVectors = false;
   }
+  // Through the embedding store, exactly as the embedding worker stores its vectors.
   for (let i = 0; haveVectors && i < chunks.rows.length; i += 200) {
-    const part = chunks.rows.slice(i, i + 200).flatMap((c) => {
-      const v = vectors.get(chunkKey(c.title ?? '', c.text));
-      return v ? [{ id: c.chunk_id, v: vectorLiteral(padVector(v)) }] : [];
-    });
-    await db.query(
-      `UPDATE chunks c SET embedding_vector = u.v::vector, embedding_model = 'use-lite', embedding_status = 'embedded',
-              embedded_at = now() FROM unnest($1::uuid[], $2::text[]) AS u(id, v) WHERE c.chunk_id = u.id`,
-      [part.map((p) => p.id), part.map((p) => p.v)],
+    await storeEmbeddings(
+      db,
+      chunks.rows.slice(i, i + 200).map((c) => ({
+        chunk_id: c.chunk_id,
+        model: 'use-lite',
+        vector: vectors.get(chunkKey(c.title ?? '', c.text))!,
+      })),
     );
   }
   if (haveVectors) {

@@ -4,11 +4,10 @@
  * its items in groups, each item inside a savepoint so one bad item never stops the others.
  */
 import type { Database, Queryable } from '../db/types.ts';
-import { linkDocumentPeople } from '../people/linking.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
-import { upsertThread } from './threads.ts';
+import { attachmentColumns, ingestMany, isRetryable, planRounds, storeChunks, type IngestItem } from './ingest.ts';
 import {
   CatalogError,
   type AttachmentEntry,
@@ -61,14 +60,6 @@ export function isoRow<T extends Record<string, unknown>>(row: T): T {
   return out as T;
 }
 
-function attachmentFacets(attachments: unknown): { has: boolean; count: number } | null {
-  if (!Array.isArray(attachments)) return null;
-  const count = attachments.filter(
-    (a) => a && typeof a === 'object' && ((a as AttachmentEntry).role ?? 'attachment') === 'attachment',
-  ).length;
-  return { has: count > 0, count };
-}
-
 export class Catalog {
   readonly phoneRegion: string;
 
@@ -84,21 +75,22 @@ export class Catalog {
 
   /** Idempotent insertion of one document (spec 4.6 POST /v1/catalog/documents). */
   async ingest(req: CatalogDocumentRequest): Promise<CatalogIngestResult> {
-    const result = await this.db.transaction((tx) => this.ingestInTx(tx, req, null));
-    if (!result.duplicate) this.opts.onChunksQueued?.();
-    return result;
+    const [outcome] = await this.withRetry(() =>
+      this.db.transaction((tx) => ingestMany(tx, [{ index: 0, request: req }], null, this.phoneRegion)),
+    );
+    if (!outcome.ok) throw new CatalogError(outcome.error!.status, outcome.error!.code, outcome.error!.message);
+    if (!outcome.result!.duplicate) this.opts.onChunksQueued?.();
+    return outcome.result!;
   }
 
   /**
    * Batch insertion with a batch record (spec 4.1 rule 3). `items` carry their index in the
    * client's request; `preparedFailures` counts items the gateway already rejected, so the batch
    * totals cover the whole request. The batch id is derived from its key: a retry is the same batch.
+   * Items are stored a group at a time (one transaction each, so the batch counts rise as groups
+   * finish); a group that fails is redone one item at a time, each in a savepoint.
    */
-  async ingestBatch(
-    items: { index: number; request: CatalogDocumentRequest }[],
-    batchKey: string,
-    preparedFailures = 0,
-  ): Promise<CatalogBatchResult> {
+  async ingestBatch(items: IngestItem[], batchKey: string, preparedFailures = 0): Promise<CatalogBatchResult> {
     const total = items.length + preparedFailures;
     const batchId = uuidV5(`batch:${batchKey}`, MEMEX_NAMESPACE);
     await this.db.query(
@@ -111,34 +103,26 @@ export class Catalog {
     );
 
     const outcomes: BatchItemOutcome[] = [];
-    const groupSize = this.opts.batchGroupSize ?? 50;
-    let queued = false;
-    for (let g = 0; g < items.length; g += groupSize) {
-      const group = items.slice(g, g + groupSize);
-      const groupOutcomes = await this.db.transaction(async (tx) => {
-        const out: BatchItemOutcome[] = [];
-        for (const item of group) {
-          await tx.query('SAVEPOINT batch_item');
-          try {
-            const result = await this.ingestInTx(tx, item.request, batchId);
-            await tx.query('RELEASE SAVEPOINT batch_item');
-            if (!result.duplicate) queued = true;
-            out.push({ index: item.index, ok: true, result });
-          } catch (err) {
-            await tx.query('ROLLBACK TO SAVEPOINT batch_item');
-            out.push({ index: item.index, ok: false, error: toItemError(err) });
-          }
-        }
-        const ok = out.filter((o) => o.ok).length;
-        await tx.query(
-          `UPDATE ingest_batches SET success_count = success_count + $2, failure_count = failure_count + $3,
-                  updated_at = now() WHERE batch_id = $1`,
-          [batchId, ok, out.length - ok],
+    const groupSize = this.opts.batchGroupSize ?? 100;
+    for (const round of planRounds(items)) {
+      for (let g = 0; g < round.length; g += groupSize) {
+        const group = round.slice(g, g + groupSize);
+        const groupOutcomes = await this.withRetry(() =>
+          this.db.transaction(async (tx) => {
+            const out = await this.ingestGroup(tx, group, batchId);
+            const ok = out.filter((o) => o.ok).length;
+            await tx.query(
+              `UPDATE ingest_batches SET success_count = success_count + $2, failure_count = failure_count + $3,
+                      updated_at = now() WHERE batch_id = $1`,
+              [batchId, ok, out.length - ok],
+            );
+            return out;
+          }),
         );
-        return out;
-      });
-      outcomes.push(...groupOutcomes);
+        outcomes.push(...groupOutcomes);
+      }
     }
+    outcomes.sort((a, b) => a.index - b.index);
     const success = outcomes.filter((o) => o.ok).length;
     const failure = total - success;
     const status = failure === 0 ? 'completed' : success === 0 ? 'failed' : 'partial';
@@ -148,7 +132,7 @@ export class Catalog {
               updated_at = now() WHERE batch_id = $1`,
       [batchId, status, success, failure, errors.length ? JSON.stringify({ errors }) : null],
     );
-    if (queued) this.opts.onChunksQueued?.();
+    if (outcomes.some((o) => o.ok && !o.result!.duplicate)) this.opts.onChunksQueued?.();
     return {
       batch_id: batchId,
       batch_status: status,
@@ -159,164 +143,45 @@ export class Catalog {
     };
   }
 
-  private async ingestInTx(
-    tx: Queryable,
-    req: CatalogDocumentRequest,
-    batchId: string | null,
-  ): Promise<CatalogIngestResult> {
-    const existing = await tx.query<{
-      submission_id: string;
-      status: string;
-      result_doc_id: string | null;
-      is_active_version: boolean | null;
-    }>(
-      `SELECT s.submission_id, s.status, s.result_doc_id, d.is_active_version
-         FROM ingest_submissions s LEFT JOIN documents d ON d.doc_id = s.result_doc_id
-        WHERE s.idempotency_key = $1 FOR UPDATE OF s`,
-      [req.idempotency_key],
-    );
-    let submissionId: string;
-    const prior = existing.rows[0];
-    if (prior) {
-      // The same submission again: nothing new while its document is still the active version.
-      if (prior.result_doc_id && prior.status !== 'failed' && prior.is_active_version) {
-        return this.duplicateResult(tx, prior.submission_id, prior.status, prior.result_doc_id);
+  /** The whole group in one go; if that fails, one item at a time so only bad items fail. */
+  private async ingestGroup(tx: Queryable, group: IngestItem[], batchId: string): Promise<BatchItemOutcome[]> {
+    await tx.query('SAVEPOINT ingest_group');
+    try {
+      const out = await ingestMany(tx, group, batchId, this.phoneRegion);
+      await tx.query('RELEASE SAVEPOINT ingest_group');
+      return out;
+    } catch (err) {
+      await tx.query('ROLLBACK TO SAVEPOINT ingest_group');
+      if (isRetryable(err)) throw err;
+    }
+    const out: BatchItemOutcome[] = [];
+    for (const item of group) {
+      await tx.query('SAVEPOINT ingest_item');
+      try {
+        out.push(...(await ingestMany(tx, [item], batchId, this.phoneRegion)));
+        await tx.query('RELEASE SAVEPOINT ingest_item');
+      } catch (err) {
+        await tx.query('ROLLBACK TO SAVEPOINT ingest_item');
+        if (isRetryable(err)) throw err;
+        out.push({ index: item.index, ok: false, error: toItemError(err) });
       }
-      submissionId = prior.submission_id;
-      await tx.query(
-        `UPDATE ingest_submissions SET status = 'processing', error_details = NULL,
-                batch_id = coalesce(batch_id, $2), updated_at = now() WHERE submission_id = $1`,
-        [submissionId, batchId],
-      );
-    } else {
-      submissionId = newId();
-      const ins = await tx.query(
-        `INSERT INTO ingest_submissions (submission_id, idempotency_key, source_type, source_id, content_sha256,
-                                         status, batch_id)
-         VALUES ($1, $2, $3, $4, $5, 'processing', $6) ON CONFLICT (idempotency_key) DO NOTHING`,
-        [submissionId, req.idempotency_key, req.source_type, req.source_id, req.content_sha256, batchId],
-      );
-      // Another transaction inserted the same key first (it has committed by now): start over.
-      if (ins.rowCount === 0) return this.ingestInTx(tx, req, batchId);
     }
-
-    const text = normaliseText(req.text);
-    const chunks = chunkText(text);
-    if (chunks.length === 0) throw new CatalogError(422, 'INGEST.EMPTY_TEXT', 'Document produced no valid chunks');
-
-    const externalId = req.external_id ?? req.source_id;
-    const threadId = await upsertThread(tx, req);
-
-    const latest = await tx.query<{ doc_id: string; version_number: number; is_active_version: boolean }>(
-      `SELECT doc_id, version_number, is_active_version FROM documents
-        WHERE source_type = $1 AND coalesce(source_provider, '') = coalesce($2, '')
-          AND coalesce(source_account_id, '') = coalesce($3, '') AND external_id = $4
-        ORDER BY version_number DESC LIMIT 1 FOR UPDATE`,
-      [req.source_type, req.source_provider ?? null, req.source_account_id ?? null, externalId],
-    );
-    const docId = newId();
-    const previous = latest.rows[0];
-    if (previous?.is_active_version) {
-      await this.supersede(tx, previous.doc_id, docId);
-    }
-
-    const metadata = this.buildMetadata(req);
-    const facets = attachmentFacets(metadata.attachments);
-    const hasAttachments = req.facet_overrides?.has_attachments ?? facets?.has ?? metadataFlag(metadata);
-    const attachmentCount =
-      req.facet_overrides?.attachment_count ?? facets?.count ?? metadataCount(metadata) ?? (hasAttachments ? 1 : 0);
-
-    await tx.query(
-      `INSERT INTO documents (doc_id, external_id, source_type, source_provider, source_account_id, version_number,
-          previous_version_id, title, text, text_sha256, mime_type, canonical_uri, content_timestamp,
-          content_timestamp_type, content_created_at, content_modified_at, people, thread_id, parent_doc_id,
-          source_doc_ids, related_doc_ids, has_attachments, attachment_count, has_location, has_due_date, due_date,
-          is_completed, completed_at, metadata, status, extraction_failed, error_details, intent, relevance_score)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-               $23, $24, $25, $26, $27, $28, $29, 'extracting', $30, $31, $32, $33)`,
-      [
-        docId, externalId, req.source_type, req.source_provider ?? null, req.source_account_id ?? null,
-        (previous?.version_number ?? 0) + 1, previous?.doc_id ?? null, req.title ?? null, text, sha256Hex(text),
-        req.mime_type ?? 'text/plain', req.canonical_uri ?? null, req.content_timestamp, req.content_timestamp_type,
-        req.content_created_at ?? null, req.content_modified_at ?? null, JSON.stringify(req.people ?? []), threadId,
-        validUuidOrNull(req.parent_doc_id), uuidList(req.source_doc_ids), uuidList(req.related_doc_ids),
-        hasAttachments, attachmentCount, req.has_location ?? false, req.has_due_date ?? Boolean(req.due_date),
-        req.due_date ?? null, req.is_completed ?? null, req.completed_at ?? null, JSON.stringify(metadata),
-        req.extraction_failed ?? false, req.error_details ? JSON.stringify(req.error_details) : null,
-        req.intent ? JSON.stringify(req.intent) : null, req.relevance_score ?? null,
-      ],
-    );
-
-    const pendingChunks = await this.storeChunks(tx, docId, chunks, false);
-    if (req.people?.length) {
-      await linkDocumentPeople(tx, docId, req.people, req.source_type, this.phoneRegion);
-    }
-    if (req.file_sha256s?.length) {
-      await tx.query(
-        `INSERT INTO document_files (doc_id, file_sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
-        [docId, req.file_sha256s],
-      );
-    }
-
-    // Text documents need no extraction or enrichment step of their own: they are enriched once
-    // cataloged, and indexed as soon as every chunk has its vector (at once when all are shared).
-    const docStatus = pendingChunks === 0 ? 'indexed' : 'enriched';
-    const subStatus = pendingChunks === 0 ? 'completed' : 'cataloged';
-    await tx.query(`UPDATE documents SET status = $2, updated_at = now() WHERE doc_id = $1`, [docId, docStatus]);
-    await tx.query(
-      `UPDATE ingest_submissions SET status = $2, result_doc_id = $3, updated_at = now() WHERE submission_id = $1`,
-      [submissionId, subStatus, docId],
-    );
-    return {
-      submission_id: submissionId,
-      doc_id: docId,
-      external_id: externalId,
-      version_number: (previous?.version_number ?? 0) + 1,
-      status: subStatus,
-      document_status: docStatus,
-      thread_id: threadId,
-      file_ids: req.file_sha256s ?? [],
-      duplicate: false,
-      total_chunks: chunks.length,
-    };
+    return out;
   }
 
-  private async duplicateResult(
-    tx: Queryable,
-    submissionId: string,
-    status: string,
-    docId: string,
-  ): Promise<CatalogIngestResult> {
-    const r = await tx.query<{
-      external_id: string;
-      version_number: number;
-      thread_id: string | null;
-      status: string;
-      total: number;
-      files: string[];
-    }>(
-      `SELECT d.external_id, d.version_number, d.thread_id, d.status,
-              (SELECT count(*)::int FROM chunk_documents cd WHERE cd.doc_id = d.doc_id) AS total,
-              coalesce((SELECT array_agg(file_sha256) FROM document_files f WHERE f.doc_id = d.doc_id), '{}') AS files
-         FROM documents d WHERE d.doc_id = $1`,
-      [docId],
-    );
-    const d = r.rows[0];
-    return {
-      submission_id: submissionId,
-      doc_id: docId,
-      external_id: d.external_id,
-      version_number: d.version_number,
-      status,
-      document_status: d.status,
-      thread_id: d.thread_id,
-      file_ids: d.files,
-      duplicate: true,
-      total_chunks: d.total,
-    };
+  /** Retries a transaction that lost a race (deadlock, concurrent insert of the same row). */
+  private async withRetry<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+    for (let i = 1; ; i++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (i >= attempts || !isRetryable(err)) throw err;
+        await new Promise((r) => setTimeout(r, 5 * i + Math.random() * 20));
+      }
+    }
   }
 
-  /** Marks a version inactive in favour of its successor and drops its chunk links. */
+
   private async supersede(tx: Queryable, oldDocId: string, newDocId: string | null): Promise<void> {
     await tx.query(
       `UPDATE documents SET is_active_version = false, superseded_at = now(), superseded_by_id = $2,
@@ -326,74 +191,6 @@ export class Catalog {
     await tx.query('DELETE FROM chunk_documents WHERE doc_id = $1', [oldDocId]);
   }
 
-  private buildMetadata(req: CatalogDocumentRequest): Record<string, unknown> {
-    const metadata: Record<string, unknown> = { ...(req.metadata ?? {}) };
-    if (req.attachments) metadata.attachments = req.attachments;
-    const timestamps = (metadata.timestamps && typeof metadata.timestamps === 'object'
-      ? { ...(metadata.timestamps as Record<string, unknown>) }
-      : {}) as Record<string, unknown>;
-    // Rule of the data dictionary: timestamps.primary mirrors content_timestamp and its type.
-    timestamps.primary = { value: req.content_timestamp, type: req.content_timestamp_type };
-    const specific = { ...((timestamps.source_specific as Record<string, unknown>) ?? {}) };
-    if (req.content_created_at) specific.created_at = req.content_created_at;
-    if (req.content_modified_at) specific.modified_at = req.content_modified_at;
-    timestamps.source_specific = specific;
-    metadata.timestamps = timestamps;
-    metadata.ingested_at = new Date().toISOString();
-    return metadata;
-  }
-
-  /**
-   * Stores the chunks of a document. Chunks are shared by text hash: text seen before reuses its
-   * chunk (and its vector). Returns how many of the document's chunks still wait for a vector.
-   */
-  private async storeChunks(
-    tx: Queryable,
-    docId: string,
-    chunks: { text: string; start: number; end: number }[],
-    requeue: boolean,
-  ): Promise<number> {
-    const shas = chunks.map((c) => sha256Hex(c.text));
-    const r = await tx.query<{ not_embedded: number }>(
-      `WITH input AS (
-         SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
-                AS t(chunk_id, text, sha, ordinal, start_char, end_char)),
-       ins AS (
-         INSERT INTO chunks (chunk_id, text, text_sha256, ordinal, source_ref)
-         SELECT DISTINCT ON (sha) chunk_id, text, sha, ordinal,
-                jsonb_build_object('type', 'text_span', 'start_char', start_char, 'end_char', end_char)
-           FROM input ORDER BY sha, ordinal
-         ON CONFLICT (text_sha256) DO NOTHING
-         RETURNING chunk_id, text_sha256, embedding_status),
-       allc AS (
-         SELECT chunk_id, text_sha256, embedding_status FROM ins
-         UNION ALL
-         SELECT chunk_id, text_sha256, embedding_status FROM chunks WHERE text_sha256 = ANY($4::text[])),
-       links AS (
-         INSERT INTO chunk_documents (doc_id, ordinal, chunk_id, start_char, end_char)
-         SELECT $1, i.ordinal, a.chunk_id, i.start_char, i.end_char FROM input i JOIN allc a ON a.text_sha256 = i.sha
-         RETURNING chunk_id)
-       SELECT count(*) FILTER (WHERE a.embedding_status <> 'embedded')::int AS not_embedded
-         FROM input i JOIN allc a ON a.text_sha256 = i.sha`,
-      [
-        docId,
-        chunks.map(() => newId()),
-        chunks.map((c) => c.text),
-        shas,
-        chunks.map((_, i) => i),
-        chunks.map((c) => c.start),
-        chunks.map((c) => c.end),
-      ],
-    );
-    if (!requeue) return r.rows[0].not_embedded;
-    const q = await tx.query(
-      `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL,
-              updated_at = now()
-        WHERE text_sha256 = ANY($1::text[]) AND embedding_status <> 'pending'`,
-      [shas],
-    );
-    return r.rows[0].not_embedded + q.rowCount;
-  }
 
   // ---------------------------------------------------------------------------------------------
   // Versions, updates, deletes
@@ -444,7 +241,7 @@ export class Catalog {
         primary: { value: ts, type: old.content_timestamp_type },
       };
       metadata.ingested_at = new Date().toISOString();
-      const facets = attachmentFacets(metadata.attachments);
+      const facets = changes.attachments ? attachmentColumns(metadata) : null;
       await this.supersede(tx, docId, newDocId);
       await tx.query(
         `INSERT INTO documents (${DOC_COLUMNS})
@@ -457,7 +254,7 @@ export class Catalog {
            FROM documents WHERE doc_id = $1`,
         [
           docId, newDocId, changes.title !== undefined ? changes.title : old.title, text, sha256Hex(text), ts,
-          facets ? facets.has : old.has_attachments, facets ? facets.count : old.attachment_count,
+          facets ? facets.has_attachments : old.has_attachments, facets ? facets.attachment_count : old.attachment_count,
           JSON.stringify(metadata),
         ],
       );
@@ -472,7 +269,8 @@ export class Catalog {
           WHERE doc_id = $1 ON CONFLICT DO NOTHING`,
         [docId, newDocId],
       );
-      const queued = await this.storeChunks(tx, newDocId, chunks, changes.requeue ?? false);
+      const pending = await storeChunks(tx, [{ docId: newDocId, chunks }], changes.requeue ?? false);
+      const queued = pending.get(newDocId) ?? 0;
       const status = queued === 0 ? 'indexed' : 'enriched';
       await tx.query('UPDATE documents SET status = $2 WHERE doc_id = $1', [newDocId, status]);
       const files = await tx.query<{ file_sha256: string }>('SELECT file_sha256 FROM document_files WHERE doc_id = $1', [
@@ -664,24 +462,6 @@ export class Catalog {
 
 function zeroCounts(): ChunkCounts {
   return { total_chunks: 0, embedded_chunks: 0, pending_chunks: 0, failed_chunks: 0 };
-}
-
-function metadataFlag(metadata: Record<string, unknown>): boolean {
-  return metadata.has_attachments === true || (typeof metadata.attachment_count === 'number' && metadata.attachment_count > 0);
-}
-
-function metadataCount(metadata: Record<string, unknown>): number | undefined {
-  const n = metadata.attachment_count;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
-}
-
-function validUuidOrNull(v: unknown): string | null {
-  return isUuid(v) ? v : null;
-}
-
-/** Relationship ids that are not UUIDs are dropped (spec-notes A2.8). */
-function uuidList(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter(isUuid) : [];
 }
 
 function toItemError(err: unknown): { code: string; message: string; status: number } {

@@ -6,12 +6,41 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { CatalogBatch, CatalogDocument, CatalogVersionRequest } from '../schemas/catalog.ts';
 import { sha256Hex } from '../util/hash.ts';
+import type { Database } from '../db/types.ts';
+import { EmbeddingStoreError, storeEmbeddings } from '../embedding/index.ts';
 import type { Catalog } from './catalog.ts';
 import type { CatalogDocumentRequest } from './types.ts';
 
 const DocParams = Type.Object({ doc_id: Type.String({ format: 'uuid' }) });
 
-export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+const EmbeddingItem = Type.Object({
+  chunk_id: Type.String({ format: 'uuid' }),
+  model: Type.String({ minLength: 1 }),
+  vector: Type.Array(Type.Number(), { minItems: 1, maxItems: 8192 }),
+  dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+/** One embedding (spec-notes A4.6) or several at once. */
+const EmbeddingsBody = Type.Union([
+  EmbeddingItem,
+  Type.Object({ embeddings: Type.Array(EmbeddingItem, { minItems: 1, maxItems: 1000 }) }),
+]);
+
+export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Database }> = async (
+  app,
+  { catalog, db },
+) => {
+  app.post('/v1/catalog/embeddings', { schema: { tags: ['catalog'], body: EmbeddingsBody } }, async (req, reply) => {
+    const body = req.body as any;
+    const items = 'embeddings' in body ? body.embeddings : [body];
+    try {
+      const r = await storeEmbeddings(db, items);
+      return { stored: r.stored, indexed_doc_ids: r.indexedDocIds, chunk_id: items.length === 1 ? items[0].chunk_id : undefined, status: 'embedded' };
+    } catch (err) {
+      if (err instanceof EmbeddingStoreError) return reply.code((err as any).status ?? 400).send({ detail: err.message });
+      throw err;
+    }
+  });
+
   app.post('/v1/catalog/documents', { schema: { tags: ['catalog'], body: CatalogDocument } }, async (req, reply) => {
     const r = await catalog.ingest(req.body as CatalogDocumentRequest);
     return reply.code(r.duplicate ? 200 : 202).send(r);

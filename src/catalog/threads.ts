@@ -1,77 +1,138 @@
 /**
- * Thread upsert at ingest (spec 2.2; rules of spec-notes A2.2): new non-null values win, the
+ * Thread upserts at ingest (spec 2.2; rules of spec-notes A2.2): new non-null values win, the
  * participant list is replaced only by a non-empty one, metadata is merged, and the first/last
- * message times widen to cover the new document.
+ * message times widen to cover the new documents. Set-based: one statement for all threads of a
+ * batch, in a stable order so concurrent batches lock rows in the same order.
  */
 import type { Queryable } from '../db/types.ts';
 import { isUuid, newId } from '../util/ids.ts';
 import type { CatalogDocumentRequest } from './types.ts';
 
-export async function upsertThread(tx: Queryable, req: CatalogDocumentRequest): Promise<string | null> {
-  const t = req.thread;
-  const ts = req.content_timestamp;
-  if (!t) {
-    if (!req.thread_id || !isUuid(req.thread_id)) return null;
+interface ThreadRow {
+  thread_id: string;
+  source_type: string;
+  source_provider: string | null;
+  source_account_id: string | null;
+  external_id: string;
+  title: string | null;
+  participants: unknown[];
+  thread_type: string | null;
+  is_group: boolean | null;
+  participant_count: number | null;
+  metadata: Record<string, unknown>;
+  first_message_at: string;
+  last_message_at: string;
+}
+
+const identityKey = (t: { source_type: string; source_provider: string | null; source_account_id: string | null; external_id: string }) =>
+  [t.source_type, t.source_provider ?? '', t.source_account_id ?? '', t.external_id].join('\u001f');
+
+const minIso = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b);
+const maxIso = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
+
+/** The thread id of each request (null when it has none or names an unknown thread). */
+export async function resolveThreads(tx: Queryable, reqs: CatalogDocumentRequest[]): Promise<(string | null)[]> {
+  const out: (string | null)[] = reqs.map(() => null);
+  const rows = new Map<string, ThreadRow>();
+  const rowOfReq: (string | null)[] = reqs.map(() => null);
+  const byIdOnly = new Map<string, { first: string; last: string }>();
+
+  reqs.forEach((req, i) => {
+    const t = req.thread;
+    const ts = req.content_timestamp;
+    if (!t) {
+      if (req.thread_id && isUuid(req.thread_id)) {
+        const cur = byIdOnly.get(req.thread_id);
+        byIdOnly.set(req.thread_id, cur ? { first: minIso(cur.first, ts), last: maxIso(cur.last, ts) } : { first: ts, last: ts });
+      }
+      return;
+    }
+    const participants = t.participants ?? [];
+    const next: ThreadRow = {
+      thread_id: req.thread_id && isUuid(req.thread_id) ? req.thread_id : newId(),
+      source_type: t.source_type ?? req.source_type,
+      source_provider: t.source_provider ?? req.source_provider ?? null,
+      source_account_id: t.source_account_id ?? req.source_account_id ?? null,
+      external_id: t.external_id,
+      title: t.title ?? null,
+      participants,
+      thread_type: t.thread_type ?? null,
+      is_group: t.is_group ?? null,
+      participant_count: t.participant_count ?? (participants.length > 0 ? participants.length : null),
+      metadata: t.metadata ?? {},
+      first_message_at: t.first_message_at ?? ts,
+      last_message_at: t.last_message_at ?? ts,
+    };
+    const key = identityKey(next);
+    const cur = rows.get(key);
+    // Several documents of one thread in a batch: combine them the way successive upserts would.
+    rows.set(
+      key,
+      cur
+        ? {
+            ...cur,
+            title: next.title ?? cur.title,
+            participants: next.participants.length > 0 ? next.participants : cur.participants,
+            thread_type: next.thread_type ?? cur.thread_type,
+            is_group: next.is_group ?? cur.is_group,
+            participant_count: next.participant_count ?? cur.participant_count,
+            metadata: { ...cur.metadata, ...next.metadata },
+            first_message_at: minIso(cur.first_message_at, next.first_message_at),
+            last_message_at: maxIso(cur.last_message_at, next.last_message_at),
+          }
+        : next,
+    );
+    rowOfReq[i] = key;
+  });
+
+  if (rows.size > 0) {
+    const sorted = [...rows.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
+    const r = await tx.query<{ thread_id: string; k: string }>(
+      `INSERT INTO threads AS t (thread_id, source_type, source_provider, source_account_id, external_id, title,
+                                 participants, thread_type, is_group, participant_count, metadata, first_message_at,
+                                 last_message_at)
+       SELECT thread_id, source_type, source_provider, source_account_id, external_id, title, participants,
+              thread_type, is_group, participant_count, metadata, first_message_at, last_message_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(thread_id uuid, source_type text, source_provider text,
+              source_account_id text, external_id text, title text, participants jsonb, thread_type text,
+              is_group boolean, participant_count int, metadata jsonb, first_message_at timestamptz,
+              last_message_at timestamptz)
+       ON CONFLICT (source_type, (coalesce(source_provider, '')), (coalesce(source_account_id, '')), external_id)
+       DO UPDATE SET
+         title = coalesce(EXCLUDED.title, t.title),
+         participants = CASE WHEN jsonb_array_length(EXCLUDED.participants) > 0 THEN EXCLUDED.participants
+                             ELSE t.participants END,
+         thread_type = coalesce(EXCLUDED.thread_type, t.thread_type),
+         is_group = coalesce(EXCLUDED.is_group, t.is_group),
+         participant_count = coalesce(EXCLUDED.participant_count, t.participant_count),
+         metadata = t.metadata || EXCLUDED.metadata,
+         first_message_at = LEAST(t.first_message_at, EXCLUDED.first_message_at),
+         last_message_at = GREATEST(t.last_message_at, EXCLUDED.last_message_at),
+         updated_at = now()
+       RETURNING thread_id, concat_ws(chr(31), source_type, coalesce(source_provider, ''),
+                                      coalesce(source_account_id, ''), external_id) AS k`,
+      [JSON.stringify(sorted)],
+    );
+    const idOf = new Map(r.rows.map((row) => [row.k, row.thread_id]));
+    rowOfReq.forEach((key, i) => {
+      if (key) out[i] = idOf.get(key) ?? null;
+    });
+  }
+
+  if (byIdOnly.size > 0) {
+    const ids = [...byIdOnly.keys()].sort();
     const r = await tx.query<{ thread_id: string }>(
-      `UPDATE threads SET first_message_at = LEAST(first_message_at, $2::timestamptz),
-              last_message_at = GREATEST(last_message_at, $2::timestamptz), updated_at = now()
-        WHERE thread_id = $1 RETURNING thread_id`,
-      [req.thread_id, ts],
+      `UPDATE threads t SET first_message_at = LEAST(t.first_message_at, x.first),
+              last_message_at = GREATEST(t.last_message_at, x.last), updated_at = now()
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS x(id, first, last)
+        WHERE t.thread_id = x.id RETURNING t.thread_id`,
+      [ids, ids.map((id) => byIdOnly.get(id)!.first), ids.map((id) => byIdOnly.get(id)!.last)],
     );
     // A thread id the catalog does not know is dropped rather than invented.
-    return r.rows[0]?.thread_id ?? null;
+    const known = new Set(r.rows.map((row) => row.thread_id));
+    reqs.forEach((req, i) => {
+      if (!req.thread && req.thread_id && known.has(req.thread_id)) out[i] = req.thread_id;
+    });
   }
-  const participants = t.participants ?? [];
-  const values = [
-    t.source_type ?? req.source_type,
-    t.source_provider ?? req.source_provider ?? null,
-    t.source_account_id ?? req.source_account_id ?? null,
-    t.external_id,
-    t.title ?? null,
-    JSON.stringify(participants),
-    t.thread_type ?? null,
-    t.is_group ?? null,
-    t.participant_count ?? (participants.length > 0 ? participants.length : null),
-    JSON.stringify(t.metadata ?? {}),
-    t.first_message_at ?? ts,
-    t.last_message_at ?? ts,
-  ];
-  const set = `title = coalesce(EXCLUDED.title, threads.title),
-      participants = CASE WHEN jsonb_array_length(EXCLUDED.participants) > 0 THEN EXCLUDED.participants
-                          ELSE threads.participants END,
-      thread_type = coalesce(EXCLUDED.thread_type, threads.thread_type),
-      is_group = coalesce(EXCLUDED.is_group, threads.is_group),
-      participant_count = coalesce(EXCLUDED.participant_count, threads.participant_count),
-      metadata = threads.metadata || EXCLUDED.metadata,
-      first_message_at = LEAST(threads.first_message_at, EXCLUDED.first_message_at),
-      last_message_at = GREATEST(threads.last_message_at, EXCLUDED.last_message_at),
-      updated_at = now()`;
-  // A client-chosen id that already exists names the thread to update.
-  if (req.thread_id && isUuid(req.thread_id)) {
-    const known = await tx.query<{ thread_id: string }>('SELECT thread_id FROM threads WHERE thread_id = $1', [
-      req.thread_id,
-    ]);
-    if (known.rows[0]) {
-      await tx.query(
-        `UPDATE threads AS threads SET ${set.replace(/EXCLUDED\./g, 'x.')}
-           FROM (SELECT $2::text AS title, $3::jsonb AS participants, $4::text AS thread_type, $5::boolean AS is_group,
-                        $6::int AS participant_count, $7::jsonb AS metadata, $8::timestamptz AS first_message_at,
-                        $9::timestamptz AS last_message_at) x
-          WHERE threads.thread_id = $1`,
-        [req.thread_id, ...values.slice(4)],
-      );
-      return req.thread_id;
-    }
-  }
-  const r = await tx.query<{ thread_id: string }>(
-    `INSERT INTO threads (thread_id, source_type, source_provider, source_account_id, external_id, title,
-                          participants, thread_type, is_group, participant_count, metadata, first_message_at,
-                          last_message_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (source_type, (coalesce(source_provider, '')), (coalesce(source_account_id, '')), external_id)
-     DO UPDATE SET ${set}
-     RETURNING thread_id`,
-    [req.thread_id && isUuid(req.thread_id) ? req.thread_id : newId(), ...values],
-  );
-  return r.rows[0].thread_id;
+  return out;
 }

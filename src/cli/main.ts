@@ -1,28 +1,99 @@
 /**
- * The `memex` command. Verbs: serve (default), migrate. Each verb's options are in its help.
+ * The `memex` command. Each verb parses its own options; `memex help` lists them.
  */
-import { ConfigError, loadServerConfig } from '../config/server.ts';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { openDatabase } from '../db/index.ts';
-import { startServer } from '../server.ts';
+import type { Database } from '../db/types.ts';
+import { startServer, type ServerRole } from '../server.ts';
 
 const USAGE = `usage: memex <command> [options]
 
 commands:
-  serve              run the server (gateway, catalog, embedding worker) on HOST:PORT
-  migrate            apply database migrations and exit
-  help               this text
+  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all)
+  agent [--config PATH] [--print-config]
+                                      run the host agent (loopback daemon, port 7090); see docs/agent.md
+  status                              embedding queue: counts per status, throughput, queue age
+  reindex --failed                    put failed chunks back in the embedding queue
+  reindex --model NAME                re-embed everything with another model (the old vectors serve
+                                      search until the new ones are complete)
+  migrate                             apply database migrations and exit
+  help                                this text
 
+Add --wait to reindex to follow the queue with a progress bar.
 Configuration comes from the environment; see docs/configuration.md.`;
 
-async function serve(): Promise<void> {
-  const server = await startServer(loadServerConfig());
+class UsageError extends Error {}
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
+  const role = values.role as ServerRole;
+  if (!['all', 'gateway', 'worker'].includes(role)) throw new UsageError(`--role must be all, gateway or worker`);
+  const server = await startServer(loadServerConfig(), role);
   const stop = async (signal: string) => {
-    server.app.log.info({ signal }, 'shutting down');
+    server.app?.log.info({ signal }, 'shutting down');
     await server.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/**
+ * Opens the configured database for an operator command. PGlite is single-process: when a server
+ * already answers on this machine's port with the embedded database, refuse instead of risking it.
+ */
+async function operatorDatabase(config: ServerConfig): Promise<Database> {
+  if (!config.databaseUrl) {
+    const running = await fetch(`http://127.0.0.1:${config.port}/v1/healthz`, { signal: AbortSignal.timeout(1000) })
+      .then((r) => r.json() as Promise<{ database?: string }>)
+      .catch(() => null);
+    if (running?.database === 'pglite') {
+      throw new UsageError(
+        `a memex server is running on port ${config.port} with the embedded database; stop it first ` +
+          `(PGlite serves one process), or use DATABASE_URL with a PostgreSQL server`,
+      );
+    }
+  }
+  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+}
+
+async function status(): Promise<void> {
+  const { embeddingStatus } = await import('../embedding/index.ts');
+  const db = await operatorDatabase(loadServerConfig());
+  try {
+    const s = await embeddingStatus(db);
+    const c = s.chunks;
+    console.log(`chunks      ${c.total} total: ${c.embedded} embedded, ${c.pending} pending, ${c.processing} processing, ${c.failed} failed`);
+    console.log(`documents   ${s.documents.indexed} indexed, ${s.documents.enriched} waiting for embeddings`);
+    console.log(`queue age   ${Math.round(s.queueAgeSeconds)} s (expired leases: ${s.expiredLeases})`);
+    console.log(`throughput  ${s.throughput.lastMinute.toFixed(1)} chunks/s (last minute), ${s.throughput.last15Minutes.toFixed(1)} (last 15 min)`);
+    if (s.etaSeconds !== undefined) console.log(`eta         ${Math.round(s.etaSeconds)} s`);
+    for (const m of s.models) console.log(`model       ${m.model} (${m.dimensions ?? '?'} dims, ${m.state}): ${m.vectors} vectors`);
+  } finally {
+    await db.close();
+  }
+}
+
+async function reindex(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { failed: { type: 'boolean', default: false }, model: { type: 'string' }, wait: { type: 'boolean', default: false } },
+  });
+  if (values.failed === Boolean(values.model)) throw new UsageError('reindex needs exactly one of --failed or --model NAME');
+  const ops = await import('../embedding/index.ts');
+  const db = await operatorDatabase(loadServerConfig());
+  try {
+    if (values.failed) {
+      console.log(`${await ops.reindexFailed(db)} failed chunk(s) queued again`);
+    } else {
+      const r = await ops.reindexModel(db, values.model!);
+      console.log(`${r.queued} chunk(s) queued for ${r.model}${r.replaced ? ` (abandoned the unfinished ${r.replaced})` : ''}`);
+    }
+    if (values.wait) await ops.watchEmbeddingQueue(db);
+  } finally {
+    await db.close();
+  }
 }
 
 async function migrateCommand(): Promise<void> {
@@ -38,7 +109,17 @@ async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   switch (command) {
     case 'serve':
-      return serve();
+      return serve(rest);
+    case 'agent': {
+      const { runAgentCommand } = await import('../agent/cli.ts');
+      const code = await runAgentCommand(rest);
+      if (code !== 0) process.exit(code);
+      return;
+    }
+    case 'status':
+      return status();
+    case 'reindex':
+      return reindex(rest);
     case 'migrate':
       return migrateCommand();
     case 'help':
@@ -47,17 +128,15 @@ async function main(argv: string[]): Promise<void> {
       console.log(USAGE);
       return;
     default:
-      console.error(`memex: unknown command "${command}"\n\n${USAGE}`);
-      process.exitCode = 2;
-      void rest;
+      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    console.error(`memex: configuration error: ${err.message}`);
-  } else {
-    console.error(`memex: ${(err as Error).message ?? err}`);
-  }
+  if (err instanceof ConfigError) console.error(`memex: configuration error: ${err.message}`);
+  else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`memex: ${(err as Error).message}`);
+    process.exit(2);
+  } else console.error(`memex: ${(err as Error).message ?? err}`);
   process.exit(1);
 });

@@ -9,6 +9,7 @@ import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import type { ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
+import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { documentRoutes } from './routes/documents.ts';
@@ -23,8 +24,10 @@ export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
-  /** Search service (src/search); built lexical-only from the environment when absent. */
+  /** Search service (src/search); built from the environment when absent. */
   search?: Search;
+  /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
+  embedding?: EmbeddingService;
   /** Extra route plugins (search, people, files…) registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
 }
@@ -78,14 +81,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
-    await scope.register(searchRoutes, { search: deps.search ?? createSearch({ db }), phoneRegion: config.defaultPhoneRegion });
+    const search = deps.search ?? createSearch({ db, embedder: deps.embedding?.embedder ?? null });
+    await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
   });
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
-    await scope.register(catalogRoutes, { catalog });
+    await scope.register(catalogRoutes, { catalog, db });
   });
 
   return app as unknown as FastifyInstance;

@@ -1,6 +1,7 @@
 /**
- * Links a document's people[] to person records at ingest: each linkable identifier is
- * canonicalised, found (or a person is created for it) and linked with its role.
+ * Links documents' people[] to person records at ingest: each linkable identifier is
+ * canonicalised, found (or a person is created for it) and linked with its role. Works on many
+ * documents at once so a batch costs a handful of statements, not a handful per document.
  */
 import type { Queryable } from '../db/types.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
@@ -14,6 +15,13 @@ interface Resolved {
   displayName: string | null;
   label: string | null;
   role: string;
+}
+
+export interface PeopleLinkEntry {
+  docId: string;
+  people: DocumentPersonT[];
+  /** Recorded as the person's source when the person is new (the document's source_type). */
+  source: string;
 }
 
 /** Canonical identifiers of a people[] array; entries that identify nobody are dropped. */
@@ -36,23 +44,26 @@ export function resolvePeople(people: DocumentPersonT[], region: string): Resolv
   return out;
 }
 
+const keyOf = (r: { kind: string; value: string }) => `${r.kind}\u0000${r.value}`;
+
 /**
- * Finds or creates the person of every identifier and links them to the document.
- * Returns the person ids in people[] order (deduplicated).
+ * Finds or creates the person of every identifier of every entry and links them to the
+ * documents. Identifiers are handled in sorted order so concurrent batches lock rows in the same
+ * order. Returns the linked person ids per document.
  */
-export async function linkDocumentPeople(
-  tx: Queryable,
-  docId: string,
-  people: DocumentPersonT[],
-  source: string,
-  region: string,
-): Promise<string[]> {
-  const resolved = resolvePeople(people, region);
-  if (resolved.length === 0) return [];
-  const key = (r: { kind: string; value: string }) => `${r.kind}\u0000${r.value}`;
-  const unique = new Map<string, Resolved>();
-  for (const r of resolved) if (!unique.has(key(r))) unique.set(key(r), r);
-  const wanted = [...unique.values()];
+export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], region: string): Promise<Map<string, string[]>> {
+  const perDoc = entries.map((e) => ({ ...e, resolved: resolvePeople(e.people, region) }));
+  const wanted = new Map<string, Resolved & { source: string }>();
+  for (const e of perDoc) {
+    for (const r of e.resolved) {
+      const k = keyOf(r);
+      const prev = wanted.get(k);
+      if (!prev || (!prev.displayName && r.displayName)) wanted.set(k, { ...r, source: e.source });
+    }
+  }
+  const result = new Map<string, string[]>();
+  if (wanted.size === 0) return result;
+  const list = [...wanted.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
 
   const found = await tx.query<{ kind: string; value_canonical: string; person_id: string; display_name: string }>(
     `SELECT DISTINCT ON (pi.kind, pi.value_canonical) pi.kind, pi.value_canonical, p.person_id, p.display_name
@@ -60,48 +71,68 @@ export async function linkDocumentPeople(
       WHERE (pi.kind, pi.value_canonical) IN (SELECT * FROM unnest($1::text[], $2::text[]))
         AND p.merged_into IS NULL AND NOT p.deleted
       ORDER BY pi.kind, pi.value_canonical, pi.priority, p.created_at`,
-    [wanted.map((w) => w.kind), wanted.map((w) => w.value)],
+    [list.map((w) => w.kind), list.map((w) => w.value)],
   );
   const personOf = new Map<string, string>();
+  const renames: { id: string; name: string }[] = [];
   for (const row of found.rows) {
-    personOf.set(key({ kind: row.kind, value: row.value_canonical }), row.person_id);
+    const k = keyOf({ kind: row.kind, value: row.value_canonical });
+    personOf.set(k, row.person_id);
     // A person first seen as a bare address gets a real name as soon as a source gives one.
-    const w = unique.get(key({ kind: row.kind, value: row.value_canonical }));
+    const w = wanted.get(k);
     if (w?.displayName && (row.display_name === w.raw || row.display_name === w.value)) {
-      await tx.query('UPDATE people SET display_name = $2, updated_at = now() WHERE person_id = $1', [
-        row.person_id,
-        w.displayName,
-      ]);
+      renames.push({ id: row.person_id, name: w.displayName });
     }
   }
+  if (renames.length > 0) {
+    await tx.query(
+      `UPDATE people p SET display_name = x.name, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[]) AS x(id, name) WHERE p.person_id = x.id`,
+      [renames.map((r) => r.id), renames.map((r) => r.name)],
+    );
+  }
 
-  const created = wanted.filter((w) => !personOf.has(key(w)));
+  const created = list.filter((w) => !personOf.has(keyOf(w)));
   if (created.length > 0) {
     const ids = created.map(() => newId());
     await tx.query(
-      `INSERT INTO people (person_id, display_name, source)
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
-      [ids, created.map((c) => c.displayName ?? c.raw), created.map(() => source)],
+      `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
+      [ids, created.map((c) => c.displayName ?? c.raw), created.map((c) => c.source)],
     );
     await tx.query(
       `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical, label)
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])
-       ON CONFLICT DO NOTHING`,
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[]) ON CONFLICT DO NOTHING`,
       [ids, created.map((c) => c.kind), created.map((c) => c.raw), created.map((c) => c.value), created.map((c) => c.label)],
     );
-    created.forEach((c, i) => personOf.set(key(c), ids[i]));
+    created.forEach((c, i) => personOf.set(keyOf(c), ids[i]));
   }
 
-  const links = new Map<string, { person: string; role: string }>();
-  for (const r of resolved) {
-    const person = personOf.get(key(r))!;
-    links.set(`${person}\u0000${r.role}`, { person, role: r.role });
+  const links = new Map<string, { doc: string; person: string; role: string }>();
+  for (const e of perDoc) {
+    for (const r of e.resolved) {
+      const person = personOf.get(keyOf(r))!;
+      links.set(`${e.docId}\u0000${person}\u0000${r.role}`, { doc: e.docId, person, role: r.role });
+      const ids = result.get(e.docId) ?? [];
+      if (!ids.includes(person)) ids.push(person);
+      result.set(e.docId, ids);
+    }
   }
   const rows = [...links.values()];
   await tx.query(
     `INSERT INTO document_people (doc_id, person_id, role)
-     SELECT $1, * FROM unnest($2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
-    [docId, rows.map((r) => r.person), rows.map((r) => r.role)],
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) ON CONFLICT DO NOTHING`,
+    [rows.map((r) => r.doc), rows.map((r) => r.person), rows.map((r) => r.role)],
   );
-  return [...new Set(rows.map((r) => r.person))];
+  return result;
+}
+
+/** One document's people (see linkPeople). */
+export async function linkDocumentPeople(
+  tx: Queryable,
+  docId: string,
+  people: DocumentPersonT[],
+  source: string,
+  region: string,
+): Promise<string[]> {
+  return (await linkPeople(tx, [{ docId, people, source }], region)).get(docId) ?? [];
 }

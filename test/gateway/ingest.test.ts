@@ -223,6 +223,43 @@ describe(`batch ingestion on ${backend}`, () => {
     expect(batches.rows[0].n).toBe(1);
   });
 
+  it('isolates an item the database rejects: the rest of its group is still stored', async () => {
+    const base = (id: string, extra: Record<string, unknown> = {}) => ({
+      idempotency_key: `catalog-key-${id}`,
+      source_type: 'note',
+      source_id: id,
+      content_sha256: 'x',
+      text: `Catalog level document ${id}`,
+      content_timestamp: '2026-01-01T00:00:00Z',
+      content_timestamp_type: 'created',
+      ...extra,
+    });
+    const docs = [base('cat-1'), base('cat-2', { facet_overrides: { attachment_count: -1 } }), base('cat-3')];
+    const res = await gw.request('POST', '/v1/catalog/documents/batch', { documents: docs });
+    expect(res.statusCode).toBe(207);
+    const body = res.json();
+    expect(body).toMatchObject({ batch_status: 'partial', success_count: 2, failure_count: 1 });
+    expect(body.items.map((i: any) => i.ok)).toEqual([true, false, true]);
+    expect(body.items[1].error).toMatchObject({ status: 422, code: 'INGEST.CONSTRAINT_VIOLATION' });
+    const stored = await gw.db.query<{ external_id: string }>(
+      "SELECT external_id FROM documents WHERE external_id LIKE 'cat-%' ORDER BY external_id",
+    );
+    expect(stored.rows.map((r) => r.external_id)).toEqual(['cat-1', 'cat-3']);
+  });
+
+  it('stores two edits of one document in one batch as successive versions', async () => {
+    const first = noteBody({ source_id: 'edited-twice', content: { data: 'First draft of the plan.' } });
+    const second = { ...first, content: { data: 'Second draft of the plan.' } };
+    const res = await gw.request('POST', '/v1/ingest:batch', { documents: [first, second] });
+    expect(res.statusCode).toBe(202);
+    const [a, b] = res.json().results.map((r: any) => r.submission);
+    expect([a.version_number, b.version_number]).toEqual([1, 2]);
+    const active = await gw.db.query<{ text: string }>(
+      "SELECT text FROM documents WHERE external_id = 'edited-twice' AND is_active_version",
+    );
+    expect(active.rows).toEqual([{ text: 'Second draft of the plan.' }]);
+  });
+
   it('uses the single-document flow for a batch of one', async () => {
     const res = await gw.request('POST', '/v1/ingest:batch', { documents: [noteBody()] });
     expect(res.statusCode).toBe(202);

@@ -10,7 +10,7 @@ import { buildGateway } from '../../src/gateway/app.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch, type Search, type SearchDeps } from '../../src/search/search.ts';
 import type { QueryEmbedder } from '../../src/search/types.ts';
-import { padVector, vectorLiteral } from '../../src/search/vector.ts';
+import { storeEmbeddings } from '../../src/embedding/store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
 
@@ -47,18 +47,18 @@ export class ConceptEmbedder implements QueryEmbedder {
   }
 }
 
-/** Stores a vector for every chunk that has none (what the embedding worker does). */
+/** Stores a vector for every chunk that has none, through the embedding store (what the worker calls). */
 export async function indexVectors(db: Database, embedder: ConceptEmbedder): Promise<number> {
   const r = await db.query<{ chunk_id: string; text: string }>(
-    'SELECT chunk_id, text FROM chunks WHERE embedding_vector IS NULL',
+    `SELECT chunk_id, text FROM chunks c
+      WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.chunk_id AND e.model = $1)`,
+    [embedder.name],
   );
-  for (const c of r.rows) {
-    await db.query(
-      `UPDATE chunks SET embedding_vector = $2::vector, embedding_model = $3, embedding_status = 'embedded'
-        WHERE chunk_id = $1`,
-      [c.chunk_id, vectorLiteral(padVector(embedder.vector(c.text))), embedder.name],
-    );
-  }
+  if (r.rows.length === 0) return 0;
+  await storeEmbeddings(
+    db,
+    r.rows.map((c) => ({ chunk_id: c.chunk_id, model: embedder.name, vector: embedder.vector(c.text) })),
+  );
   return r.rows.length;
 }
 

@@ -1,0 +1,95 @@
+/**
+ * `memex agent [--config PATH] [--print-config]`. The lead's src/cli/main.ts calls runAgentCommand with
+ * the arguments after `agent`. Returns the process exit code; while the daemon runs the promise stays
+ * pending until SIGINT/SIGTERM, when fastify.close() lets in-flight requests finish.
+ */
+import { AgentConfigError, loadAgentConfig, printableConfig } from './config.ts';
+import { AgentBindError, startAgent } from './server.ts';
+
+export const AGENT_USAGE = `Usage: memex agent [--config PATH] [--print-config]
+
+  --config PATH    configuration file (default: $XDG_CONFIG_HOME/memex/agent.yaml or ~/.config/memex/agent.yaml)
+  --print-config   print the effective configuration (file + environment) with secrets masked, then exit
+
+Environment: SVC_PORT, SVC_AUTH_SECRET, SVC_GATEWAY_URL, SVC_GATEWAY_TOKEN, SVC_LOG_LEVEL (debug|info|warning|error), SVC_MAIL_ENABLED`;
+
+export interface AgentCliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+export function parseAgentArgs(argv: string[]): { configPath?: string; printConfig: boolean; help: boolean } {
+  const result: { configPath?: string; printConfig: boolean; help: boolean } = { printConfig: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--print-config') result.printConfig = true;
+    else if (a === '--help' || a === '-h') result.help = true;
+    else if (a === '--config') {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) throw new AgentConfigError('--config needs a file path');
+      result.configPath = v;
+    } else if (a.startsWith('--config=')) result.configPath = a.slice('--config='.length);
+    else throw new AgentConfigError(`unknown option ${a}\n\n${AGENT_USAGE}`);
+  }
+  return result;
+}
+
+export async function runAgentCommand(
+  argv: string[],
+  io: AgentCliIo = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env },
+): Promise<number> {
+  let args;
+  let loaded;
+  try {
+    args = parseAgentArgs(argv);
+    if (args.help) {
+      io.out(`${AGENT_USAGE}\n`);
+      return 0;
+    }
+    loaded = loadAgentConfig({ configPath: args.configPath, env: io.env });
+  } catch (err) {
+    if (err instanceof AgentConfigError) {
+      io.err(`memex agent: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (args.printConfig) {
+    io.out(`# ${loaded.path ?? 'no configuration file found: defaults'} + environment\n`);
+    io.out(printableConfig(loaded.config));
+    for (const w of loaded.warnings) io.err(`warning: ${w}\n`);
+    return 0;
+  }
+
+  let started;
+  try {
+    started = await startAgent({ config: loaded.config });
+  } catch (err) {
+    if (err instanceof AgentBindError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      io.err(`memex agent: ${(err as Error).message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const { app, url } = started;
+  app.log.info({ url, config: loaded.path ?? 'defaults' }, 'host agent listening');
+
+  return new Promise<number>((resolve) => {
+    let closing = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (closing) return;
+      closing = true;
+      app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+      app.close().then(
+        () => resolve(0),
+        (err) => {
+          app.log.error({ err }, 'error during shutdown');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

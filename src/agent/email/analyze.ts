@@ -1,0 +1,178 @@
+/**
+ * Email metadata, intent classification, noise scoring and PII redaction, with exactly the rules of
+ * host-agent spec §2.3 and spec-notes B2.3 (the behaviour of the system the spec describes). Plain
+ * functions: the collectors call them directly.
+ */
+import type { RedactOptions } from '../config.ts';
+import type { ParsedEmail } from './parse.ts';
+
+export type IntentValue =
+  | 'bill'
+  | 'receipt'
+  | 'orderConfirmation'
+  | 'appointment'
+  | 'actionRequired'
+  | 'notification'
+  | 'promotional'
+  | 'newsletter'
+  | 'personal'
+  | 'unknown';
+
+export interface IntentClassification {
+  primaryIntent: IntentValue;
+  confidence: number;
+  secondaryIntents: IntentValue[];
+  extractedEntities: Record<string, string>;
+}
+
+/** First-match rules on the lowercased subject/body/sender (spec-notes B2.3). */
+export function classifyIntent(input: { subject: string; body: string; sender?: string | null }): IntentClassification {
+  const subject = input.subject.toLowerCase();
+  const body = input.body;
+  const bodyLower = body.toLowerCase();
+  const sender = (input.sender ?? '').toLowerCase();
+  const has = (text: string, ...words: string[]) => words.some((w) => text.includes(w));
+  const result = (primaryIntent: IntentValue, confidence: number, entities: Record<string, string> = {}, secondary: IntentValue[] = []): IntentClassification => ({
+    primaryIntent,
+    confidence,
+    secondaryIntents: secondary,
+    extractedEntities: entities,
+  });
+
+  if (has(subject, 'bill', 'invoice', 'statement')) {
+    const amount = /\$[\d,]+\.?\d*/.exec(body);
+    return result('bill', 0.8, amount ? { amount: amount[0] } : {});
+  }
+  if (has(subject, 'receipt', 'payment confirmation')) {
+    const order = /order[# ]+[\w-]+/i.exec(body);
+    return result('receipt', 0.85, order ? { order_number: order[0] } : {});
+  }
+  if (subject.includes('order') && has(subject, 'confirm', 'shipped')) return result('orderConfirmation', 0.8);
+  if (has(subject, 'appointment', 'meeting') || bodyLower.includes('calendar invite')) {
+    return result('appointment', 0.75, {}, ['actionRequired']);
+  }
+  if (has(subject, 'action required', 'attention needed', 'urgent')) return result('actionRequired', 0.7);
+  if (has(subject, 'sale', 'offer', 'discount')) return result('promotional', 0.8);
+  if (subject.includes('newsletter') || sender.includes('newsletter')) return result('newsletter', 0.85);
+  return result('unknown', 0.3);
+}
+
+const PROMO_SUBJECT_WORDS = ['sale', 'offer', 'discount', 'deal', 'promo', 'newsletter', 'subscribe', 'unsubscribe'];
+const BULK_SENDER_WORDS = ['noreply', 'no-reply', 'donotreply', 'mailer', 'newsletter'];
+
+export interface NoiseInput {
+  subject?: string | null;
+  from?: string[] | null;
+  listUnsubscribe?: string | null;
+}
+
+/** Noise score: List-Unsubscribe +3, promotional subject +2, bulk sender +2; noise iff score >= 2. */
+export function noiseScore(input: NoiseInput): number {
+  let score = 0;
+  if (input.listUnsubscribe !== undefined && input.listUnsubscribe !== null) score += 3;
+  const subject = (input.subject ?? '').toLowerCase();
+  if (PROMO_SUBJECT_WORDS.some((w) => subject.includes(w))) score += 2;
+  const sender = (input.from?.[0] ?? '').toLowerCase();
+  if (BULK_SENDER_WORDS.some((w) => sender.includes(w))) score += 2;
+  return score;
+}
+
+export function isNoiseEmail(input: NoiseInput): boolean {
+  return noiseScore(input) >= 2;
+}
+
+export const ALL_REDACTIONS: RedactOptions = { emails: true, phones: true, account_numbers: true, ssn: true };
+
+/**
+ * Options as the API takes them: a boolean (all on / all off) or an object whose missing keys default to
+ * true. Throws TypeError with a readable message on anything else.
+ */
+export function resolveRedactOptions(options: unknown): RedactOptions {
+  if (options === undefined || options === null) return { ...ALL_REDACTIONS };
+  if (typeof options === 'boolean') {
+    return { emails: options, phones: options, account_numbers: options, ssn: options };
+  }
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('options must be a boolean or an object with emails, phones, account_numbers, ssn');
+  }
+  const o = options as Record<string, unknown>;
+  const out = { ...ALL_REDACTIONS };
+  for (const [k, v] of Object.entries(o)) {
+    if (!(k in out)) throw new TypeError(`options.${k} is not a redaction type (emails, phones, account_numbers, ssn)`);
+    if (typeof v !== 'boolean') throw new TypeError(`options.${k} must be a boolean`);
+    out[k as keyof RedactOptions] = v;
+  }
+  return out;
+}
+
+/**
+ * Redaction order matters and is the spec's: emails, phones (three patterns), account numbers, SSN.
+ * A 10-digit run becomes a phone before the account rule sees it; an SSN-shaped 123-45-6789 survives
+ * the phone rules (3-2-4 digits) and is caught last.
+ */
+export function redactPii(text: string, options: RedactOptions = ALL_REDACTIONS): string {
+  let out = text;
+  if (options.emails) out = out.replace(/[\w.-]+@[\w.-]+/g, '[EMAIL_REDACTED]');
+  if (options.phones) {
+    out = out.replace(/\b\d{3}[-.]?\d{3}[-.]?\d{4}\b/g, '[PHONE_REDACTED]');
+    out = out.replace(/\(\d{3}\)\s*\d{3}[-.]?\d{4}/g, '[PHONE_REDACTED]');
+    out = out.replace(/\+\d{1,3}\s*\d{3}[-.]?\d{3}[-.]?\d{4}/g, '[PHONE_REDACTED]');
+  }
+  if (options.account_numbers) out = out.replace(/\b\d{8,}\b/g, '[ACCOUNT_REDACTED]');
+  if (options.ssn) out = out.replace(/\b\d{3}-\d{2}-\d{4}\b/g, '[SSN_REDACTED]');
+  return out;
+}
+
+/** Effective redaction of a mail source: source override, then module default, then all on. */
+export function effectiveRedaction(
+  sourceOverride: boolean | RedactOptions | undefined,
+  moduleDefault: boolean | RedactOptions | undefined,
+): RedactOptions {
+  return resolveRedactOptions(sourceOverride ?? moduleDefault ?? true);
+}
+
+export interface EmailMetadata {
+  subject: string | null;
+  from: string[];
+  to: string[];
+  cc: string[];
+  date: string | null;
+  messageId: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  listUnsubscribe: string | null;
+  hasAttachments: boolean;
+  attachmentCount: number;
+  bodyPreview: string;
+  isNoiseEmail: boolean;
+  intentClassification: IntentClassification;
+}
+
+export function stripTags(html: string): string {
+  return html.replace(/<[^>]+>/g, '');
+}
+
+/** Metadata of a parsed message (spec §2.3). Accepts a partial object: missing lists are empty. */
+export function emailMetadata(email: Partial<ParsedEmail>): EmailMetadata {
+  const plain = email.bodyPlainText ?? null;
+  const html = email.bodyHTML ?? null;
+  const body = plain ?? (html !== null ? stripTags(html) : '');
+  const attachments = email.attachments ?? [];
+  const from = email.from ?? [];
+  return {
+    subject: email.subject ?? null,
+    from,
+    to: email.to ?? [],
+    cc: email.cc ?? [],
+    date: email.date ?? null,
+    messageId: email.messageId ?? null,
+    inReplyTo: email.inReplyTo ?? null,
+    references: email.references ?? [],
+    listUnsubscribe: email.listUnsubscribe ?? null,
+    hasAttachments: attachments.length > 0,
+    attachmentCount: attachments.length,
+    bodyPreview: Array.from(body).slice(0, 200).join(''),
+    isNoiseEmail: isNoiseEmail({ subject: email.subject, from, listUnsubscribe: email.listUnsubscribe }),
+    intentClassification: classifyIntent({ subject: email.subject ?? '', body: plain ?? html ?? '', sender: from[0] ?? null }),
+  };
+}

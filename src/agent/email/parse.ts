@@ -1,0 +1,217 @@
+/**
+ * .emlx / .eml parsing (host-agent spec §2.2, spec-notes B2.2). MIME is parsed by mailparser, never by
+ * hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
+ * and an XML property list after it) and shapes the result.
+ *
+ * These are plain functions so the email collectors can reuse them without the HTTP layer.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import { expandHome } from '../config.ts';
+
+export interface EmailAttachmentInfo {
+  filename: string | null;
+  mimeType: string;
+  contentId: string | null;
+  size: number;
+  /** Position among the message's attachments, 0-based. */
+  partIndex: number;
+}
+
+export interface ParsedEmail {
+  messageId: string | null;
+  subject: string | null;
+  from: string[];
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  /** ISO 8601 without fractional seconds, or null when the Date header is absent or unreadable. */
+  date: string | null;
+  inReplyTo: string | null;
+  references: string[];
+  listUnsubscribe: string | null;
+  bodyPlainText: string | null;
+  bodyHTML: string | null;
+  attachments: EmailAttachmentInfo[];
+  /** Raw header values (folding removed) keyed by lowercased name; the last duplicate wins. */
+  headers: Record<string, string>;
+}
+
+/** An input problem, carrying the HTTP status the agent answers with. */
+export class EmailInputError extends Error {
+  override name = 'EmailInputError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Largest message file accepted by the parse route and the collectors. */
+export const MAX_EMAIL_FILE_BYTES = 64 * 1024 * 1024;
+
+export interface EmlxEnvelope {
+  message: Buffer;
+  /** The declared byte count, or null when the first line is not a number (then the file is taken as .eml). */
+  declaredLength: number | null;
+  /** True when the declared count and the actual message length disagree (handled, but worth logging). */
+  lengthMismatch: boolean;
+  hasPlist: boolean;
+}
+
+const PLIST_START = /\r?\n<\?xml[^>]*\?>\s*(<!DOCTYPE plist|<plist)/g;
+
+/**
+ * Splits an .emlx file into its RFC 822 message. The count on the first line is trusted only when it
+ * lands exactly on the plist trailer; otherwise the trailer is found by searching for the XML prolog
+ * (Haven's fixtures and real files both carry wrong counts). A count larger than the data with no trailer
+ * means the file was cut short: that is an error, not a message.
+ */
+export function splitEmlx(file: Buffer): EmlxEnvelope {
+  const nl = file.indexOf(0x0a);
+  const firstLine = file.subarray(0, nl === -1 ? file.length : nl).toString('latin1').trim();
+  if (!/^\d{1,12}$/.test(firstLine)) {
+    return { message: file, declaredLength: null, lengthMismatch: false, hasPlist: false };
+  }
+  const declared = Number(firstLine);
+  const rest = file.subarray(nl + 1);
+  const atCount = rest.subarray(declared, declared + 64).toString('latin1');
+  if (declared <= rest.length && /^\s*<\?xml/.test(atCount)) {
+    return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: false, hasPlist: true };
+  }
+  // Find the last XML prolog that starts a plist: the trailer is at the end of the file.
+  const text = rest.toString('latin1'); // latin1 keeps byte offsets equal to string offsets
+  let plistAt = -1;
+  // Cut just before `<?xml`, keeping the message's own last line break.
+  for (const m of text.matchAll(PLIST_START)) plistAt = (m.index ?? 0) + m[0].indexOf('<?xml');
+  if (plistAt >= 0) {
+    return { message: rest.subarray(0, plistAt), declaredLength: declared, lengthMismatch: true, hasPlist: true };
+  }
+  if (declared > rest.length) {
+    throw new EmailInputError(
+      422,
+      `Truncated .emlx file: the first line declares ${declared} bytes but only ${rest.length} follow and there is no property-list trailer`,
+    );
+  }
+  return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: declared !== rest.length, hasPlist: false };
+}
+
+function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
+  if (!field) return [];
+  const out: string[] = [];
+  const visit = (entries: AddressObject['value']) => {
+    for (const e of entries) {
+      if (e.address) out.push(e.address);
+      if (e.group) visit(e.group);
+    }
+  };
+  for (const obj of Array.isArray(field) ? field : [field]) visit(obj.value);
+  return out;
+}
+
+function headerMap(lines: ParsedMail['headerLines']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, line } of lines) {
+    const colon = line.indexOf(':');
+    headers[key.toLowerCase()] = (colon === -1 ? '' : line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, ' ').trim();
+  }
+  return headers;
+}
+
+export function isoSeconds(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true). */
+export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedEmail> {
+  const message = opts.emlx ? splitEmlx(file).message : file;
+  if (message.toString('latin1').trim() === '') throw new EmailInputError(422, 'The file contains no email message');
+  let parsed: ParsedMail;
+  try {
+    parsed = await simpleParser(message, {
+      // The spec's bodyPlainText/bodyHTML are the message's own parts: no generated text or HTML,
+      // and cid: links stay as written.
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+      keepCidLinks: true,
+    });
+  } catch (err) {
+    throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
+  }
+  const headers = headerMap(parsed.headerLines ?? []);
+  // A message needs a header block with at least one of the headers every mail carries.
+  if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => h in headers)) {
+    throw new EmailInputError(422, 'Not an email message: no RFC 822 header block found');
+  }
+  const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
+  const date = 'date' in headers && parsed.date && !Number.isNaN(parsed.date.getTime()) ? isoSeconds(parsed.date) : null;
+  return {
+    messageId: parsed.messageId ?? headers['message-id'] ?? null,
+    subject: parsed.subject ?? null,
+    from: addresses(parsed.from),
+    to: addresses(parsed.to),
+    cc: addresses(parsed.cc),
+    bcc: addresses(parsed.bcc),
+    date,
+    inReplyTo: parsed.inReplyTo ?? null,
+    references: refs.filter((r) => r.length > 0),
+    listUnsubscribe: headers['list-unsubscribe'] ?? null,
+    bodyPlainText: parsed.text ?? null,
+    bodyHTML: typeof parsed.html === 'string' ? parsed.html : null,
+    attachments: parsed.attachments.map((a, i) => ({
+      filename: a.filename ?? null,
+      mimeType: a.contentType,
+      contentId: a.contentId ?? null,
+      size: a.size,
+      partIndex: i,
+    })),
+    headers,
+  };
+}
+
+/** True when `child` (a resolved real path) is `root` or inside it. */
+function isInside(child: string, root: string): boolean {
+  const rel = path.relative(root, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Resolves a requested path (`~` expanded, symlinks followed) and checks it lies under one of the
+ * allowed roots (themselves resolved). Throws EmailInputError 400/403/404.
+ */
+export async function confinePath(requested: string, roots: string[]): Promise<string> {
+  if (typeof requested !== 'string' || requested.trim() === '') throw new EmailInputError(400, 'Missing required field: path');
+  if (requested.includes('\0')) throw new EmailInputError(400, 'Invalid path');
+  const abs = path.resolve(expandHome(requested.trim()));
+  let real: string;
+  try {
+    real = await fs.realpath(abs);
+  } catch {
+    // Do not say whether a path outside the roots exists: check the unresolved path first.
+    const lexicallyInside = roots.some((r) => isInside(abs, r));
+    if (!lexicallyInside) throw new EmailInputError(403, 'Path is outside the configured mail roots');
+    throw new EmailInputError(404, `File not found: ${requested}`);
+  }
+  const realRoots = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => null)));
+  if (!realRoots.some((r) => r !== null && isInside(real, r))) {
+    throw new EmailInputError(403, 'Path is outside the configured mail roots');
+  }
+  return real;
+}
+
+/** Reads and parses a confined .emlx or .eml file. */
+export async function parseEmailFile(requested: string, roots: string[]): Promise<ParsedEmail> {
+  const real = await confinePath(requested, roots);
+  const ext = path.extname(real).toLowerCase();
+  if (ext !== '.emlx' && ext !== '.eml') throw new EmailInputError(400, 'Only .emlx and .eml files can be parsed');
+  const stat = await fs.stat(real);
+  if (!stat.isFile()) throw new EmailInputError(400, 'Path is not a file');
+  if (stat.size > MAX_EMAIL_FILE_BYTES) {
+    throw new EmailInputError(413, `File is ${stat.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES} bytes`);
+  }
+  const bytes = await fs.readFile(real);
+  return parseEmailBytes(bytes, { emlx: ext === '.emlx' });
+}

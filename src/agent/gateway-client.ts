@@ -1,0 +1,172 @@
+/**
+ * Client the collectors use to send documents and files to the memex gateway (host-agent spec §4.8,
+ * spec-notes B4.8).
+ *
+ * - POST <ingest_path> for one document (Idempotency-Key header when the caller has a key),
+ *   POST <ingest_path>:batch for several, POST <ingest_file_path> multipart (`meta` JSON + `upload`).
+ * - Authorization: Bearer <gateway.auth_token> when one is configured.
+ * - 429 and 503 are retried after 0.5 s then 1.0 s (three attempts in all); transport failures and
+ *   per-attempt timeouts are retried the same way. When the attempts run out the client throws
+ *   GatewayHttpError with status -1 and "Exceeded retry attempts" (the spec's contract). Any other
+ *   non-2xx fails at once with its status; the response body is logged (truncated) but never the
+ *   document we sent, which holds the user's text.
+ */
+import type { AgentConfig } from './config.ts';
+
+export interface GatewayLogger {
+  warn(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
+}
+
+export class GatewayHttpError extends Error {
+  override name = 'GatewayHttpError';
+  constructor(
+    /** HTTP status, or -1 when the retry attempts ran out. */
+    readonly status: number,
+    message: string,
+    /** Response body text of the last attempt (truncated), when there was one. */
+    readonly body?: string,
+    /** Statuses (or 0 for transport errors) of every attempt made. */
+    readonly attempts: number[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface GatewayResponse<T = unknown> {
+  status: number;
+  body: T;
+}
+
+export interface GatewayClientOptions {
+  baseUrl: string;
+  ingestPath?: string;
+  ingestFilePath?: string;
+  /** Seconds per attempt (config gateway.timeout). */
+  timeoutSeconds?: number;
+  authToken?: string;
+  /** Back-off before attempt 2 and 3; default [500, 1000] ms. */
+  backoffMs?: number[];
+  /** Injectable for tests; defaults to setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+  logger?: GatewayLogger;
+  fetchImpl?: typeof fetch;
+}
+
+export interface FileUploadMeta {
+  source: string;
+  path: string;
+  filename: string;
+  mime_type: string;
+  sha256: string;
+  size: number;
+  [key: string]: unknown;
+}
+
+export interface GatewayClient {
+  submitDocument<T = unknown>(doc: object, opts?: { idempotencyKey?: string }): Promise<GatewayResponse<T>>;
+  submitBatch<T = unknown>(docs: object[]): Promise<GatewayResponse<T>>;
+  uploadFile<T = unknown>(
+    meta: FileUploadMeta,
+    data: Buffer | Uint8Array,
+    opts?: { idempotencyKey?: string; filename?: string; contentType?: string },
+  ): Promise<GatewayResponse<T>>;
+}
+
+const RETRYABLE = new Set([429, 503]);
+const MAX_LOGGED_BODY = 2000;
+
+export function gatewayClientFromConfig(cfg: AgentConfig, extra: Partial<GatewayClientOptions> = {}): GatewayClient {
+  return createGatewayClient({
+    baseUrl: cfg.gateway.base_url,
+    ingestPath: cfg.gateway.ingest_path,
+    ingestFilePath: cfg.gateway.ingest_file_path,
+    timeoutSeconds: cfg.gateway.timeout,
+    authToken: cfg.gateway.auth_token,
+    ...extra,
+  });
+}
+
+export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const ingestPath = opts.ingestPath ?? '/v1/ingest';
+  const ingestFilePath = opts.ingestFilePath ?? '/v1/ingest/file';
+  const timeoutMs = Math.round((opts.timeoutSeconds ?? 30) * 1000);
+  const backoff = opts.backoffMs ?? [500, 1000];
+  const maxAttempts = backoff.length + 1;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const doFetch = opts.fetchImpl ?? fetch;
+  const log = opts.logger;
+
+  function headers(extra: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { accept: 'application/json', ...extra };
+    if (opts.authToken) h.authorization = `Bearer ${opts.authToken}`;
+    return h;
+  }
+
+  async function send<T>(path: string, makeInit: () => RequestInit): Promise<GatewayResponse<T>> {
+    const url = base + path;
+    const statuses: number[] = [];
+    let lastBody: string | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (attempt > 1) await sleep(backoff[attempt - 2]);
+      let res: Response;
+      try {
+        res = await doFetch(url, { ...makeInit(), signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+      } catch (err) {
+        statuses.push(0);
+        const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (err as Error).message;
+        log?.warn({ url, attempt, reason }, 'gateway request failed');
+        continue;
+      }
+      const text = await res.text().catch(() => '');
+      statuses.push(res.status);
+      if (res.ok) {
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : null;
+        } catch {
+          // Not JSON: hand back the text.
+        }
+        return { status: res.status, body: body as T };
+      }
+      lastBody = text.slice(0, MAX_LOGGED_BODY);
+      if (RETRYABLE.has(res.status)) {
+        log?.warn({ url, attempt, status: res.status }, 'gateway asked to retry');
+        continue;
+      }
+      log?.warn({ url, status: res.status, response: lastBody }, 'gateway rejected the request');
+      throw new GatewayHttpError(res.status, `Gateway answered ${res.status}`, lastBody, statuses);
+    }
+    throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses);
+  }
+
+  return {
+    submitDocument(doc, o = {}) {
+      const body = JSON.stringify(doc);
+      const extra: Record<string, string> = { 'content-type': 'application/json' };
+      if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
+      return send(ingestPath, () => ({ method: 'POST', headers: headers(extra), body }));
+    },
+    submitBatch(docs) {
+      const body = JSON.stringify({ documents: docs });
+      return send(`${ingestPath}:batch`, () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+    },
+    uploadFile(meta, data, o = {}) {
+      const extra: Record<string, string> = {};
+      if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      // A fresh FormData per attempt: a body stream cannot be sent twice.
+      return send(ingestFilePath, () => {
+        const form = new FormData();
+        form.append('meta', new Blob([JSON.stringify(meta)], { type: 'application/json' }));
+        form.append(
+          'upload',
+          new Blob([bytes], { type: o.contentType ?? meta.mime_type ?? 'application/octet-stream' }),
+          o.filename ?? meta.filename,
+        );
+        return { method: 'POST', headers: headers(extra), body: form };
+      });
+    },
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * The host agent HTTP daemon (host-agent spec §1, §4, §5; spec-notes B1, B4.1, B5).
+ *
+ * - Every request, including /v1/health and unknown URLs, must carry the shared secret in `x-auth`
+ *   (header name configurable); it is checked in an onRequest hook before routing, comparing SHA-256
+ *   digests with crypto.timingSafeEqual so neither content nor length leaks through timing.
+ * - Errors use the agent's convention {"error": "..."}; unknown routes answer 404 {"error":"Not Found"};
+ *   bad input is a 4xx, and a 500 never carries a stack trace.
+ * - startAgent binds loopback only and refuses anything else before opening a socket.
+ */
+import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import multipart from '@fastify/multipart';
+import { configWarnings, isLoopbackAddress, pinoLevel, type AgentConfig } from './config.ts';
+import { gatewayClientFromConfig, type GatewayClient } from './gateway-client.ts';
+import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
+import { builtinStubs, ModuleRegistry, type AgentContext, type ModuleFactory } from './modules.ts';
+import { emailModule } from './routes/email.ts';
+import { ocrModule } from './routes/ocr.ts';
+import { chatappModule } from './collectors/chatapp/module.ts';
+import { fswatchModule } from './collectors/fswatch/module.ts';
+import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
+
+const require = createRequire(import.meta.url);
+export const AGENT_VERSION: string = (require('../../package.json') as { version: string }).version;
+
+export interface AgentServerOptions {
+  /** false silences logs (tests); otherwise pino at the configured level. */
+  logger?: boolean;
+  /** Extra modules (collectors). A module named like a built-in stub replaces it. */
+  modules?: ModuleFactory[];
+  /** Override the gateway client (tests). */
+  gateway?: GatewayClient;
+  /** Share one OCR engine between several servers (tests), or inject one. Not closed by the server. */
+  ocrEngine?: OcrEngine;
+  metrics?: AgentMetrics;
+}
+
+export interface AgentServer extends FastifyInstance {
+  agent: { context: AgentContext; modules: ModuleRegistry };
+}
+
+/** Secrets are compared as SHA-256 digests: equal length always, so timingSafeEqual never throws. */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given, 'utf8').digest();
+  const b = crypto.createHash('sha256').update(expected, 'utf8').digest();
+  return crypto.timingSafeEqual(a, b);
+}
+
+function loggerOptions(config: AgentConfig, enabled: boolean): FastifyServerOptions['logger'] {
+  if (!enabled) return false;
+  return {
+    level: pinoLevel(config.logging.level),
+    redact: {
+      paths: [
+        'req.headers["x-auth"]',
+        `req.headers["${config.auth.header}"]`,
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'headers["x-auth"]',
+        'headers.authorization',
+      ],
+      censor: '[REDACTED]',
+    },
+  };
+}
+
+export async function createAgentServer(config: AgentConfig, opts: AgentServerOptions = {}): Promise<AgentServer> {
+  const app = Fastify({
+    logger: loggerOptions(config, opts.logger ?? true),
+    bodyLimit: config.body_limit_bytes,
+    // Our own onRequest hook answers 401 before Fastify would; keep the error shape ours.
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, allErrors: true } },
+  }) as unknown as AgentServer;
+
+  const metrics = opts.metrics ?? createAgentMetrics();
+  const gateway = opts.gateway ?? gatewayClientFromConfig(config, { logger: app.log });
+  let ownEngine: OcrEngine | undefined;
+  const context: AgentContext = {
+    config,
+    log: app.log,
+    metrics,
+    gateway,
+    ocr() {
+      if (opts.ocrEngine) return opts.ocrEngine;
+      ownEngine ??= createOcrEngine({
+        languages: config.modules.ocr.languages,
+        timeoutMs: config.modules.ocr.timeout_ms,
+        poolSize: config.modules.ocr.pool_size,
+        maxPixels: config.modules.ocr.max_pixels,
+        maxBytes: config.modules.ocr.max_image_bytes,
+        langPaths: config.modules.ocr.lang_paths.length ? [...config.modules.ocr.lang_paths, ...defaultLangPaths()] : undefined,
+      });
+      return ownEngine;
+    },
+    startedAt: new Date(),
+    version: AGENT_VERSION,
+  };
+
+  const registry = new ModuleRegistry();
+  registry.register(ocrModule(context));
+  registry.register(emailModule(context));
+  for (const stub of builtinStubs(context)) registry.register(stub);
+  // Collectors replace their stubs (same name).
+  registry.register(chatappModule(context));
+  registry.register(fswatchModule(context));
+  for (const factory of opts.modules ?? []) registry.register(factory(context));
+  app.decorate('agent', { context, modules: registry });
+
+  const headerName = config.auth.header.toLowerCase();
+  app.addHook('onRequest', async (req, reply) => {
+    const given = req.headers[headerName];
+    const value = Array.isArray(given) ? given[0] : given;
+    if (typeof value !== 'string' || !secretsEqual(value, config.auth.secret)) {
+      return reply.code(401).send({ error: 'Unauthorized' });
+    }
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    metrics.httpRequestsTotal.inc({ method: req.method, route: req.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
+  });
+
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'Not Found' }));
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
+      return reply.code(413).send({ error: `Request body is larger than the limit of ${config.body_limit_bytes} bytes` });
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ error: 'Unsupported content type: send application/json or multipart/form-data' });
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (status === 400 && err instanceof SyntaxError)) {
+      return reply.code(400).send({ error: 'Request body must be valid JSON' });
+    }
+    if (status >= 400 && status < 500) return reply.code(status).send({ error: err.message });
+    req.log.error({ err }, 'request failed');
+    return reply.code(500).send({ error: 'Internal Server Error' });
+  });
+
+  await app.register(multipart, {
+    limits: { fileSize: config.modules.ocr.max_image_bytes, files: 1, fields: 10, parts: 12 },
+  });
+
+  app.get('/v1/health', async () => ({
+    status: 'healthy',
+    started_at: context.startedAt.toISOString(),
+    version: AGENT_VERSION,
+    uptime_seconds: Math.round((Date.now() - context.startedAt.getTime()) / 1000),
+    module_summaries: registry.summaries(),
+  }));
+  app.get('/v1/capabilities', async () => ({ modules: registry.capabilities() }));
+  app.get('/v1/metrics', async (_req, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  for (const m of registry.list()) await m.registerRoutes?.(app);
+
+  // Graceful shutdown: close() stops accepting connections and waits for in-flight requests. Their
+  // keep-alive sockets would then hold the server open for keepAliveTimeout, so once closing starts
+  // every response tells the client to close the connection.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  app.addHook('onClose', async () => {
+    await registry.close();
+    await ownEngine?.close();
+  });
+  return app;
+}
+
+function defaultLangPaths(): string[] {
+  return [(require('@tesseract.js-data/eng') as { langPath: string }).langPath];
+}
+
+export class AgentBindError extends Error {
+  override name = 'AgentBindError';
+}
+
+export interface StartAgentOptions extends AgentServerOptions {
+  config: AgentConfig;
+  /** Overrides config.host; must still be loopback. */
+  host?: string;
+  /** Overrides config.port (0 = any free port, for tests). */
+  port?: number;
+}
+
+/** Builds the server and listens on a loopback address; anything else is refused before binding. */
+export async function startAgent(opts: StartAgentOptions): Promise<{ app: AgentServer; url: string }> {
+  const host = opts.host ?? opts.config.host;
+  if (!isLoopbackAddress(host)) {
+    throw new AgentBindError(
+      `Refusing to listen on "${host}": the host agent binds to a loopback address only (127.0.0.1 or ::1)`,
+    );
+  }
+  const app = await createAgentServer(opts.config, opts);
+  for (const w of configWarnings(opts.config)) app.log.warn(w);
+  const port = opts.port ?? opts.config.port;
+  await app.listen({ host, port });
+  const addr = app.server.address();
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  return { app, url };
+}

@@ -1,0 +1,763 @@
+/**
+ * Text extraction for uploaded files.
+ *
+ * The type is decided by the content first (magic bytes), then by extension and declared MIME type, so a PDF named
+ * `.txt` is still read as a PDF and a text file claiming `image/png` is not sent to OCR. Every stage has a limit
+ * (bytes, pages, pixels, seconds, characters), and every failure becomes `status: 'failed'` with a readable `error`:
+ * nothing thrown from this module is meant to reach the caller.
+ *
+ * OCR is injected (`ocr` option) so this module does not depend on the engine; without it images come back failed
+ * with `error: 'OCR not available'` and `needsOcr` describing what would have been OCR'd.
+ */
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import chardet from 'chardet';
+import { convert as htmlToText } from 'html-to-text';
+import iconv from 'iconv-lite';
+import { imageSize } from 'image-size';
+
+export interface ExtractLimits {
+  /** Largest file extraction will read (bytes). */
+  maxBytes: number;
+  /** PDF pages whose text is read. */
+  maxPages: number;
+  /** Scanned-PDF pages rendered and OCR'd (0 disables PDF OCR). */
+  maxOcrPages: number;
+  /** Largest image (width × height) sent to OCR, and the pixel budget of one rendered PDF page. */
+  maxPixels: number;
+  /** Wall-clock limit for PDF parsing (the worker is terminated past it). */
+  timeoutMs: number;
+  /** Wall-clock limit for one OCR call. */
+  ocrTimeoutMs: number;
+  /** Longest text kept; the rest is cut with a warning. */
+  maxTextChars: number;
+  /** Heap limit of the PDF worker thread. */
+  maxMemoryMb: number;
+  /** Longest HTML converted (characters). Conversion runs on the caller's thread at ~5 MB/s, so this bounds the stall. */
+  maxHtmlChars: number;
+}
+
+export const DEFAULT_LIMITS: ExtractLimits = {
+  maxBytes: 100 * 1024 * 1024,
+  maxPages: 500,
+  maxOcrPages: 20,
+  maxPixels: 40_000_000,
+  timeoutMs: 60_000,
+  ocrTimeoutMs: 30_000,
+  maxTextChars: 5_000_000,
+  maxMemoryMb: 512,
+  maxHtmlChars: 8_000_000,
+};
+
+export interface OcrResult {
+  text: string;
+  /** 0..1 */
+  confidence?: number;
+  language?: string;
+}
+
+/** Plug point for the shared OCR engine (src/ocr/engine.ts): recognise the text in one encoded image. */
+export type OcrFunction = (image: Buffer, opts: { timeoutMs: number }) => Promise<OcrResult>;
+
+export interface ExtractInput {
+  /** Path of the file to read, or … */
+  path?: string;
+  /** … its bytes. */
+  buffer?: Buffer;
+  filename?: string;
+  mimeType?: string;
+}
+
+export interface ExtractOptions {
+  limits?: Partial<ExtractLimits>;
+  ocr?: OcrFunction;
+  /** Render pages of scanned PDFs for OCR (default true; needs @napi-rs/canvas and an `ocr` function). */
+  renderPdfPages?: boolean;
+}
+
+export type ImageType = 'png' | 'jpeg' | 'webp' | 'tiff' | 'heic' | 'gif' | 'bmp';
+export type FileKind = 'pdf' | 'image' | 'html' | 'json' | 'text' | 'binary';
+
+export interface Detected {
+  kind: FileKind;
+  /** MIME type from the content (or the best guess from the name when the content says nothing). */
+  mimeType: string;
+  imageType?: ImageType;
+  /** How kind was decided. */
+  by: 'magic' | 'extension' | 'mime' | 'content';
+}
+
+export type ExtractMethod = 'pdf-text' | 'pdf-ocr' | 'ocr' | 'text' | 'html' | 'json' | 'none';
+
+export interface ExtractResult {
+  status: 'ready' | 'failed';
+  method: ExtractMethod;
+  text: string;
+  /** PDF page count (all pages of the file, not only those read). */
+  pages?: number;
+  error?: string;
+  warnings: string[];
+  detected: Detected;
+  /** Character set the text was decoded from (text kinds). */
+  charset?: string;
+  /** Set when OCR ran (images, scanned PDFs). */
+  ocr?: OcrResult & { pages?: number };
+  /** Set when the file would need OCR that did not happen: what it is and why. */
+  needsOcr?: { kind: 'image' | 'pdf'; imageType?: ImageType; reason: string };
+  truncated?: boolean;
+  /** Image size when known. */
+  image?: { width: number; height: number };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Type detection
+
+const EXT_KIND: Record<string, { kind: FileKind; mime: string; imageType?: ImageType }> = {
+  pdf: { kind: 'pdf', mime: 'application/pdf' },
+  png: { kind: 'image', mime: 'image/png', imageType: 'png' },
+  jpg: { kind: 'image', mime: 'image/jpeg', imageType: 'jpeg' },
+  jpeg: { kind: 'image', mime: 'image/jpeg', imageType: 'jpeg' },
+  webp: { kind: 'image', mime: 'image/webp', imageType: 'webp' },
+  tif: { kind: 'image', mime: 'image/tiff', imageType: 'tiff' },
+  tiff: { kind: 'image', mime: 'image/tiff', imageType: 'tiff' },
+  heic: { kind: 'image', mime: 'image/heic', imageType: 'heic' },
+  heif: { kind: 'image', mime: 'image/heif', imageType: 'heic' },
+  gif: { kind: 'image', mime: 'image/gif', imageType: 'gif' },
+  bmp: { kind: 'image', mime: 'image/bmp', imageType: 'bmp' },
+  html: { kind: 'html', mime: 'text/html' },
+  htm: { kind: 'html', mime: 'text/html' },
+  xhtml: { kind: 'html', mime: 'application/xhtml+xml' },
+  json: { kind: 'json', mime: 'application/json' },
+  txt: { kind: 'text', mime: 'text/plain' },
+  text: { kind: 'text', mime: 'text/plain' },
+  md: { kind: 'text', mime: 'text/markdown' },
+  markdown: { kind: 'text', mime: 'text/markdown' },
+  csv: { kind: 'text', mime: 'text/csv' },
+  tsv: { kind: 'text', mime: 'text/tab-separated-values' },
+  log: { kind: 'text', mime: 'text/plain' },
+};
+
+const IMAGE_MIME: Record<ImageType, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  tiff: 'image/tiff',
+  heic: 'image/heic',
+  gif: 'image/gif',
+  bmp: 'image/bmp',
+};
+
+function sniffImage(b: Buffer): ImageType | undefined {
+  if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
+  if (b.length >= 12 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'webp';
+  if (b.length >= 4 && (b.toString('latin1', 0, 4) === 'II*\0' || b.toString('latin1', 0, 4) === 'MM\0*')) return 'tiff';
+  if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a')) return 'gif';
+  if (b.length >= 12 && b.toString('latin1', 4, 8) === 'ftyp') {
+    const brand = b.toString('latin1', 8, 12);
+    if (['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1', 'heif'].includes(brand)) return 'heic';
+  }
+  if (b.length >= 14 && b[0] === 0x42 && b[1] === 0x4d && b.readUInt32LE(2) === b.length) return 'bmp';
+  return undefined;
+}
+
+function hasBom(b: Buffer): boolean {
+  return (
+    (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) ||
+    (b.length >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)))
+  );
+}
+
+/** Binary = NUL bytes or many control characters in the head, unless a UTF-16 BOM explains them. */
+function looksBinary(b: Buffer): boolean {
+  if (hasBom(b)) return false;
+  const head = b.subarray(0, 8192);
+  let ctrl = 0;
+  for (const c of head) {
+    if (c === 0) return !looksLikeUtf16NoBom(head);
+    if (c < 9 || (c > 13 && c < 32 && c !== 27)) ctrl++;
+  }
+  return head.length > 0 && ctrl / head.length > 0.1;
+}
+
+/** ASCII-range UTF-16 without a BOM has NULs in every other byte. */
+function looksLikeUtf16NoBom(head: Buffer): boolean {
+  if (head.length < 4) return false;
+  let evenNul = 0;
+  let oddNul = 0;
+  for (let i = 0; i + 1 < head.length; i += 2) {
+    if (head[i] === 0) evenNul++;
+    if (head[i + 1] === 0) oddNul++;
+  }
+  const pairs = Math.floor(head.length / 2);
+  return (oddNul > pairs * 0.6 && evenNul < pairs * 0.05) || (evenNul > pairs * 0.6 && oddNul < pairs * 0.05);
+}
+
+/** Decides what a file is: magic bytes, then extension, then declared MIME type, then a look at the content. */
+export function detectType(b: Buffer, filename?: string, mimeType?: string): Detected {
+  const head = b.subarray(0, 1024);
+  if (head.indexOf('%PDF-') !== -1) return { kind: 'pdf', mimeType: 'application/pdf', by: 'magic' };
+  const img = sniffImage(b);
+  if (img) return { kind: 'image', mimeType: IMAGE_MIME[img], imageType: img, by: 'magic' };
+  // Known binary containers we do not extract (zip/Office, gzip, 7z, executables, media).
+  if (
+    b.length >= 4 &&
+    (b.toString('latin1', 0, 4) === 'PK\x03\x04' ||
+      (b[0] === 0x1f && b[1] === 0x8b) ||
+      b.toString('latin1', 0, 4) === '\x7fELF' ||
+      b.toString('latin1', 0, 6) === '7z\xbc\xaf\x27\x1c')
+  ) {
+    return { kind: 'binary', mimeType: mimeFromName(filename) ?? mimeType ?? 'application/octet-stream', by: 'magic' };
+  }
+  const binary = looksBinary(b);
+  const ext = path.extname(filename ?? '').slice(1).toLowerCase();
+  const byExt = EXT_KIND[ext];
+  if (byExt && !binary && byExt.kind !== 'pdf' && byExt.kind !== 'image') {
+    return { kind: byExt.kind, mimeType: byExt.mime, by: 'extension' };
+  }
+  const mime = (mimeType ?? '').split(';')[0].trim().toLowerCase();
+  if (!binary) {
+    if (mime === 'text/html' || mime === 'application/xhtml+xml') return { kind: 'html', mimeType: mime, by: 'mime' };
+    if (mime === 'application/json' || mime.endsWith('+json')) return { kind: 'json', mimeType: mime, by: 'mime' };
+    const start = decodeHead(b);
+    if (/^\s*(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/i.test(start)) {
+      return { kind: 'html', mimeType: 'text/html', by: 'content' };
+    }
+    if (mime.startsWith('text/')) return { kind: 'text', mimeType: mime, by: 'mime' };
+    return { kind: 'text', mimeType: 'text/plain', by: 'content' };
+  }
+  return { kind: 'binary', mimeType: byExt?.mime ?? (mime || 'application/octet-stream'), by: byExt ? 'extension' : 'content' };
+}
+
+function decodeHead(b: Buffer): string {
+  const head = b.subarray(0, 512);
+  if (head[0] === 0xff && head[1] === 0xfe) return iconv.decode(head, 'utf-16le');
+  if (head[0] === 0xfe && head[1] === 0xff) return iconv.decode(head, 'utf-16be');
+  return head.toString('latin1').replace(/^\xef\xbb\xbf/, '');
+}
+
+export function mimeFromName(filename?: string): string | undefined {
+  const ext = path.extname(filename ?? '').slice(1).toLowerCase();
+  return EXT_KIND[ext]?.mime;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Charset detection and decoding
+
+/** WHATWG treats these labels as windows-1252; so do browsers, and so do we. */
+const LATIN1_LABELS = new Set(['iso-8859-1', 'iso8859-1', 'latin1', 'latin-1', 'l1', 'us-ascii', 'ascii', 'cp819', 'ibm819']);
+
+function normaliseCharset(label: string): string | undefined {
+  const l = label.trim().toLowerCase();
+  if (LATIN1_LABELS.has(l)) return 'windows-1252';
+  if (l === 'utf8') return 'utf-8';
+  return iconv.encodingExists(l) ? l : undefined;
+}
+
+function htmlDeclaredCharset(b: Buffer): string | undefined {
+  const head = b.subarray(0, 4096).toString('latin1');
+  const m =
+    /<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.+-]+)/i.exec(head) ?? /<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:+-]+)/i.exec(head);
+  return m ? normaliseCharset(m[1]) : undefined;
+}
+
+/**
+ * Decodes bytes to text: a BOM wins; then (HTML) a declared meta charset; then valid UTF-8; then a statistical guess
+ * (chardet), decoded with iconv-lite; windows-1252 as the last resort (never fails, keeps every byte).
+ */
+export function decodeText(b: Buffer, opts: { html?: boolean } = {}): { text: string; charset: string; warnings: string[] } {
+  const warnings: string[] = [];
+  if (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return { text: b.subarray(3).toString('utf8'), charset: 'utf-8', warnings };
+  if (b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) return { text: iconv.decode(b.subarray(2), 'utf-16le'), charset: 'utf-16le', warnings };
+  if (b.length >= 2 && b[0] === 0xfe && b[1] === 0xff) return { text: iconv.decode(b.subarray(2), 'utf-16be'), charset: 'utf-16be', warnings };
+  if (opts.html) {
+    const declared = htmlDeclaredCharset(b);
+    if (declared) return { text: iconv.decode(b, declared), charset: declared, warnings };
+  }
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(b), charset: 'utf-8', warnings };
+  } catch {
+    /* not UTF-8 */
+  }
+  const guess = chardet.detect(b.subarray(0, 1024 * 1024));
+  const cs = guess ? normaliseCharset(guess) : undefined;
+  if (cs && cs !== 'utf-8') return { text: iconv.decode(b, cs), charset: cs, warnings };
+  warnings.push('character set not recognised; decoded as windows-1252');
+  return { text: iconv.decode(b, 'windows-1252'), charset: 'windows-1252', warnings };
+}
+
+/** LF line ends, no NULs or stray control characters (they break PostgreSQL text and tsvector). */
+function cleanText(s: string): string {
+  return s
+    .replace(/\r\n?/g, '\n')
+    .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+function htmlToReadable(html: string, maxHtmlChars: number, warnings: string[]): string {
+  if (html.length > maxHtmlChars) {
+    warnings.push(`HTML cut at ${maxHtmlChars} characters before conversion`);
+    html = html.slice(0, maxHtmlChars);
+  }
+  return htmlToText(html, {
+    wordwrap: false,
+    preserveNewlines: false,
+    limits: { maxInputLength: maxHtmlChars + 1, maxDepth: 256, maxChildNodes: 100_000 },
+    selectors: [
+      { selector: 'script', format: 'skip' },
+      { selector: 'style', format: 'skip' },
+      { selector: 'noscript', format: 'skip' },
+      { selector: 'template', format: 'skip' },
+      { selector: 'svg', format: 'skip' },
+      { selector: 'img', format: 'skip' },
+      { selector: 'a', options: { ignoreHref: true } },
+      { selector: 'h1', options: { uppercase: false } },
+      { selector: 'h2', options: { uppercase: false } },
+      { selector: 'h3', options: { uppercase: false } },
+      { selector: 'h4', options: { uppercase: false } },
+      { selector: 'h5', options: { uppercase: false } },
+      { selector: 'h6', options: { uppercase: false } },
+      { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
+    ],
+  });
+}
+
+/** JSON to searchable lines `a.b[0].c: value`; keys and values both kept. */
+function jsonToText(value: unknown, maxChars: number): { text: string; truncated: boolean } {
+  const lines: string[] = [];
+  let size = 0;
+  let truncated = false;
+  const push = (line: string) => {
+    if (truncated) return;
+    if (size + line.length > maxChars) {
+      truncated = true;
+      return;
+    }
+    size += line.length + 1;
+    lines.push(line);
+  };
+  const walk = (v: unknown, p: string, depth: number) => {
+    if (truncated) return;
+    if (depth > 64) {
+      push(`${p}: ${JSON.stringify(v).slice(0, 10_000)}`);
+      return;
+    }
+    if (Array.isArray(v)) {
+      if (v.length === 0) push(`${p}: []`);
+      v.forEach((x, i) => walk(x, `${p}[${i}]`, depth + 1));
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v as Record<string, unknown>);
+      if (entries.length === 0) push(`${p}: {}`);
+      for (const [k, x] of entries) walk(x, p ? `${p}.${k}` : k, depth + 1);
+    } else {
+      push(p ? `${p}: ${v === null ? 'null' : String(v)}` : String(v));
+    }
+  };
+  walk(value, '', 0);
+  return { text: lines.join('\n'), truncated };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Images
+
+/** Structural check that catches truncated files cheaply (OCR engines often fail on them with unreadable errors). */
+function imageIntegrityError(b: Buffer, type: ImageType): string | undefined {
+  if (type === 'png') {
+    let off = 8;
+    while (off + 8 <= b.length) {
+      const len = b.readUInt32BE(off);
+      const t = b.toString('latin1', off + 4, off + 8);
+      off += 12 + len;
+      if (off > b.length) return `truncated PNG: chunk ${t} runs past the end of the file`;
+      if (t === 'IEND') return undefined;
+    }
+    return 'truncated PNG: no IEND chunk';
+  }
+  if (type === 'jpeg') {
+    // The end-of-image marker may be followed by padding; look in the last 64 bytes.
+    const tail = b.subarray(Math.max(0, b.length - 64));
+    for (let i = tail.length - 2; i >= 0; i--) if (tail[i] === 0xff && tail[i + 1] === 0xd9) return undefined;
+    return 'truncated JPEG: no end-of-image marker';
+  }
+  if (type === 'webp') {
+    const riffLen = b.length >= 8 ? b.readUInt32LE(4) : 0;
+    if (riffLen + 8 > b.length) return 'truncated WebP: file shorter than its RIFF header says';
+  }
+  return undefined;
+}
+
+/** Formats the tesseract.js engine decodes (Leptonica in its WASM build); TIFF, HEIC and GIF are not among them. */
+export const OCR_IMAGE_TYPES: ReadonlySet<ImageType> = new Set(['png', 'jpeg', 'webp', 'bmp']);
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function extractImage(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
+  const imageType = det.imageType!;
+  const base = { method: 'ocr' as const, text: '', warnings: [] as string[], detected: det };
+  const integrity = imageIntegrityError(b, imageType);
+  if (integrity) return { ...base, status: 'failed', error: integrity };
+  let width = 0;
+  let height = 0;
+  let dimError: string | undefined;
+  try {
+    const dim = imageSize(b);
+    width = dim.width ?? 0;
+    height = dim.height ?? 0;
+  } catch (e) {
+    dimError = (e as Error).message;
+  }
+  const image = width && height ? { width, height } : undefined;
+  if (!OCR_IMAGE_TYPES.has(imageType)) {
+    const reason = `no decoder for ${imageType.toUpperCase()} images (OCR reads ${[...OCR_IMAGE_TYPES].join(', ')})`;
+    return { ...base, image, status: 'failed', error: reason, needsOcr: { kind: 'image', imageType, reason } };
+  }
+  if (dimError !== undefined || !image) {
+    return { ...base, status: 'failed', error: `unreadable ${imageType.toUpperCase()} image: ${dimError ?? 'no dimensions'}` };
+  }
+  if (width * height > limits.maxPixels) {
+    return {
+      ...base,
+      image,
+      status: 'failed',
+      error: `image too large for OCR: ${width}x${height} exceeds ${limits.maxPixels} pixels`,
+      needsOcr: { kind: 'image', imageType, reason: 'over the pixel limit' },
+    };
+  }
+  if (!opts.ocr) {
+    return { ...base, image, status: 'failed', error: 'OCR not available', needsOcr: { kind: 'image', imageType, reason: 'OCR not available' } };
+  }
+  try {
+    const r = await withTimeout(opts.ocr(b, { timeoutMs: limits.ocrTimeoutMs }), limits.ocrTimeoutMs, 'OCR');
+    const text = cleanText(r.text ?? '');
+    const warnings: string[] = [];
+    if (!text) warnings.push('OCR found no text in the image');
+    return { ...base, image, warnings, status: 'ready', text, ocr: { ...r, text } };
+  } catch (e) {
+    return { ...base, image, status: 'failed', error: `OCR failed: ${(e as Error)?.message ?? String(e)}` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PDF
+
+interface PdfWorkerOk {
+  ok: true;
+  numPages: number;
+  pagesRead: number;
+  pagesWithText: number;
+  pageTexts: string[];
+  truncated: boolean;
+  scanned: boolean;
+  images: Uint8Array[];
+  renderer: string;
+  renderError?: string;
+  warnings: string[];
+}
+type PdfWorkerReply = PdfWorkerOk | { ok: false; error: string };
+
+const require = createRequire(import.meta.url);
+let standardFontDataUrl: string | undefined;
+function fontDir(): string {
+  // pdf.js reads its standard fonts (for text content of PDFs using the base-14 fonts) from this folder.
+  standardFontDataUrl ??= path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts') + path.sep;
+  return standardFontDataUrl;
+}
+
+interface PdfJob {
+  id: number;
+  data: Uint8Array;
+  limits: ExtractLimits;
+  render: boolean;
+  resolve: (r: PdfWorkerReply) => void;
+}
+
+/**
+ * One long-lived PDF worker, reused across files (starting one and loading pdf.js costs ~100-200 ms), running one job
+ * at a time. A job over its time limit, a crash or an out-of-memory exit terminates the worker; the next job starts a
+ * fresh one. The worker is recycled after RECYCLE_AFTER jobs and shut down when idle, and it never keeps the process
+ * alive (unref).
+ */
+class PdfWorkerPool {
+  private worker: Worker | undefined;
+  private workerMemoryMb = 0;
+  private jobsOnWorker = 0;
+  private queue: PdfJob[] = [];
+  private current: { job: PdfJob; timer: NodeJS.Timeout } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  static readonly RECYCLE_AFTER = 200;
+  static readonly IDLE_MS = 30_000;
+
+  run(data: Uint8Array, limits: ExtractLimits, render: boolean): Promise<PdfWorkerReply> {
+    return new Promise((resolve) => {
+      this.queue.push({ id: this.nextId++, data, limits, render, resolve });
+      this.pump();
+    });
+  }
+
+  /** Terminates the worker (tests, shutdown). Queued jobs still run on a new worker. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+
+  private spawn(memoryMb: number): Worker {
+    const w = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 64 },
+      stdout: true, // pdf.js prints warnings for damaged files; keep them out of the server log
+      stderr: true,
+    });
+    w.stdout.resume();
+    w.stderr.resume();
+    w.unref();
+    w.on('message', (m: PdfWorkerReply & { id: number }) => {
+      if (w === this.worker && this.current?.job.id === m.id) this.finish(m);
+    });
+    w.on('error', (e: Error & { code?: string }) => {
+      if (w !== this.worker) return;
+      const lim = this.current?.job.limits.maxMemoryMb ?? memoryMb;
+      this.fail(
+        e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `PDF extraction exceeded ${lim} MB of memory` : `PDF extraction crashed: ${e.message}`,
+      );
+    });
+    w.on('exit', (code) => {
+      if (w !== this.worker) return;
+      this.fail(`PDF extraction stopped (exit code ${code})`);
+    });
+    this.workerMemoryMb = memoryMb;
+    this.jobsOnWorker = 0;
+    return w;
+  }
+
+  private pump(): void {
+    if (this.current || this.queue.length === 0) return;
+    clearTimeout(this.idleTimer);
+    const job = this.queue.shift()!;
+    if (this.worker && (this.workerMemoryMb !== job.limits.maxMemoryMb || this.jobsOnWorker >= PdfWorkerPool.RECYCLE_AFTER)) {
+      void this.close();
+    }
+    this.worker ??= this.spawn(job.limits.maxMemoryMb);
+    this.jobsOnWorker++;
+    const timer = setTimeout(() => this.fail(`PDF extraction timed out after ${job.limits.timeoutMs} ms`), job.limits.timeoutMs);
+    this.current = { job, timer };
+    const { data, limits, render } = job;
+    this.worker.postMessage(
+      {
+        id: job.id,
+        data,
+        maxPages: limits.maxPages,
+        maxTextChars: limits.maxTextChars,
+        render: render ? { maxPages: limits.maxOcrPages, maxPixels: limits.maxPixels, scale: 3 } : null,
+        standardFontDataUrl: fontDir(),
+      },
+      [data.buffer as ArrayBuffer],
+    );
+  }
+
+  private finish(reply: PdfWorkerReply): void {
+    const cur = this.current;
+    if (!cur) return;
+    clearTimeout(cur.timer);
+    this.current = undefined;
+    cur.job.resolve(reply);
+    if (this.queue.length) this.pump();
+    else {
+      this.idleTimer = setTimeout(() => void this.close(), PdfWorkerPool.IDLE_MS);
+      this.idleTimer.unref();
+    }
+  }
+
+  /** The current job failed in a way that leaves the worker unusable: kill it, answer the job, go on. */
+  private fail(error: string): void {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) void w.terminate();
+    if (this.current) this.finish({ ok: false, error });
+  }
+}
+
+const pdfPool = new PdfWorkerPool();
+
+/** Stops the PDF worker thread (for orderly shutdown; it is unref'd, so it never blocks exit). */
+export function shutdownExtraction(): Promise<void> {
+  return pdfPool.close();
+}
+
+async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
+  const wantRender = (opts.renderPdfPages ?? true) && !!opts.ocr && limits.maxOcrPages > 0;
+  // Copy: the worker takes ownership of the bytes it is sent, and the caller keeps its Buffer.
+  const data = new Uint8Array(b);
+  const r = await pdfPool.run(data, limits, wantRender);
+  if (!r.ok) return { status: 'failed', method: 'pdf-text', text: '', error: r.error, warnings: [], detected: det };
+  const warnings = [...r.warnings];
+  const text = cleanText(r.pageTexts.join('\n\n'));
+  if (!r.scanned) {
+    return { status: 'ready', method: 'pdf-text', text, pages: r.numPages, warnings, detected: det, truncated: r.truncated || undefined };
+  }
+  // No text layer: a scanned document (or one with only images).
+  if (!opts.ocr) {
+    return {
+      status: 'failed',
+      method: 'pdf-text',
+      text,
+      pages: r.numPages,
+      error: 'PDF has no text layer and OCR is not available',
+      warnings,
+      detected: det,
+      needsOcr: { kind: 'pdf', reason: 'no text layer; OCR not available' },
+    };
+  }
+  if (!wantRender || r.images.length === 0) {
+    const reason = r.renderError ?? (limits.maxOcrPages === 0 ? 'PDF OCR disabled (maxOcrPages = 0)' : 'no page could be rendered');
+    return {
+      status: 'failed',
+      method: 'pdf-text',
+      text,
+      pages: r.numPages,
+      error: `PDF has no text layer: ${reason}`,
+      warnings,
+      detected: det,
+      needsOcr: { kind: 'pdf', reason },
+    };
+  }
+  const pageTexts: string[] = [];
+  const confidences: number[] = [];
+  let language: string | undefined;
+  // The whole OCR pass of one PDF shares one budget (timeoutMs), so 20 pages cannot take 20 × ocrTimeoutMs.
+  const deadline = Date.now() + limits.timeoutMs;
+  for (let i = 0; i < r.images.length; i++) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      warnings.push(`OCR stopped after ${i} of ${r.images.length} pages: time limit of ${limits.timeoutMs} ms reached`);
+      break;
+    }
+    try {
+      const img = Buffer.from(r.images[i].buffer, r.images[i].byteOffset, r.images[i].byteLength);
+      const ms = Math.min(limits.ocrTimeoutMs, left);
+      const o = await withTimeout(opts.ocr(img, { timeoutMs: ms }), ms, 'OCR');
+      pageTexts.push(cleanText(o.text ?? ''));
+      if (typeof o.confidence === 'number') confidences.push(o.confidence);
+      language ??= o.language;
+    } catch (e) {
+      warnings.push(`page ${i + 1}: OCR failed: ${(e as Error)?.message ?? String(e)}`);
+      pageTexts.push('');
+    }
+  }
+  const ocrText = cleanText(pageTexts.join('\n\n')).slice(0, limits.maxTextChars);
+  const confidence = confidences.length ? confidences.reduce((a, c) => a + c, 0) / confidences.length : undefined;
+  const ocr = { text: ocrText, confidence, language, pages: pageTexts.length };
+  if (!ocrText) {
+    return {
+      status: 'failed',
+      method: 'pdf-ocr',
+      text: '',
+      pages: r.numPages,
+      error: 'PDF has no text layer and OCR found no text',
+      warnings,
+      detected: det,
+      ocr,
+    };
+  }
+  return { status: 'ready', method: 'pdf-ocr', text: ocrText, pages: r.numPages, warnings, detected: det, ocr };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Entry point
+
+function limitText(text: string, max: number, warnings: string[]): { text: string; truncated?: boolean } {
+  if (text.length <= max) return { text };
+  warnings.push(`text truncated at ${max} characters`);
+  return { text: text.slice(0, max), truncated: true };
+}
+
+/**
+ * Extracts searchable text from one file. Never throws: any failure is `{status: 'failed', error}`.
+ */
+export async function extractText(input: ExtractInput, options: ExtractOptions = {}): Promise<ExtractResult> {
+  const limits: ExtractLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const unknown: Detected = { kind: 'binary', mimeType: input.mimeType ?? 'application/octet-stream', by: 'mime' };
+  let b: Buffer;
+  try {
+    if (input.buffer) {
+      b = input.buffer;
+    } else if (input.path) {
+      const st = await fs.stat(input.path);
+      if (!st.isFile()) throw new Error('not a regular file');
+      if (st.size > limits.maxBytes) {
+        return { status: 'failed', method: 'none', text: '', error: `file too large for extraction: ${st.size} bytes exceeds ${limits.maxBytes}`, warnings: [], detected: unknown };
+      }
+      b = await fs.readFile(input.path);
+    } else {
+      return { status: 'failed', method: 'none', text: '', error: 'no input (path or buffer)', warnings: [], detected: unknown };
+    }
+  } catch (e) {
+    return { status: 'failed', method: 'none', text: '', error: `cannot read file: ${(e as Error).message}`, warnings: [], detected: unknown };
+  }
+  if (b.length > limits.maxBytes) {
+    return { status: 'failed', method: 'none', text: '', error: `file too large for extraction: ${b.length} bytes exceeds ${limits.maxBytes}`, warnings: [], detected: unknown };
+  }
+  let det: Detected = unknown;
+  try {
+    det = detectType(b, input.filename, input.mimeType);
+    if (b.length === 0) return { status: 'failed', method: 'none', text: '', error: 'file is empty', warnings: [], detected: det };
+    switch (det.kind) {
+      case 'pdf':
+        return await extractPdf(b, det, limits, options);
+      case 'image':
+        return await extractImage(b, det, limits, options);
+      case 'binary':
+        return { status: 'failed', method: 'none', text: '', error: `unsupported file type (${det.mimeType})`, warnings: [], detected: det };
+      case 'html': {
+        const { text: raw, charset, warnings } = decodeText(b, { html: true });
+        const lim = limitText(cleanText(htmlToReadable(raw, limits.maxHtmlChars, warnings)), limits.maxTextChars, warnings);
+        return finishText('html', lim.text, charset, warnings, det, lim.truncated);
+      }
+      case 'json': {
+        const { text: raw, charset, warnings } = decodeText(b);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw);
+        } catch (e) {
+          warnings.push(`invalid JSON (${(e as Error).message}); indexed as plain text`);
+          const lim = limitText(cleanText(raw), limits.maxTextChars, warnings);
+          return finishText('text', lim.text, charset, warnings, det, lim.truncated);
+        }
+        const j = jsonToText(parsed, limits.maxTextChars);
+        if (j.truncated) warnings.push(`text truncated at ${limits.maxTextChars} characters`);
+        return finishText('json', cleanText(j.text), charset, warnings, det, j.truncated || undefined);
+      }
+      case 'text': {
+        const { text: raw, charset, warnings } = decodeText(b);
+        const lim = limitText(cleanText(raw), limits.maxTextChars, warnings);
+        return finishText('text', lim.text, charset, warnings, det, lim.truncated);
+      }
+    }
+  } catch (e) {
+    return { status: 'failed', method: 'none', text: '', error: `extraction failed: ${(e as Error)?.message ?? String(e)}`, warnings: [], detected: det };
+  }
+}
+
+function finishText(
+  method: ExtractMethod,
+  text: string,
+  charset: string,
+  warnings: string[],
+  det: Detected,
+  truncated?: boolean,
+): ExtractResult {
+  if (!text) return { status: 'failed', method, text: '', error: 'no text found', warnings, detected: det, charset };
+  return { status: 'ready', method, text, warnings, detected: det, charset, truncated };
+}

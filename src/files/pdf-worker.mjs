@@ -1,0 +1,138 @@
+// PDF text extraction (and page rendering for OCR) in a worker thread.
+//
+// Why a worker: pdf.js parses on the calling thread in Node, so a hostile or merely huge PDF could block the server's
+// event loop. In a worker the caller can enforce a wall-clock limit (worker.terminate()) and a heap limit
+// (resourceLimits), and a crash inside pdf.js cannot take the server down.
+// Why plain JavaScript: worker threads do not go through the TypeScript loader under every runner (vitest, tsx,
+// plain node); an .mjs file starts the same way everywhere. The message shapes are typed in extract.ts.
+// The worker is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
+// message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}.
+import { parentPort } from 'node:worker_threads';
+
+const pdfjsPromise = import('pdfjs-dist/legacy/build/pdf.mjs');
+
+/** @param {Error & {name?: string}} e */
+function describe(e) {
+  const name = e?.name ?? 'Error';
+  if (name === 'PasswordException') return 'PDF is encrypted (password required)';
+  if (name === 'InvalidPDFException') return `not a valid PDF: ${e.message}`;
+  return `${name}: ${e?.message ?? String(e)}`;
+}
+
+async function run(job) {
+  const { data, maxPages, maxTextChars, render, standardFontDataUrl } = job;
+  const pdfjs = await pdfjsPromise;
+  const task = pdfjs.getDocument({
+    data,
+    isEvalSupported: false, // never compile code from a document
+    disableFontFace: true,
+    useSystemFonts: false,
+    standardFontDataUrl,
+    verbosity: 0,
+    stopAtErrors: false,
+  });
+  try {
+    return await readDocument(await task.promise, job);
+  } finally {
+    // Frees the document (and its fonts/images) even when reading failed: this worker serves the next file.
+    await task.destroy().catch(() => {});
+  }
+}
+
+async function readDocument(doc, { maxPages, maxTextChars, render }) {
+  const numPages = doc.numPages;
+  const limit = Math.min(numPages, maxPages);
+  const warnings = [];
+  if (numPages > maxPages) warnings.push(`only the first ${maxPages} of ${numPages} pages were read`);
+  const pageTexts = [];
+  let total = 0;
+  let truncated = false;
+  let pagesWithText = 0;
+  for (let i = 1; i <= limit; i++) {
+    const page = await doc.getPage(i);
+    let content;
+    try {
+      content = await page.getTextContent();
+    } catch (e) {
+      warnings.push(`page ${i}: ${describe(e)}`);
+      page.cleanup();
+      pageTexts.push('');
+      continue;
+    }
+    let s = '';
+    for (const item of content.items) {
+      if (typeof item.str !== 'string') continue;
+      s += item.str;
+      if (item.hasEOL) s += '\n';
+    }
+    s = s.replace(/[ \t]+\n/g, '\n').trim();
+    if (s.replace(/\s/g, '').length > 0) pagesWithText++;
+    if (total + s.length > maxTextChars) {
+      s = s.slice(0, Math.max(0, maxTextChars - total));
+      truncated = true;
+    }
+    total += s.length;
+    pageTexts.push(s);
+    page.cleanup();
+    if (truncated) {
+      warnings.push(`text truncated at ${maxTextChars} characters`);
+      break;
+    }
+  }
+
+  const visible = pageTexts.join('').replace(/\s/g, '').length;
+  // "Scanned": no page had a text layer worth the name (fewer than 3 visible characters per page on average).
+  const scanned = visible < 3 * Math.max(1, pageTexts.length);
+  /** @type {Uint8Array[]} */
+  const images = [];
+  let renderer = 'none';
+  let renderError;
+  if (scanned && render) {
+    let canvasMod;
+    try {
+      canvasMod = await import('@napi-rs/canvas');
+      renderer = '@napi-rs/canvas';
+    } catch (e) {
+      renderError = `no PDF page renderer: ${describe(e)}`;
+    }
+    if (canvasMod) {
+      const n = Math.min(limit, render.maxPages);
+      if (limit > n) warnings.push(`only the first ${n} of ${limit} scanned pages were rendered for OCR`);
+      for (let i = 1; i <= n; i++) {
+        try {
+          const page = await doc.getPage(i);
+          const base = page.getViewport({ scale: 1 });
+          // ~216 dpi (pdf points are 1/72 in) is a good OCR resolution; shrink to stay under maxPixels.
+          let scale = render.scale;
+          const px = base.width * base.height * scale * scale;
+          if (px > render.maxPixels) scale = Math.sqrt(render.maxPixels / (base.width * base.height));
+          const vp = page.getViewport({ scale });
+          const w = Math.max(1, Math.floor(vp.width));
+          const h = Math.max(1, Math.floor(vp.height));
+          const canvas = canvasMod.createCanvas(w, h);
+          const ctx = canvas.getContext('2d');
+          ctx.fillStyle = '#ffffff';
+          ctx.fillRect(0, 0, w, h);
+          await page.render({ canvas, canvasContext: ctx, viewport: vp }).promise;
+          const png = canvas.toBuffer('image/png');
+          images.push(new Uint8Array(png)); // a copy we own, so it can be transferred
+          page.cleanup();
+        } catch (e) {
+          warnings.push(`page ${i} could not be rendered: ${describe(e)}`);
+        }
+      }
+    }
+  }
+  return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, images, renderer, renderError, warnings };
+}
+
+parentPort.on('message', (job) => {
+  run(job).then(
+    (result) => {
+      parentPort.postMessage({ id: job.id, ...result }, result.images.map((b) => b.buffer));
+    },
+    (e) => {
+      parentPort.postMessage({ id: job.id, ok: false, error: describe(e) });
+    },
+  );
+});

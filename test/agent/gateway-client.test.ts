@@ -1,0 +1,165 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createGatewayClient, GatewayHttpError, type GatewayClientOptions } from '../../src/agent/gateway-client.ts';
+
+interface Seen {
+  at: number;
+  method: string;
+  url: string;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+let server: FastifyInstance;
+let base: string;
+let seen: Seen[] = [];
+/** Statuses the fake gateway answers, in order; 202 once the script runs out. */
+let script: number[] = [];
+let delayMs = 0;
+
+beforeAll(async () => {
+  server = Fastify({ forceCloseConnections: true });
+  await server.register(multipart);
+  const handler = async (req: any, reply: any) => {
+    let body: unknown = req.body;
+    if (req.isMultipart()) {
+      const parts: Record<string, unknown> = {};
+      for await (const part of req.parts()) {
+        if (part.type === 'file') {
+          const data = await part.toBuffer();
+          parts[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, data: data.toString('utf8') };
+        } else parts[part.fieldname] = part.value;
+      }
+      body = parts;
+    }
+    seen.push({ at: performance.now(), method: req.method, url: req.url, headers: req.headers, body });
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    const status = script.shift() ?? 202;
+    if (status === 400) return reply.code(400).send({ detail: [{ loc: ['body', 'source_type'], msg: 'field required', type: 'missing' }] });
+    if (status >= 400) return reply.code(status).send({ error_code: 'SLOW_DOWN', message: 'retry later' });
+    return reply.code(status).send({ submission_id: 's-1', doc_id: 'd-1', status: 'submitted', duplicate: false });
+  };
+  server.post('/v1/ingest', handler);
+  server.post('/v1/ingest:batch', handler);
+  server.post('/v1/ingest/file', handler);
+  await server.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(server.server.address() as { port: number }).port}`;
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  seen = [];
+  script = [];
+  delayMs = 0;
+});
+
+const DOC = { source_type: 'email_local', source_id: 'email:m1', content: { mime_type: 'text/plain', data: 'PRIVATE BODY TEXT 42' } };
+
+function client(extra: Partial<GatewayClientOptions> = {}) {
+  const sleeps: number[] = [];
+  const logs: string[] = [];
+  const c = createGatewayClient({
+    baseUrl: base,
+    authToken: 'gw-token',
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    logger: { warn: (obj, msg) => logs.push(`${msg} ${JSON.stringify(obj)}`) },
+    ...extra,
+  });
+  return { c, sleeps, logs };
+}
+
+describe('gateway client against a local server', () => {
+  it('posts one document with Bearer token and Idempotency-Key', async () => {
+    const { c, sleeps } = client();
+    const res = await c.submitDocument(DOC, { idempotencyKey: 'idem-1' });
+    expect(res).toEqual({ status: 202, body: { submission_id: 's-1', doc_id: 'd-1', status: 'submitted', duplicate: false } });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/ingest', body: DOC });
+    expect(seen[0].headers).toMatchObject({ authorization: 'Bearer gw-token', 'idempotency-key': 'idem-1', 'content-type': 'application/json' });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('retries 429 and 503 after 0.5 s then 1.0 s and succeeds on the third attempt', async () => {
+    script = [429, 503];
+    const { c, sleeps } = client();
+    const res = await c.submitDocument(DOC);
+    expect(res.status).toBe(202);
+    expect(seen).toHaveLength(3);
+    expect(sleeps).toEqual([500, 1000]);
+  });
+
+  it('gives up after three attempts with status -1 and "Exceeded retry attempts"', async () => {
+    script = [503, 429, 503];
+    const { c, sleeps } = client();
+    const err = await c.submitDocument(DOC).catch((e) => e);
+    expect(err).toBeInstanceOf(GatewayHttpError);
+    expect(err.status).toBe(-1);
+    expect(err.message).toBe('Exceeded retry attempts');
+    expect(err.attempts).toEqual([503, 429, 503]);
+    expect(seen).toHaveLength(3);
+    expect(sleeps).toEqual([500, 1000]);
+  });
+
+  it('fails at once on other 4xx, logging the response body but never the document text', async () => {
+    script = [400];
+    const { c, sleeps, logs } = client();
+    const err = await c.submitDocument(DOC).catch((e) => e);
+    expect(err).toBeInstanceOf(GatewayHttpError);
+    expect(err.status).toBe(400);
+    expect(err.body).toContain('field required');
+    expect(seen).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(logs.join('\n')).toContain('field required');
+    expect(logs.join('\n')).not.toContain('PRIVATE BODY TEXT');
+  });
+
+  it('waits at least ~0.5 s and ~1.0 s between real attempts', async () => {
+    script = [503, 429];
+    const c = createGatewayClient({ baseUrl: base }); // real sleep
+    await c.submitDocument(DOC);
+    expect(seen).toHaveLength(3);
+    const gap1 = seen[1].at - seen[0].at;
+    const gap2 = seen[2].at - seen[1].at;
+    expect(gap1).toBeGreaterThanOrEqual(450);
+    expect(gap2).toBeGreaterThanOrEqual(950);
+    expect(gap2).toBeGreaterThan(gap1);
+  });
+
+  it('retries transport failures and timeouts, then reports -1', async () => {
+    const dead = client({ baseUrl: 'http://127.0.0.1:1' });
+    const err = await dead.c.submitDocument(DOC).catch((e) => e);
+    expect(err).toMatchObject({ status: -1, message: 'Exceeded retry attempts', attempts: [0, 0, 0] });
+    delayMs = 500;
+    const slow = client({ timeoutSeconds: 0.1 });
+    const err2 = await slow.c.submitDocument(DOC).catch((e) => e);
+    expect(err2).toMatchObject({ status: -1, attempts: [0, 0, 0] });
+    expect(slow.logs.join('\n')).toMatch(/timed out after 100 ms/);
+  });
+
+  it('sends batches to <ingest_path>:batch', async () => {
+    const { c } = client();
+    await c.submitBatch([DOC, { ...DOC, source_id: 'email:m2' }]);
+    expect(seen[0].url).toBe('/v1/ingest:batch');
+    expect((seen[0].body as { documents: unknown[] }).documents).toHaveLength(2);
+    expect(seen[0].headers['idempotency-key']).toBeUndefined();
+  });
+
+  it('uploads files as multipart meta + upload, rebuilding the body on retry', async () => {
+    script = [429];
+    const { c } = client();
+    const meta = { source: 'email_local', path: 'email/m1/a.txt', filename: 'a.txt', mime_type: 'text/plain', sha256: 'abc', size: 5 };
+    const res = await c.uploadFile(meta, Buffer.from('hello'), { idempotencyKey: 'email-attachment:m1:abc' });
+    expect(res.status).toBe(202);
+    expect(seen).toHaveLength(2);
+    for (const s of seen) {
+      expect(s.url).toBe('/v1/ingest/file');
+      expect(s.headers['idempotency-key']).toBe('email-attachment:m1:abc');
+      const body = s.body as Record<string, any>;
+      expect(JSON.parse(body.meta.data)).toEqual(meta);
+      expect(body.upload).toEqual({ filename: 'a.txt', mimetype: 'text/plain', data: 'hello' });
+    }
+  });
+
+});

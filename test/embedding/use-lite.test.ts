@@ -1,0 +1,91 @@
+/** The default model for real: USE-lite vectors from node_modules, windowing, and the thread pool. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUseLiteEmbedder, useLiteModelDir, windowText, WINDOW_TOKENS } from '../../src/embedding/providers/use-lite.ts';
+import { createPooledEmbedder } from '../../src/embedding/pool.ts';
+import { loadEmbeddingConfig } from '../../src/embedding/config.ts';
+import { cosine, type Embedder } from '../../src/embedding/types.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+
+let e: Embedder;
+beforeAll(async () => {
+  e = await createUseLiteEmbedder();
+});
+
+describe('use-lite', () => {
+  it('loads offline from the installed package folder', () => {
+    expect(fs.existsSync(path.join(useLiteModelDir(), 'model.json'))).toBe(true);
+    expect(e.name).toBe('use-lite');
+    expect(e.dimensions).toBe(512);
+  });
+
+  it('matches the package reference vector and returns unit vectors', async () => {
+    const [v] = await e.embed(['hello world']);
+    expect(v).toHaveLength(512);
+    expect(v[0]).toBeCloseTo(-0.05149651691317558, 6);
+    expect(Math.hypot(...v)).toBeCloseTo(1, 4);
+  });
+
+  it('a paraphrase is closer than an unrelated sentence', async () => {
+    const cases = [
+      ['How do I reset my password?', 'Steps to change your account password', 'The weather in Paris is sunny'],
+      ['Server returns 500 error on login', 'Login fails with an internal server error', 'I bought fresh bread at the bakery'],
+      ['Can we move our meeting to Thursday?', 'Is it possible to reschedule the meeting for Thursday?', 'The cat sat on the mat.'],
+    ];
+    for (const [q, para, other] of cases) {
+      const [vq, vp, vo] = await e.embed([q, para, other]);
+      expect(cosine(vq, vp)).toBeGreaterThan(cosine(vq, vo) + 0.2);
+    }
+  });
+
+  it('a long chunk is embedded in windows, so text past the first 128 tokens changes the vector', async () => {
+    const head = 'The quarterly planning meeting covered hiring, office moves and the new budget process. '.repeat(10);
+    const a = head + 'Afterwards we discussed the company picnic and the volleyball tournament. '.repeat(6);
+    const b = head + 'Afterwards we discussed database replication lag and failover procedures. '.repeat(6);
+    const [va, vb, vh] = await e.embed([a, b, head]);
+    // Without windows all three would be identical (the model truncates at 128 tokens).
+    expect(cosine(va, vb)).toBeLessThan(0.98);
+    expect(cosine(va, vh)).toBeLessThan(0.98);
+    const [vdb] = await e.embed(['database replication lag and failover procedures']);
+    expect(cosine(vb, vdb)).toBeGreaterThan(cosine(va, vdb));
+  });
+
+  it('windowText keeps every window within the token budget and loses no word', async () => {
+    const words = Array.from({ length: 400 }, (_, i) => `word${i}`);
+    const text = words.join(' ');
+    const enc = (s: string) => s.split(/\s+/).filter(Boolean).flatMap((w) => [1, 2]); // 2 tokens per word
+    const w = windowText(text, enc);
+    for (const part of w) expect(enc(part).length).toBeLessThanOrEqual(WINDOW_TOKENS);
+    expect(w.join(' ')).toBe(text);
+    expect(windowText('short text', enc)).toEqual(['short text']);
+  });
+});
+
+describe('worker-thread pool', () => {
+  let pool: Awaited<ReturnType<typeof createPooledEmbedder>>;
+  beforeAll(async () => {
+    pool = await createPooledEmbedder(loadEmbeddingConfig({}), 2);
+  });
+  afterAll(async () => {
+    await pool?.close?.();
+  });
+
+  it('gives the same vectors as the model on the main thread, in order, across 2 threads', async () => {
+    const texts = Array.from({ length: 12 }, (_, i) => `Message number ${i} about topic ${i % 3 === 0 ? 'travel' : 'finance'}`);
+    const direct = await e.embed(texts);
+    const pooled = await pool.embed(texts);
+    expect(pool.name).toBe('use-lite');
+    expect(pooled).toHaveLength(12);
+    for (let i = 0; i < texts.length; i++) expect(cosine(direct[i], pooled[i])).toBeGreaterThan(0.99999);
+  });
+
+  it('keeps the event loop free while the threads embed', async () => {
+    const texts = Array.from({ length: 64 }, (_, i) => `Another fairly ordinary sentence, number ${i}, about lunch plans.`);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    await pool.embed(texts);
+    clearInterval(timer);
+    // Behaviour, not timing: on the main thread this call would not let a single timer fire.
+    expect(ticks).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Test files generated on the fly: real PDFs (pdf-lib), images with rendered text (pdf.js + @napi-rs/canvas, using
+ * the standard fonts shipped inside pdfjs-dist, so no system font is needed), and a real OCR function (tesseract.js
+ * with the bundled English model, offline).
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { PNG } from 'pngjs';
+import type { OcrFunction } from '../../src/files/extract.ts';
+
+const require = createRequire(import.meta.url);
+
+/** A PDF with a real text layer: one entry per page, each a list of lines. */
+export async function makeTextPdf(pages: string[][]): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const lines of pages) {
+    const page = doc.addPage([595, 842]);
+    lines.forEach((line, i) => page.drawText(line, { x: 50, y: 780 - i * 24, size: 16, font }));
+  }
+  return Buffer.from(await doc.save());
+}
+
+/** Renders lines of text to a PNG (large, black on white: easy for OCR). */
+export async function renderTextPng(lines: string[], scale = 2): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.HelveticaBold);
+  const page = doc.addPage([600, 60 + lines.length * 40]);
+  lines.forEach((line, i) => page.drawText(line, { x: 30, y: page.getHeight() - 50 - i * 40, size: 26, font }));
+  const pdfBytes = new Uint8Array(await doc.save());
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const pdf = await pdfjs.getDocument({
+    data: pdfBytes,
+    standardFontDataUrl: path.join(path.dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts') + path.sep,
+    disableFontFace: true,
+    verbosity: 0,
+  }).promise;
+  const p = await pdf.getPage(1);
+  const vp = p.getViewport({ scale });
+  const canvas = createCanvas(Math.floor(vp.width), Math.floor(vp.height));
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  await p.render({ canvas: canvas as never, canvasContext: ctx as never, viewport: vp }).promise;
+  await pdf.destroy();
+  return canvas.toBuffer('image/png');
+}
+
+/** A "scanned" PDF: each page is only an image, no text layer. */
+export async function makeScannedPdf(pngs: Buffer[]): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  for (const png of pngs) {
+    const img = await doc.embedPng(png);
+    const page = doc.addPage([img.width / 2, img.height / 2]);
+    page.drawImage(img, { x: 0, y: 0, width: img.width / 2, height: img.height / 2 });
+  }
+  return Buffer.from(await doc.save());
+}
+
+/** A valid PNG of the given size (grey noise), written with pngjs. */
+export function makePng(width: number, height: number): Buffer {
+  const png = new PNG({ width, height });
+  for (let i = 0; i < png.data.length; i += 4) {
+    png.data[i] = png.data[i + 1] = png.data[i + 2] = (i * 7) % 256;
+    png.data[i + 3] = 255;
+  }
+  return PNG.sync.write(png);
+}
+
+/** Real OCR: a tesseract.js worker with the bundled English model. Call `terminate` when done. */
+export async function makeTesseractOcr(): Promise<{ ocr: OcrFunction; terminate: () => Promise<void> }> {
+  const { createWorker } = await import('tesseract.js');
+  const eng = require('@tesseract.js-data/eng') as { langPath: string };
+  const worker = await createWorker('eng', 1, { langPath: eng.langPath, gzip: true, cacheMethod: 'none' });
+  return {
+    ocr: async (image) => {
+      const r = await worker.recognize(image);
+      return { text: r.data.text, confidence: r.data.confidence / 100, language: 'eng' };
+    },
+    terminate: async () => {
+      await worker.terminate();
+    },
+  };
+}
