@@ -74,7 +74,8 @@ for (let r = 0; r < ROUNDS; r++) {
           content: { mime_type: 'text/plain', data: d.text },
         } as any),
       }));
-      await catalog.ingestBatch(items, `k-${r}-${i}`);
+      const res = await catalog.ingestBatch(items, `k-${r}-${i}`);
+      if (res.failure_count > 0) throw new Error(`ingest failures: ${JSON.stringify(res.items.find((x) => !x.ok))}`);
     }
     const ms = performance.now() - t0;
     totals[variant] += ms;
