@@ -27,6 +27,7 @@ import { chunkKey } from './use-lite.ts';
 const args = process.argv.slice(2);
 const usePg = args.includes('--pg');
 const sweep = args.includes('--sweep');
+const sweepLexical = args.includes('--sweep-lexical');
 const qLimit = args.includes('--queries') ? Number(args[args.indexOf('--queries') + 1]) : Infinity;
 const TOKEN = 'bench-token-0123456789';
 
@@ -234,7 +235,7 @@ async function evaluateDirect(search: ReturnType<typeof createSearch>): Promise<
   return ndcg / queries.length;
 }
 
-if (sweep) {
+if (sweepLexical) {
   for (const k1 of [0.9, 1.2, 1.5]) {
     for (const b of [0.4, 0.6, 0.75]) {
       for (const titleWeight of [0.5, 1, 2]) {
@@ -243,9 +244,11 @@ if (sweep) {
       }
     }
   }
+}
+if (sweep) {
   if (haveVectors) {
-    for (const vectorWeight of [0.05, 0.1, 0.2, 0.3, 0.5]) {
-      for (const vectorMinSimilarity of [0.2, 0.3, 0.4]) {
+    for (const vectorWeight of [0.1, 0.2, 0.3, 0.5]) {
+      for (const vectorMinSimilarity of [0.25, 0.35]) {
         const v = await evaluateDirect(searchFor({ vectorWeight, vectorMinSimilarity }, true));
         console.log(`sweep hybrid w_vec=${vectorWeight} floor=${vectorMinSimilarity}: nDCG@10 ${v.toFixed(4)}`);
       }
@@ -259,5 +262,6 @@ if (haveVectors) {
   await evaluateHttp('vector-only', searchFor({ lexicalEnabled: false, vectorMinSimilarity: -1 }, true));
   await evaluateHttp('hybrid', searchFor({}, true));
 }
-if (dropDb) await dropDb();
+const dropFn = dropDb as (() => Promise<void>) | null;
+if (dropFn) await dropFn();
 else await db.close();
