@@ -24,6 +24,8 @@ const PASSAGES_SQL = `FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.c
 
 export async function refreshLexicalStats(db: Database): Promise<LexicalStats> {
   return db.transaction(async (tx) => {
+    // Two gateways refreshing at once would insert the same terms twice: one at a time.
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('memex.search_stats'))");
     const lens = await tx.query<{ n: number; text_len: number | null; title_len: number | null }>(
       `SELECT count(*)::int AS n, avg(length(c.tsv))::float8 AS text_len, avg(length(d.title_tsv))::float8 AS title_len
        ${PASSAGES_SQL}`,
