@@ -25,6 +25,8 @@ import { loadRelationshipConfig } from '../relationships/config.ts';
 import { RelationshipService } from '../relationships/service.ts';
 import { peopleRoutes } from './routes/people.ts';
 import { v2Routes } from './routes/v2.ts';
+import { searchRoutes } from './routes/search.ts';
+import { createSearch, type Search } from '../search/search.ts';
 import { installValidation } from './validation.ts';
 
 export const API_VERSION = '0.2.0';
@@ -33,6 +35,8 @@ export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
+  /** Search service (src/search); built from the environment when absent. */
+  search?: Search;
   /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
   embedding?: EmbeddingService;
   /**
@@ -107,6 +111,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
+    const search = deps.search ?? createSearch({ db, embedder: deps.embedding?.embedder ?? null });
+    await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     await scope.register(selfPersonRoutes, { service: relationships });
     if (deps.files) {

@@ -1,0 +1,234 @@
+/**
+ * Search latency: N generated documents (emails, chat threads, sms, notes; people; timestamps over
+ * two years) loaded with bulk SQL, then a mixed query set (keywords, phrases, person filters, date
+ * ranges, thread context) from C concurrent HTTP clients against a listening gateway.
+ * Lexical leg only (the embedding provider is not on this branch).
+ *
+ *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
+ */
+import crypto from 'node:crypto';
+import os from 'node:os';
+import pg from 'pg';
+import { loadServerConfig } from '../../src/config/server.ts';
+import { openDatabase } from '../../src/db/index.ts';
+import type { Database } from '../../src/db/types.ts';
+import { buildGateway } from '../../src/gateway/app.ts';
+import { createSearch } from '../../src/search/search.ts';
+import { loadScifact } from '../scifact/data.ts';
+
+const args = process.argv.slice(2);
+const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
+const usePg = args.includes('--pg');
+const N = opt('--docs', 100_000);
+const CLIENTS = opt('--clients', 8);
+const SECONDS = opt('--seconds', 30);
+const TOKEN = 'bench-token-0123456789';
+
+// Deterministic generator.
+let seed = 42;
+const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)];
+
+// Vocabulary: real English words (SciFact abstracts when present), drawn with a Zipf law.
+const sci = loadScifact();
+const counts = new Map<string, number>();
+for (const d of (sci?.corpus ?? []).slice(0, 3000)) {
+  for (const w of d.text.toLowerCase().match(/[a-z]{3,}/g) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
+}
+let vocab = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w).slice(0, 8000);
+if (vocab.length < 1000) vocab = Array.from({ length: 8000 }, (_, i) => `word${i.toString(36)}`);
+const everyday = 'meeting lunch dinner invoice flight hotel budget report project deadline call tomorrow weekend birthday party doctor appointment school kids car repair garden house rent payment contract review photos holiday train ticket'.split(' ');
+const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.exp(rnd() * Math.log(vocab.length))) - 1)];
+const sentence = (n: number) => Array.from({ length: n }, () => (rnd() < 0.15 ? pick(everyday) : zipf())).join(' ');
+
+const people = Array.from({ length: 300 }, (_, i) => ({
+  id: crypto.randomUUID(),
+  name: `Person ${i}`,
+  email: `person${i}@example.com`,
+  phone: `+1415555${String(1000 + i).padStart(4, '0')}`,
+}));
+
+async function openDb(): Promise<{ db: Database; drop: () => Promise<void> }> {
+  if (!usePg) {
+    const db = await openDatabase({});
+    return { db, drop: () => db.close() };
+  }
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `memex_bench_search_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: base });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  const db = await openDatabase({ databaseUrl: u.toString() });
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+const { db, drop } = await openDb();
+const t0 = Date.now();
+await db.query(
+  `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
+  [people.map((p) => p.id), people.map((p) => p.name), people.map(() => 'bench')],
+);
+await db.query(
+  `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical)
+   SELECT p, k, v, v FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(p, k, v)`,
+  [
+    [...people.map((p) => p.id), ...people.map((p) => p.id)],
+    [...people.map(() => 'email'), ...people.map(() => 'phone')],
+    [...people.map((p) => p.email), ...people.map((p) => p.phone)],
+  ],
+);
+const threads: { id: string; docs: number }[] = [];
+const start = Date.parse('2024-01-01T00:00:00Z');
+const span = 730 * 86_400_000;
+const sample: { text: string; person: string; thread: string | null; ts: number }[] = [];
+for (let i = 0; i < N; i += 2000) {
+  const rows: any[] = [];
+  for (let j = i; j < Math.min(N, i + 2000); j++) {
+    const r = rnd();
+    const source = r < 0.3 ? 'email' : r < 0.7 ? 'chatapp' : r < 0.85 ? 'sms' : 'note';
+    let thread: string | null = null;
+    if (source === 'chatapp' || source === 'email') {
+      if (threads.length === 0 || rnd() < 0.08) threads.push({ id: crypto.randomUUID(), docs: 0 });
+      const t = threads[threads.length - 1 - Math.floor(rnd() * Math.min(5, threads.length))];
+      t.docs++;
+      thread = t.id;
+    }
+    const sender = pick(people), to = pick(people);
+    const len = source === 'email' ? 60 + Math.floor(rnd() * 120) : source === 'note' ? 30 + Math.floor(rnd() * 80) : 5 + Math.floor(rnd() * 25);
+    const text = sentence(len);
+    const ts = start + Math.floor(rnd() * span);
+    rows.push({
+      id: crypto.randomUUID(), chunk: crypto.randomUUID(), source, thread, text, ts: new Date(ts).toISOString(),
+      title: source === 'email' ? sentence(5) : source === 'note' ? sentence(3) : null,
+      people: JSON.stringify([
+        { identifier: sender.email, identifier_type: 'email', role: 'sender', display_name: sender.name },
+        { identifier: to.phone, identifier_type: 'phone', role: 'recipient', display_name: to.name },
+      ]),
+      sender: sender.id, to: to.id, att: rnd() < 0.1,
+    });
+    if (rnd() < 0.01) sample.push({ text, person: sender.email, thread, ts });
+  }
+  const newThreads = threads.filter((t) => rows.some((r) => r.thread === t.id));
+  await db.query(
+    `INSERT INTO threads (thread_id, external_id, source_type) SELECT t, t::text, 'chatapp' FROM unnest($1::uuid[]) t
+     ON CONFLICT DO NOTHING`,
+    [newThreads.map((t) => t.id)],
+  );
+  await db.query(
+    `INSERT INTO documents (doc_id, external_id, source_type, title, text, text_sha256, content_timestamp,
+       content_timestamp_type, people, thread_id, has_attachments, attachment_count, status)
+     SELECT u.id, u.id::text, u.src, u.title, u.txt, md5(u.txt), u.ts, 'sent', u.ppl, u.th, u.att, u.att::int, 'indexed'
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[], $7::uuid[], $8::boolean[])
+            AS u(id, src, title, txt, ts, ppl, th, att)`,
+    [rows.map((r) => r.id), rows.map((r) => r.source), rows.map((r) => r.title), rows.map((r) => r.text),
+     rows.map((r) => r.ts), rows.map((r) => r.people), rows.map((r) => r.thread), rows.map((r) => r.att)],
+  );
+  await db.query(
+    `INSERT INTO chunks (chunk_id, text, text_sha256, embedding_status)
+     SELECT c, t, encode(sha256(convert_to(t, 'UTF8')), 'hex') || c::text, 'embedded'
+       FROM unnest($1::uuid[], $2::text[]) AS u(c, t)`,
+    [rows.map((r) => r.chunk), rows.map((r) => r.text)],
+  );
+  await db.query(
+    `INSERT INTO chunk_documents (doc_id, ordinal, chunk_id, start_char, end_char)
+     SELECT d, 0, c, 0, length(t) FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, c, t)`,
+    [rows.map((r) => r.id), rows.map((r) => r.chunk), rows.map((r) => r.text)],
+  );
+  await db.query(
+    `INSERT INTO document_people (doc_id, person_id, role)
+     SELECT d, p, r FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, p, r) ON CONFLICT DO NOTHING`,
+    [[...rows.map((r) => r.id), ...rows.map((r) => r.id)], [...rows.map((r) => r.sender), ...rows.map((r) => r.to)],
+     [...rows.map(() => 'sender'), ...rows.map(() => 'recipient')]],
+  );
+}
+const loadS = (Date.now() - t0) / 1000;
+if (usePg) await db.exec('VACUUM ANALYZE');
+const search = createSearch({ db, config: { statsCheckIntervalMs: 60_000 } });
+const t1 = Date.now();
+await search.refreshStats();
+console.log(
+  `${db.kind}: loaded ${N} documents (${threads.length} threads) in ${loadS.toFixed(1)} s; ` +
+    `BM25 statistics in ${((Date.now() - t1) / 1000).toFixed(1)} s`,
+);
+
+const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
+const address = await app.listen({ host: '127.0.0.1', port: 0 });
+
+function query(): { kind: string; url: string } {
+  const s = pick(sample);
+  const words = s.text.split(' ');
+  const r = rnd();
+  const kw = () => Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick(words)).join(' ');
+  const p = new URLSearchParams({ k: '20' });
+  let kind: string;
+  if (r < 0.4) {
+    kind = 'keywords';
+    p.set('q', kw());
+  } else if (r < 0.6) {
+    kind = 'phrase';
+    const at = Math.floor(rnd() * Math.max(1, words.length - 5));
+    p.set('q', words.slice(at, at + 3 + Math.floor(rnd() * 3)).join(' '));
+  } else if (r < 0.75) {
+    kind = 'person';
+    p.set('q', kw());
+    p.set('person', s.person);
+  } else if (r < 0.9) {
+    kind = 'dates';
+    p.set('q', kw());
+    p.set('start_date', new Date(s.ts - 30 * 86_400_000).toISOString().slice(0, 10));
+    p.set('end_date', new Date(s.ts + 30 * 86_400_000).toISOString().slice(0, 10));
+  } else {
+    kind = 'thread';
+    const withThread = sample.filter((x) => x.thread);
+    const t = pick(withThread);
+    p.set('q', pick(t.text.split(' ')));
+    p.set('thread_id', t.thread!);
+    p.set('context_window', '3');
+  }
+  return { kind, url: `${address}/v1/search?${p}` };
+}
+
+const lat: Record<string, number[]> = {};
+let errors = 0;
+const until = Date.now() + SECONDS * 1000;
+const warm = Date.now() + 3000;
+await Promise.all(
+  Array.from({ length: CLIENTS }, async () => {
+    while (Date.now() < until) {
+      const q = query();
+      const s = performance.now();
+      const res = await fetch(q.url, { headers: { authorization: `Bearer ${TOKEN}` } });
+      await res.arrayBuffer();
+      const ms = performance.now() - s;
+      if (res.status !== 200) errors++;
+      if (Date.now() > warm) (lat[q.kind] ??= []).push(ms), (lat.all ??= []).push(ms);
+    }
+  }),
+);
+const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
+console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
+console.log(`${CLIENTS} clients, ${SECONDS} s (first 3 s not counted), ${errors} errors`);
+for (const [kind, a] of Object.entries(lat).sort()) {
+  a.sort((x, y) => x - y);
+  console.log(
+    `${kind.padEnd(9)} n=${String(a.length).padStart(5)}  p50 ${pct(a, 50).toFixed(1)} ms  p95 ${pct(a, 95).toFixed(1)} ms  p99 ${pct(a, 99).toFixed(1)} ms` +
+      (kind === 'all' ? `  ${(a.length / (SECONDS - 3)).toFixed(1)} queries/s` : ''),
+  );
+}
+await app.close();
+await drop();

@@ -1,0 +1,138 @@
+/** Search, ask and general context routes of the gateway (spec 4.3, limits of spec 8). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { FilterError, parseFilters } from '../../search/filters.ts';
+import type { Search } from '../../search/search.ts';
+import { Timestamp, Uuid, ValidationErrorBody } from '../../schemas/common.ts';
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 1, maxLength: 2000, description: 'Query text' }),
+    k: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Documents to return' }),
+    has_attachments: Type.Optional(Type.Boolean()),
+    source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    person: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Email, phone or handle' })),
+    start_date: Type.Optional(Timestamp),
+    end_date: Type.Optional({ ...Timestamp, description: 'A bare date includes that whole UTC day' }),
+    thread_id: Type.Optional(Uuid),
+    context_window: Type.Integer({ minimum: 0, maximum: 20, default: 0 }),
+  },
+  { additionalProperties: true },
+);
+
+const Loose = Type.Object({}, { additionalProperties: true });
+const FacetList = Type.Array(Loose);
+
+export const SearchResponseSchema = Type.Object({
+  query: Type.String(),
+  k: Type.Integer(),
+  total: Type.Integer({ description: 'Documents in the whole match set' }),
+  hits: Type.Array(
+    Type.Object(
+      {
+        document_id: Type.String(),
+        chunk_id: Type.Union([Type.String(), Type.Null()]),
+        title: Type.Union([Type.String(), Type.Null()]),
+        url: Type.Union([Type.String(), Type.Null()]),
+        snippet: Type.String({ description: 'Matched terms are wrapped in « and »' }),
+        score: Type.Number(),
+        scores: Loose,
+        sources: Type.Array(Type.String()),
+        source_type: Type.String(),
+        thread_id: Type.Union([Type.String(), Type.Null()]),
+        content_timestamp: Type.String(),
+        people: Type.Array(Type.Unknown()),
+        has_attachments: Type.Boolean(),
+        attachment_count: Type.Integer(),
+        attachments: Type.Array(Loose),
+        metadata: Loose,
+        context: Type.Boolean(),
+        context_for: Type.Optional(Type.Array(Type.String())),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+  facets: Type.Object({ source_type: FacetList, has_attachments: FacetList, person: FacetList }),
+  legs: Loose,
+});
+
+export const AskRequest = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: 2000 }),
+  k: Type.Integer({ minimum: 1, maximum: 20, default: 5 }),
+});
+
+export const AskResponseSchema = Type.Object(
+  {
+    query: Type.String(),
+    answer: Type.String(),
+    citations: Type.Array(Type.Object({ document_id: Type.String(), chunk_id: Type.String(), score: Type.Number() })),
+    answer_mode: Type.String(),
+    llm_error: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string }> = async (
+  app,
+  { search, phoneRegion },
+) => {
+  app.get(
+    '/v1/search',
+    {
+      schema: {
+        tags: ['search'],
+        summary: 'Hybrid search (BM25 + vectors) with filters, facets and thread context',
+        querystring: SearchQuery,
+        response: { 200: SearchResponseSchema, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      let filters;
+      try {
+        filters = parseFilters(q, phoneRegion);
+      } catch (err) {
+        if (!(err instanceof FilterError)) throw err;
+        return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });
+      }
+      if (q.q.trim() === '') {
+        return reply
+          .code(422)
+          .send({ detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }] });
+      }
+      return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window }) as any;
+    },
+  );
+
+  app.post(
+    '/v1/ask',
+    {
+      schema: {
+        tags: ['search'],
+        summary: 'Answer a question from the retrieved documents, with citations',
+        body: AskRequest,
+        response: { 200: AskResponseSchema, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      if (req.body.query.trim() === '') {
+        return reply
+          .code(422)
+          .send({ detail: [{ loc: ['body', 'query'], msg: 'Query must contain text', type: 'string_too_short' }] });
+      }
+      return search.ask(req.body.query, req.body.k);
+    },
+  );
+
+  app.get(
+    '/v1/context/general',
+    {
+      schema: {
+        tags: ['search'],
+        summary: 'Totals, busiest threads and recent highlights of the active documents',
+        response: { 200: Loose },
+      },
+    },
+    async () => search.generalContext() as any,
+  );
+};

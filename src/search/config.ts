@@ -1,0 +1,59 @@
+/**
+ * Search configuration from the environment. Defaults were measured on SciFact (docs/search.md,
+ * docs/BENCHMARKS.md); every key is documented in docs/search.md.
+ */
+export interface SearchConfig {
+  /** BM25 term-frequency saturation. */
+  k1: number;
+  /** BM25 length normalisation. */
+  b: number;
+  /** Weight of a title occurrence relative to a body occurrence (BM25F-style field weight). */
+  titleWeight: number;
+  /** Weight of the normalised lexical score in fusion. */
+  lexicalWeight: number;
+  /** Weight of the normalised vector score in fusion. */
+  vectorWeight: number;
+  /** A vector-only hit must reach this cosine similarity (the floor that lets a query find nothing). */
+  vectorMinSimilarity: number;
+  /** Candidates taken from each leg before fusion. */
+  legCandidates: number;
+  /**
+   * Lexical candidate generation stops adding query terms (rarest first) once their summed document
+   * frequency passes this; common terms still score the candidates, they just do not widen the set.
+   */
+  maxLexicalCandidates: number;
+  /** How often (ms) search checks whether term statistics are stale. */
+  statsCheckIntervalMs: number;
+  /** Query embeddings kept in the LRU cache. */
+  queryCacheSize: number;
+  boosts: boolean;
+  /** The lexical leg can be switched off (vector-only measurements). */
+  lexicalEnabled: boolean;
+}
+
+function num(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw.trim());
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new Error(`${key} must be a number between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchConfig {
+  return {
+    k1: num(env, 'SEARCH_BM25_K1', 0.9, 0, 10),
+    b: num(env, 'SEARCH_BM25_B', 0.4, 0, 1),
+    titleWeight: num(env, 'SEARCH_TITLE_WEIGHT', 1, 0, 10),
+    lexicalWeight: num(env, 'SEARCH_LEXICAL_WEIGHT', 1, 0, 10),
+    vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.1, 0, 10),
+    vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
+    legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
+    maxLexicalCandidates: num(env, 'SEARCH_MAX_LEXICAL_CANDIDATES', 1000, 10, 10_000_000),
+    statsCheckIntervalMs: num(env, 'SEARCH_STATS_CHECK_MS', 2000, 0, 3_600_000),
+    queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
+    boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',
+    lexicalEnabled: (env.SEARCH_LEXICAL_ENABLED ?? 'true').trim().toLowerCase() !== 'false',
+  };
+}

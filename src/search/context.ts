@@ -1,0 +1,111 @@
+/**
+ * GET /v1/context/general (spec 4.3 rule 6, spec-notes 4.3): counts over active documents, the
+ * busiest threads, and recent highlights that carry readable text.
+ */
+import type { Database } from '../db/types.ts';
+
+const INVISIBLE = /[\uFFFD\uFFFC\u200B\u200C\u200D\uFEFF\u2028\u2029]|\p{C}/gu;
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+
+/**
+ * Text worth showing: after NFKC and removing replacement/object characters, zero-width
+ * characters, control/format characters and line separators, something must remain that is a
+ * letter, number, punctuation or symbol (an emoji alone counts).
+ */
+export function isValidText(text: string | null | undefined): boolean {
+  if (typeof text !== 'string') return false;
+  const cleaned = text.normalize('NFKC').replace(INVISIBLE, '').trim();
+  return cleaned.length > 0 && VISIBLE.test(cleaned);
+}
+
+export interface GeneralContext {
+  total_threads: number;
+  total_messages: number;
+  last_message_ts: string | null;
+  top_threads: { thread_id: string; title: string | null; source_type: string; message_count: number; last_message_ts: string | null }[];
+  recent_highlights: {
+    doc_id: string;
+    thread_id: string | null;
+    source_type: string;
+    title: string | null;
+    ts: string;
+    sender: string | null;
+    text: string;
+    people: unknown[];
+  }[];
+  /** Active documents per UTC day over the 30 days up to last_message_ts (days with none omitted). */
+  timeline: { date: string; count: number }[];
+}
+
+const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+function senderOf(people: unknown): string | null {
+  if (!Array.isArray(people)) return null;
+  const s = people.find((p) => p && typeof p === 'object' && (p as any).role === 'sender') as any;
+  if (!s) return null;
+  return (typeof s.display_name === 'string' && s.display_name.trim()) || s.identifier || null;
+}
+
+export async function generalContext(db: Database): Promise<GeneralContext> {
+  const counts = await db.query<{ threads: number; messages: number; last: Date | null }>(
+    `SELECT (SELECT count(*)::int FROM threads) AS threads,
+            (SELECT count(*)::int FROM documents WHERE is_active_version) AS messages,
+            (SELECT max(content_timestamp) FROM documents WHERE is_active_version) AS last`,
+  );
+  const top = await db.query<{ thread_id: string; title: string | null; source_type: string; n: number; last: Date | null }>(
+    `SELECT t.thread_id, t.title, t.source_type, x.n, x.last
+       FROM (SELECT thread_id, count(*)::int AS n, max(content_timestamp) AS last FROM documents
+              WHERE is_active_version AND thread_id IS NOT NULL GROUP BY thread_id
+              ORDER BY count(*) DESC, max(content_timestamp) DESC LIMIT 5) x
+       JOIN threads t ON t.thread_id = x.thread_id
+      ORDER BY x.n DESC, x.last DESC`,
+  );
+  const recent = await db.query<{
+    doc_id: string;
+    thread_id: string | null;
+    source_type: string;
+    title: string | null;
+    content_timestamp: Date;
+    text: string;
+    people: unknown[];
+  }>(
+    `SELECT doc_id, thread_id, source_type, title, content_timestamp, left(text, 2000) AS text, people
+       FROM documents WHERE is_active_version AND btrim(text) <> ''
+      ORDER BY content_timestamp DESC, doc_id LIMIT 30`,
+  );
+  const last = counts.rows[0].last;
+  const timeline = last
+    ? await db.query<{ date: string; count: number }>(
+        `SELECT to_char(date_trunc('day', content_timestamp AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS date, count(*)::int AS count
+           FROM documents WHERE is_active_version AND content_timestamp > $1::timestamptz - interval '30 days'
+          GROUP BY 1 ORDER BY 1`,
+        [last],
+      )
+    : { rows: [] };
+  return {
+    total_threads: counts.rows[0].threads,
+    total_messages: counts.rows[0].messages,
+    last_message_ts: iso(last),
+    top_threads: top.rows.map((t) => ({
+      thread_id: t.thread_id,
+      title: t.title,
+      source_type: t.source_type,
+      message_count: t.n,
+      last_message_ts: iso(t.last),
+    })),
+    recent_highlights: recent.rows
+      .filter((r) => isValidText(r.text))
+      .slice(0, 5)
+      .map((r) => ({
+        doc_id: r.doc_id,
+        thread_id: r.thread_id,
+        source_type: r.source_type,
+        title: r.title,
+        ts: new Date(r.content_timestamp).toISOString(),
+        sender: senderOf(r.people),
+        text: r.text.length > 500 ? `${r.text.slice(0, 500)}…` : r.text,
+        people: Array.isArray(r.people) ? r.people : [],
+      })),
+    timeline: timeline.rows,
+  };
+}

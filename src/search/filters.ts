@@ -1,0 +1,82 @@
+/**
+ * Search filters: parsed from the request once, then rendered as SQL conditions on a documents
+ * alias so both legs, facets and thread context apply exactly the same rules. Parameterised only.
+ */
+import { canonicalLookupValues } from '../people/identifiers.ts';
+import { parseTimestamp } from '../gateway/prepare.ts';
+import type { SearchFilters } from './types.ts';
+
+export interface RawFilters {
+  source_type?: string;
+  has_attachments?: boolean;
+  person?: string;
+  start_date?: string;
+  end_date?: string;
+  thread_id?: string;
+}
+
+const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export class FilterError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function parseFilters(raw: RawFilters, phoneRegion = 'US'): SearchFilters {
+  const f: SearchFilters = {};
+  if (raw.source_type !== undefined && raw.source_type.trim() !== '') f.source_type = raw.source_type.trim();
+  if (raw.has_attachments !== undefined) f.has_attachments = raw.has_attachments;
+  if (raw.person !== undefined && raw.person.trim() !== '') {
+    f.person = canonicalLookupValues(raw.person, phoneRegion);
+  }
+  if (raw.start_date !== undefined) {
+    const d = parseTimestamp(raw.start_date);
+    if (!d) throw new FilterError('start_date', 'Input should be an ISO 8601 date or date-time');
+    f.start = d.toISOString();
+  }
+  if (raw.end_date !== undefined) {
+    const d = parseTimestamp(raw.end_date);
+    if (!d) throw new FilterError('end_date', 'Input should be an ISO 8601 date or date-time');
+    if (BARE_DATE.test(raw.end_date.trim())) {
+      // A bare end date includes that whole (UTC) day.
+      f.end = new Date(d.getTime() + 86_400_000).toISOString();
+      f.endExclusive = true;
+    } else {
+      f.end = d.toISOString();
+    }
+  }
+  if (f.start && f.end && (f.endExclusive ? f.start >= f.end : f.start > f.end)) throw new FilterError('end_date', 'end_date is before start_date');
+  if (raw.thread_id !== undefined) f.thread_id = raw.thread_id;
+  return f;
+}
+
+/**
+ * SQL conditions (each starting with " AND ") on the documents alias `d`; values are appended to
+ * `params` and referenced by position.
+ */
+export function filterSql(f: SearchFilters, params: unknown[], d = 'd'): string {
+  const parts: string[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  if (f.source_type !== undefined) parts.push(`${d}.source_type = ${p(f.source_type)}`);
+  if (f.has_attachments !== undefined) parts.push(`${d}.has_attachments = ${p(f.has_attachments)}`);
+  if (f.thread_id !== undefined) parts.push(`${d}.thread_id = ${p(f.thread_id)}::uuid`);
+  if (f.start !== undefined) parts.push(`${d}.content_timestamp >= ${p(f.start)}::timestamptz`);
+  if (f.end !== undefined) parts.push(`${d}.content_timestamp ${f.endExclusive ? '<' : '<='} ${p(f.end)}::timestamptz`);
+  if (f.person !== undefined) {
+    // Linked people (canonical identifiers, merges followed) or, for identifiers that could not be
+    // linked, the identifier as written in the document's people[].
+    const vals = p(f.person);
+    parts.push(`(EXISTS (SELECT 1 FROM document_people dp JOIN person_identifiers pi ON pi.person_id = dp.person_id
+                          WHERE dp.doc_id = ${d}.doc_id AND pi.value_canonical = ANY(${vals}::text[]))
+              OR EXISTS (SELECT 1 FROM jsonb_array_elements(${d}.people) pe
+                          WHERE lower(pe->>'identifier') = ANY(${vals}::text[])))`);
+  }
+  return parts.map((s) => ` AND ${s}`).join('');
+}

@@ -1,0 +1,95 @@
+/**
+ * Fusion of the two legs on normalised scores, then the ranking boosts of the spec.
+ *
+ * Raw BM25 (unbounded, query-dependent) and cosine (-1..1) are never added. Each leg is mapped to
+ * 0..1 first: lexical = bm25 / best bm25 of the query; vector = (cos - floor) / (best cos - floor),
+ * 0 at the similarity floor. fused = wL * lexical + wV * vector. The weights are measured on SciFact
+ * (docs/search.md): with a weak dense model a small vector weight only reorders close lexical
+ * candidates, and a document with the exact keyword (lexical 1.0) keeps wL >= wV of a lead.
+ * A document enters the result only through a lexical match or a similarity above the floor, so a
+ * query about nothing in the store returns nothing.
+ */
+import type { SearchConfig } from './config.ts';
+import type { LexicalCandidate } from './lexical.ts';
+import type { VectorCandidate } from './vector.ts';
+
+export interface FusedCandidate {
+  doc_id: string;
+  chunk_id: string;
+  lexical: number | null;
+  vector: number | null;
+  fused: number;
+  sources: ('lexical' | 'vector')[];
+}
+
+export function fuse(
+  lexical: LexicalCandidate[],
+  vector: VectorCandidate[],
+  cfg: Pick<SearchConfig, 'lexicalWeight' | 'vectorWeight' | 'vectorMinSimilarity'>,
+): FusedCandidate[] {
+  const out = new Map<string, FusedCandidate & { lexNorm: number; vecNorm: number }>();
+  const maxLex = lexical.reduce((m, c) => Math.max(m, c.score), 0);
+  for (const c of lexical) {
+    out.set(c.doc_id, {
+      doc_id: c.doc_id,
+      chunk_id: c.chunk_id,
+      lexical: c.score,
+      vector: null,
+      fused: 0,
+      sources: ['lexical'],
+      lexNorm: maxLex > 0 ? c.score / maxLex : 0,
+      vecNorm: 0,
+    });
+  }
+  const floor = cfg.vectorMinSimilarity;
+  const above = vector.filter((v) => v.similarity >= floor);
+  const maxVec = above.reduce((m, c) => Math.max(m, c.similarity), floor);
+  for (const v of above) {
+    const norm = maxVec > floor ? (v.similarity - floor) / (maxVec - floor) : 1;
+    const cur = out.get(v.doc_id);
+    if (cur) {
+      cur.vector = v.similarity;
+      cur.vecNorm = norm;
+      cur.sources.push('vector');
+    } else {
+      out.set(v.doc_id, {
+        doc_id: v.doc_id,
+        chunk_id: v.chunk_id,
+        lexical: null,
+        vector: v.similarity,
+        fused: 0,
+        sources: ['vector'],
+        lexNorm: 0,
+        vecNorm: norm,
+      });
+    }
+  }
+  const list = [...out.values()];
+  for (const c of list) c.fused = cfg.lexicalWeight * c.lexNorm + cfg.vectorWeight * c.vecNorm;
+  return list
+    .sort((a, b) => b.fused - a.fused || a.doc_id.localeCompare(b.doc_id))
+    .map(({ lexNorm: _l, vecNorm: _v, ...c }) => c);
+}
+
+/** Multipliers of spec-notes 4.3 (the original system's numbers): modest, so relevance leads. */
+export const SOURCE_WEIGHTS: Record<string, number> = { email: 1.05, email_local: 1.05, chatapp: 1.03, sms: 1.02 };
+export const ATTACHMENT_BOOST = 1.05;
+
+export function recencyBoost(contentTimestamp: Date, now: Date): number {
+  const ageDays = (now.getTime() - contentTimestamp.getTime()) / 86_400_000;
+  if (ageDays < 1) return 1.15;
+  if (ageDays < 7) return 1.1;
+  if (ageDays < 30) return 1.05;
+  return 1;
+}
+
+export function boostFactor(
+  doc: { content_timestamp: Date; has_attachments: boolean; source_type: string },
+  now: Date,
+): number {
+  return (
+    recencyBoost(doc.content_timestamp, now) *
+    (doc.has_attachments ? ATTACHMENT_BOOST : 1) *
+    (SOURCE_WEIGHTS[doc.source_type] ?? 1)
+  );
+}

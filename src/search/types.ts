@@ -1,0 +1,92 @@
+/** Shapes shared by the search modules. */
+
+/**
+ * What search needs of an embedding provider. Import-compatible with src/embedding/types.ts
+ * (`Embedder`): any provider of the embedding worker can be passed as is.
+ */
+export interface QueryEmbedder {
+  name: string;
+  dimensions: number;
+  embed(texts: string[], kind?: 'query' | 'passage'): Promise<number[][]>;
+}
+
+/** Filters applied inside both legs (and to facets and thread context). */
+export interface SearchFilters {
+  source_type?: string;
+  has_attachments?: boolean;
+  /** Canonical identifier values (email, E.164, handle) of the `person` parameter. */
+  person?: string[];
+  /** Inclusive lower bound on content_timestamp (UTC ISO). */
+  start?: string;
+  /** Upper bound on content_timestamp (UTC ISO); exclusive when `endExclusive` (a bare end date). */
+  end?: string;
+  endExclusive?: boolean;
+  thread_id?: string;
+}
+
+export interface SearchRequest {
+  q: string;
+  k: number;
+  filters: SearchFilters;
+  context_window: number;
+}
+
+export interface Attachment {
+  index: number | null;
+  kind: string | null;
+  role: string | null;
+  mime_type: string | null;
+  filename: string | null;
+  size_bytes: number | null;
+}
+
+export interface SearchHit {
+  document_id: string;
+  chunk_id: string | null;
+  title: string | null;
+  url: string | null;
+  snippet: string;
+  score: number;
+  scores: { lexical: number | null; vector: number | null; fused: number };
+  sources: ('lexical' | 'vector' | 'context')[];
+  source_type: string;
+  thread_id: string | null;
+  content_timestamp: string;
+  people: unknown[];
+  has_attachments: boolean;
+  attachment_count: number;
+  attachments: Attachment[];
+  metadata: Record<string, unknown>;
+  context: boolean;
+  /** For context hits: the hit documents this one is a neighbour of. */
+  context_for?: string[];
+}
+
+export interface FacetValue {
+  value: string | boolean;
+  count: number;
+  display_name?: string | null;
+}
+
+export interface SearchFacets {
+  source_type: FacetValue[];
+  has_attachments: FacetValue[];
+  person: FacetValue[];
+}
+
+export interface SearchLegs {
+  lexical: boolean;
+  vector: boolean;
+  vector_model?: string;
+  vector_error?: string;
+}
+
+export interface SearchResponse {
+  query: string;
+  k: number;
+  hits: SearchHit[];
+  /** Documents in the whole match set (both legs, after filters and floors); facets count these. */
+  total: number;
+  facets: SearchFacets;
+  legs: SearchLegs;
+}

@@ -1,0 +1,94 @@
+/**
+ * The vector leg, kept behind this one module because vector storage is moving: today vectors sit
+ * in chunks.embedding_vector (vector(1024), zero-padded, embedding_model per chunk, HNSW cosine);
+ * the embedding worker's per-model table chunk_embeddings(model, chunk_id, embedding) with a partial
+ * HNSW index per model is used instead whenever that table exists.
+ *
+ * Filters are applied inside the k-NN query; `hnsw.iterative_scan = relaxed_order` (pgvector >= 0.8,
+ * present in PGlite's bundled 0.8.x and the server's 0.8.0) keeps scanning the graph until enough
+ * rows pass them, so a filtered query still returns k rows. Relaxed order is re-sorted here.
+ */
+import type { Database, Queryable } from '../db/types.ts';
+import { filterSql } from './filters.ts';
+import type { SearchFilters } from './types.ts';
+
+export interface VectorCandidate {
+  doc_id: string;
+  chunk_id: string;
+  /** Cosine similarity, -1..1. */
+  similarity: number;
+}
+
+export interface VectorQuery {
+  model: string;
+  queryVector: number[];
+  /** Documents wanted (best chunk each). */
+  k: number;
+  filters: SearchFilters;
+}
+
+export const PADDED_DIMENSIONS = 1024;
+
+type Layout = { kind: 'chunks' } | { kind: 'per-model' };
+const layouts = new WeakMap<Database, Layout>();
+
+async function layoutOf(db: Database): Promise<Layout> {
+  let l = layouts.get(db);
+  if (!l) {
+    const r = await db.query<{ t: string | null }>("SELECT to_regclass('chunk_embeddings')::text AS t");
+    l = r.rows[0]?.t ? { kind: 'per-model' } : { kind: 'chunks' };
+    layouts.set(db, l);
+  }
+  return l;
+}
+
+export function vectorLiteral(v: number[]): string {
+  return `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
+}
+
+/** Zero-pads (cosine is unchanged by zeros) to the stored column's size. */
+export function padVector(v: number[], dims = PADDED_DIMENSIONS): number[] {
+  if (v.length > dims) throw new Error(`query vector has ${v.length} dimensions, the column holds ${dims}`);
+  return v.length === dims ? v : [...v, ...new Array(dims - v.length).fill(0)];
+}
+
+async function knn(tx: Queryable, sql: string, params: unknown[], limit: number): Promise<VectorCandidate[]> {
+  await tx.query('SET LOCAL hnsw.iterative_scan = relaxed_order');
+  await tx.query(`SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, Math.ceil(limit * 1.5)))}`);
+  return (await tx.query<VectorCandidate>(sql, params)).rows;
+}
+
+export async function vectorCandidates(db: Database, q: VectorQuery): Promise<VectorCandidate[]> {
+  const layout = await layoutOf(db);
+  // Several chunks of one document can be nearest; ask for more rows than documents wanted.
+  const limit = q.k * 3;
+  let rows: VectorCandidate[];
+  if (layout.kind === 'per-model') {
+    const dims = q.queryVector.length;
+    const params: unknown[] = [vectorLiteral(q.queryVector), q.model, limit];
+    const where = filterSql(q.filters, params, 'd');
+    // The expression and predicate must match the per-model partial HNSW index (src/embedding/store.ts).
+    const sql = `SELECT cd.doc_id, e.chunk_id, 1 - (e.embedding::vector(${dims}) <=> $1::vector(${dims})) AS similarity
+      FROM chunk_embeddings e JOIN chunk_documents cd ON cd.chunk_id = e.chunk_id
+      JOIN documents d ON d.doc_id = cd.doc_id
+     WHERE e.model = $2 AND d.is_active_version ${where}
+     ORDER BY e.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $3`;
+    if (!Number.isInteger(dims) || dims < 1 || dims > 4096) throw new Error('invalid query vector size');
+    rows = await db.transaction((tx) => knn(tx, sql, params, limit));
+  } else {
+    const params: unknown[] = [vectorLiteral(padVector(q.queryVector)), q.model, limit];
+    const where = filterSql(q.filters, params, 'd');
+    const sql = `SELECT cd.doc_id, c.chunk_id, 1 - (c.embedding_vector <=> $1::vector) AS similarity
+      FROM chunks c JOIN chunk_documents cd ON cd.chunk_id = c.chunk_id
+      JOIN documents d ON d.doc_id = cd.doc_id
+     WHERE c.embedding_model = $2 AND c.embedding_vector IS NOT NULL AND d.is_active_version ${where}
+     ORDER BY c.embedding_vector <=> $1::vector LIMIT $3`;
+    rows = await db.transaction((tx) => knn(tx, sql, params, limit));
+  }
+  const best = new Map<string, VectorCandidate>();
+  for (const r of rows) {
+    const cur = best.get(r.doc_id);
+    if (!cur || r.similarity > cur.similarity) best.set(r.doc_id, { ...r, similarity: Number(r.similarity) });
+  }
+  return [...best.values()].sort((a, b) => b.similarity - a.similarity).slice(0, q.k);
+}
