@@ -43,11 +43,11 @@ function num(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max:
 
 export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchConfig {
   return {
-    k1: num(env, 'SEARCH_BM25_K1', 0.9, 0, 10),
+    k1: num(env, 'SEARCH_BM25_K1', 1.2, 0, 10),
     b: num(env, 'SEARCH_BM25_B', 0.4, 0, 1),
-    titleWeight: num(env, 'SEARCH_TITLE_WEIGHT', 1, 0, 10),
+    titleWeight: num(env, 'SEARCH_TITLE_WEIGHT', 2, 0, 10),
     lexicalWeight: num(env, 'SEARCH_LEXICAL_WEIGHT', 1, 0, 10),
-    vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.1, 0, 10),
+    vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.05, 0, 10),
     vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
     maxLexicalCandidates: num(env, 'SEARCH_MAX_LEXICAL_CANDIDATES', 1000, 10, 10_000_000),
