@@ -34,6 +34,21 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** Sends requests through Fastify's inject with the test token (an empty header value removes it). */
+export function injector(app: FastifyInstance): TestGateway['request'] {
+  return async (method, url, body, headers = {}) => {
+    const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
+    for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
+    const res = await app.inject({
+      method,
+      url,
+      headers: h,
+      ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
+    });
+    return res as any;
+  };
+}
+
 export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
   return { ...loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TEST_TOKEN }), ...overrides };
 }
@@ -72,17 +87,7 @@ export async function startTestGateway(
     testDb,
     config,
     files,
-    async request(method, url, body, headers = {}) {
-      const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
-      for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
-      const res = await app.inject({
-        method,
-        url,
-        headers: h,
-        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
-      });
-      return res as any;
-    },
+    request: injector(app),
     async close() {
       await app.close();
       await testDb.drop();

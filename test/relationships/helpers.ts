@@ -5,7 +5,7 @@ import { buildGateway } from '../../src/gateway/app.ts';
 import type { RelationshipConfig } from '../../src/relationships/config.ts';
 import { RelationshipService } from '../../src/relationships/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { TEST_TOKEN, testConfig, type TestGateway } from '../helpers/gateway.ts';
+import { injector, testConfig, type TestGateway } from '../helpers/gateway.ts';
 
 export interface RelGateway extends TestGateway {
   service: RelationshipService;
@@ -38,17 +38,7 @@ export async function startRelGateway(
     testDb,
     config,
     service,
-    async request(method, url, body, headers = {}) {
-      const h: Record<string, string> = { authorization: `Bearer ${TEST_TOKEN}`, ...headers };
-      for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
-      const res = await app.inject({
-        method,
-        url,
-        headers: h,
-        ...(body === undefined ? {} : typeof body === 'string' ? { payload: body } : { payload: body as object }),
-      });
-      return res as any;
-    },
+    request: injector(app),
     async close() {
       await app.close();
       await testDb.drop();

@@ -7,6 +7,7 @@
  * with a new reaction: different metadata) and stores a new version. The VersionTracker decides when a
  * row that was already sent must be sent again.
  */
+import { writeJsonAtomic } from '../../../util/fs.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -402,21 +403,4 @@ export class VersionTracker {
   }
 }
 
-/** Writes JSON to `file` atomically: a temp file in the same directory, fsync, then rename over. */
-export function writeJsonAtomic(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, JSON.stringify(value));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.renameSync(tmp, file);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-}
+export { writeJsonAtomic };

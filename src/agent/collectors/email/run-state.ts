@@ -16,6 +16,7 @@
  * a JSON document. The rejected log is one NDJSON file per UTC day, pruned after the retention days.
  */
 import fs from 'node:fs';
+import { writeJsonAtomic } from '../../../util/fs.ts';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -90,16 +91,7 @@ export function loadState(file: string): PersistedState {
 }
 
 export function saveState(file: string, state: PersistedState): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, JSON.stringify(state));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  writeJsonAtomic(file, state);
 }
 
 /** The snapshot of GET /v1/collectors/email_local/state: entries without bookkeeping maps. */
