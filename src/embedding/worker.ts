@@ -41,8 +41,9 @@ export interface WorkerOptions {
   /**
    * Vectors per store transaction. PGlite runs SQL (and its HNSW inserts, ~6 ms per 512-d vector)
    * on the main thread, so a whole batch in one transaction would hold the event loop and the
-   * single connection for ~200 ms; default 8 there (a turn of the event loop between them), the
-   * whole batch on PostgreSQL.
+   * single connection for ~200 ms; default 2 there (a turn of the event loop between them), the
+   * whole batch on PostgreSQL. Measured on PGlite (docs/BENCHMARKS.md): 2 keeps /v1/healthz p95 at
+   * 14.5 ms while embedding, 4 and 8 let it reach 22.5 ms, for about 7 % more chunks/s.
    */
   storeBatch?: number;
   signal?: AbortSignal;
@@ -142,7 +143,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
   const leaseSeconds = opts.leaseSeconds ?? 300;
   const pollMs = opts.pollMs ?? 1000;
   const concurrency = Math.max(1, opts.concurrency ?? 1);
-  const storeBatch = Math.max(1, opts.storeBatch ?? (db.kind === 'pglite' ? 8 : batchSize));
+  const storeBatch = Math.max(1, opts.storeBatch ?? (db.kind === 'pglite' ? 2 : batchSize));
   const log = opts.logger ?? silent;
   const stats: WorkerStats = {
     startedAt: Date.now(), batches: 0, claimed: 0, embedded: 0, reused: 0, empty: 0, failed: 0, released: 0,
