@@ -7,6 +7,7 @@ import type { Database, Queryable } from '../db/types.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
+import { refreshDocumentStatus } from '../embedding/store.ts';
 import { attachmentColumns, ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {
   CatalogError,
@@ -84,6 +85,7 @@ export class Catalog {
       this.db.transaction((tx) => ingestMany(tx, [{ index: 0, request: req }], null, this.phoneRegion)),
     );
     if (!outcome.ok) throw new CatalogError(outcome.error!.status, outcome.error!.code, outcome.error!.message);
+    await this.recheckStatus([outcome]);
     if (!outcome.result!.duplicate) {
       this.opts.onChunksQueued?.();
       this.opts.onDocumentsIngested?.([outcome.result!.doc_id]);
@@ -131,6 +133,7 @@ export class Catalog {
       }
     }
     outcomes.sort((a, b) => a.index - b.index);
+    await this.recheckStatus(outcomes);
     const success = outcomes.filter((o) => o.ok).length;
     const failure = total - success;
     const status = failure === 0 ? 'completed' : success === 0 ? 'failed' : 'partial';
@@ -177,6 +180,17 @@ export class Catalog {
       }
     }
     return out;
+  }
+
+  /**
+   * Documents that share a chunk still waiting for a vector: a worker may have embedded it while
+   * they were being stored, and its status refresh could not see their links yet. Now that they
+   * are committed, promote the ones whose chunks are all embedded.
+   */
+  private async recheckStatus(outcomes: BatchItemOutcome[]): Promise<void> {
+    const docIds = outcomes.filter((o) => o.ok && o.recheck).map((o) => o.result!.doc_id);
+    if (docIds.length === 0) return;
+    await this.withRetry(() => this.db.transaction((tx) => refreshDocumentStatus(tx, { docIds })));
   }
 
   /** Retries a transaction that lost a race (deadlock, concurrent insert of the same row). */
@@ -279,7 +293,7 @@ export class Catalog {
           WHERE doc_id = $1 ON CONFLICT DO NOTHING`,
         [docId, newDocId],
       );
-      const pending = await storeChunks(tx, [{ docId: newDocId, chunks }], changes.requeue ?? false);
+      const { pending } = await storeChunks(tx, [{ docId: newDocId, chunks }], changes.requeue ?? false);
       const queued = pending.get(newDocId) ?? 0;
       const status = queued === 0 ? 'indexed' : 'enriched';
       await tx.query('UPDATE documents SET status = $2 WHERE doc_id = $1', [newDocId, status]);

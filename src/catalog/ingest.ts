@@ -132,12 +132,22 @@ export interface ChunkInput {
   chunks: TextChunk[];
 }
 
+export interface StoredChunks {
+  /** Per document: how many of its chunks still wait for a vector. */
+  pending: Map<string, number>;
+  /**
+   * Documents linked to a chunk that existed before and was not embedded yet. A worker may embed
+   * that chunk before this transaction commits, and its status refresh cannot see these new links:
+   * the caller re-checks these documents after commit (refreshDocumentStatus).
+   */
+  recheck: Set<string>;
+}
+
 /**
  * Stores the chunks of documents. Chunks are shared by text hash: text seen before reuses its
- * chunk (and its vector). With `requeue`, already embedded chunks go back to the queue. Returns,
- * per document, how many of its chunks still wait for a vector.
+ * chunk (and its vector). With `requeue`, already embedded chunks go back to the queue.
  */
-export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = false): Promise<Map<string, number>> {
+export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = false): Promise<StoredChunks> {
   const docIds: string[] = [];
   const ids: string[] = [];
   const texts: string[] = [];
@@ -157,7 +167,8 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
     });
   }
   const pending = new Map<string, number>(docs.map((d) => [d.docId, 0]));
-  if (ids.length === 0) return pending;
+  const recheck = new Set<string>();
+  if (ids.length === 0) return { pending, recheck };
   if (requeue) {
     await tx.query(
       `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now()
@@ -165,7 +176,7 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
       [[...new Set(shas)].sort()],
     );
   }
-  const r = await tx.query<{ doc_id: string; not_embedded: number }>(
+  const r = await tx.query<{ doc_id: string; not_embedded: number; shared_pending: number }>(
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
               AS t(doc_id, chunk_id, text, sha, ordinal, start_char, end_char)),
@@ -177,19 +188,23 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
        ON CONFLICT (text_sha256) DO NOTHING
        RETURNING chunk_id, text_sha256, embedding_status),
      allc AS (
-       SELECT chunk_id, text_sha256, embedding_status FROM ins
+       SELECT chunk_id, text_sha256, embedding_status, true AS fresh FROM ins
        UNION ALL
-       SELECT chunk_id, text_sha256, embedding_status FROM chunks WHERE text_sha256 = ANY($4::text[])),
+       SELECT chunk_id, text_sha256, embedding_status, false FROM chunks WHERE text_sha256 = ANY($4::text[])),
      links AS (
        INSERT INTO chunk_documents (doc_id, ordinal, chunk_id, start_char, end_char)
        SELECT i.doc_id, i.ordinal, a.chunk_id, i.start_char, i.end_char FROM input i JOIN allc a ON a.text_sha256 = i.sha
        RETURNING chunk_id)
-     SELECT i.doc_id, count(*) FILTER (WHERE a.embedding_status <> 'embedded')::int AS not_embedded
+     SELECT i.doc_id, count(*) FILTER (WHERE a.embedding_status <> 'embedded')::int AS not_embedded,
+            count(*) FILTER (WHERE a.embedding_status <> 'embedded' AND NOT a.fresh)::int AS shared_pending
        FROM input i JOIN allc a ON a.text_sha256 = i.sha GROUP BY i.doc_id`,
     [docIds, ids, texts, shas, ordinals, starts, ends],
   );
-  for (const row of r.rows) pending.set(row.doc_id, row.not_embedded);
-  return pending;
+  for (const row of r.rows) {
+    pending.set(row.doc_id, row.not_embedded);
+    if (row.shared_pending > 0) recheck.add(row.doc_id);
+  }
+  return { pending, recheck };
 }
 
 interface Prepared {
@@ -374,7 +389,7 @@ export async function ingestMany(
   );
 
   // 5. Chunks, people, files.
-  const pending = await storeChunks(tx, todo.map((t, i) => ({ docId: docIds[i], chunks: t.chunks })));
+  const { pending, recheck } = await storeChunks(tx, todo.map((t, i) => ({ docId: docIds[i], chunks: t.chunks })));
   const withPeople = todo
     .map((t, i) => ({ docId: docIds[i], people: t.item.request.people ?? [], source: t.item.request.source_type }))
     .filter((e) => e.people.length > 0);
@@ -433,6 +448,7 @@ export async function ingestMany(
     outcomes.set(t.item.index, {
       index: t.item.index,
       ok: true,
+      recheck: recheck.has(docIds[i]),
       result: {
         submission_id: submissionIds[i],
         doc_id: docIds[i],

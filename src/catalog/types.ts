@@ -68,6 +68,8 @@ export interface CatalogIngestResult {
 export interface BatchItemOutcome {
   index: number;
   ok: boolean;
+  /** The document shares a chunk that was still waiting for a vector: re-check its status after commit. */
+  recheck?: boolean;
   result?: CatalogIngestResult;
   error?: { code: string; message: string; status: number };
 }
