@@ -124,10 +124,16 @@ export function isoSeconds(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true). */
-export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedEmail> {
+/**
+ * Reads an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true) with mailparser.
+ * Throws EmailInputError(422) for empty input, unparsable bytes or a missing header block. Shared by
+ * the email utilities and the collectors.
+ */
+export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedMail> {
   const message = opts.emlx ? splitEmlx(file).message : file;
-  if (message.toString('latin1').trim() === '') throw new EmailInputError(422, 'The file contains no email message');
+  if (message.toString('latin1', 0, Math.min(message.length, 65536)).trim() === '') {
+    throw new EmailInputError(422, 'The file contains no email message');
+  }
   let parsed: ParsedMail;
   try {
     parsed = await simpleParser(message, {
@@ -141,11 +147,18 @@ export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {
   } catch (err) {
     throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
   }
-  const headers = headerMap(parsed.headerLines ?? []);
   // A message needs a header block with at least one of the headers every mail carries.
-  if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => h in headers)) {
+  const names = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
+  if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => names.has(h))) {
     throw new EmailInputError(422, 'Not an email message: no RFC 822 header block found');
   }
+  return parsed;
+}
+
+/** Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true). */
+export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedEmail> {
+  const parsed = await readMail(file, opts);
+  const headers = headerMap(parsed.headerLines ?? []);
   const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
   const date = 'date' in headers && parsed.date && !Number.isNaN(parsed.date.getTime()) ? isoSeconds(parsed.date) : null;
   return {

@@ -5,8 +5,8 @@
  * this wraps mailparser once with the same options and peels .emlx envelopes with the same `splitEmlx`.
  */
 import crypto from 'node:crypto';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { EmailInputError, isoSeconds, splitEmlx } from '../../email/parse.ts';
+import type { AddressObject } from 'mailparser';
+import { isoSeconds, readMail, splitEmlx } from '../../email/parse.ts';
 
 export interface MailAddress {
   address: string;
@@ -70,24 +70,8 @@ export function dateHeaderOffset(raw: string | undefined): string | null {
 /** Parses message bytes (an .emlx file when `emlx`). Throws EmailInputError(422) for unreadable input. */
 export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolean } = {}): Promise<CollectedMessage> {
   const message = opts.emlx ? splitEmlx(bytes).message : bytes;
-  if (message.toString('latin1', 0, Math.min(message.length, 65536)).trim() === '') {
-    throw new EmailInputError(422, 'The file contains no email message');
-  }
-  let parsed: ParsedMail;
-  try {
-    parsed = await simpleParser(message, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-      keepCidLinks: true,
-    });
-  } catch (err) {
-    throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
-  }
+  const parsed = await readMail(message);
   const headerNames = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
-  if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => headerNames.has(h))) {
-    throw new EmailInputError(422, 'Not an email message: no RFC 822 header block found');
-  }
   const rawDate = parsed.headers.get('date');
   const dateOk = headerNames.has('date') && parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime());
   const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
