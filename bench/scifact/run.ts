@@ -182,10 +182,10 @@ if (haveVectors) {
 }
 
 const searchFor = (over: Partial<SearchConfig>, withVectors: boolean) =>
-  createSearch({ db, config: { statsCheckIntervalMs: 3_600_000, ...over }, embedder: withVectors ? cachedEmbedder : null });
+  createSearch({ db, config: { ...over }, embedder: withVectors ? cachedEmbedder : null });
 t0 = Date.now();
-const st = await searchFor({}, false).refreshStats();
-console.log(`BM25 statistics refreshed in ${((Date.now() - t0) / 1000).toFixed(2)} s (${st.passages} passages)`);
+const st = await searchFor({}, false).refreshIndex();
+console.log(`lexical index built in ${((Date.now() - t0) / 1000).toFixed(2)} s (${st.passages} passages, ${st.terms} terms)`);
 
 interface Scores {
   ndcg10: number;

@@ -111,7 +111,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken));
     await scope.register(ingestRoutes, { catalog });
-    const search = deps.search ?? createSearch({ db, embedder: deps.embedding?.embedder ?? null });
+    const search =
+      deps.search ??
+      createSearch({ db, embedder: deps.embedding?.embedder ?? null, onIndexError: (err) => app.log.warn({ err }, 'search index poll failed') });
+    // A search service passed in belongs to the caller; one built here is closed with the gateway.
+    if (!deps.search) app.addHook('onClose', async () => search.close());
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     await scope.register(selfPersonRoutes, { service: relationships });

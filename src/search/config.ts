@@ -17,13 +17,8 @@ export interface SearchConfig {
   vectorMinSimilarity: number;
   /** Candidates taken from each leg before fusion. */
   legCandidates: number;
-  /**
-   * Lexical candidate generation stops adding query terms (rarest first) once their summed document
-   * frequency passes this; common terms still score the candidates, they just do not widen the set.
-   */
-  maxLexicalCandidates: number;
-  /** How often (ms) search checks whether term statistics are stale. */
-  statsCheckIntervalMs: number;
+  /** Background poll of the catalog's change log by the lexical index (ms; 0 = only before queries). */
+  indexPollMs: number;
   /** Query embeddings kept in the LRU cache. */
   queryCacheSize: number;
   boosts: boolean;
@@ -50,8 +45,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.05, 0, 10),
     vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
-    maxLexicalCandidates: num(env, 'SEARCH_MAX_LEXICAL_CANDIDATES', 1000, 10, 10_000_000),
-    statsCheckIntervalMs: num(env, 'SEARCH_STATS_CHECK_MS', 2000, 0, 3_600_000),
+    indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',
     lexicalEnabled: (env.SEARCH_LEXICAL_ENABLED ?? 'true').trim().toLowerCase() !== 'false',

@@ -9,8 +9,8 @@ import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
-import { lexicalSearch, queryTerms, summariseDocs, type MatchSetSummary } from './lexical.ts';
-import { StatsKeeper, type LexicalStats } from './stats.ts';
+import { IndexSync } from './index-sync.ts';
+import { indexFilter, lexicalSearch, queryLexemes } from './lexical.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 import { vectorCandidates, type VectorCandidate } from './vector.ts';
 
@@ -22,6 +22,8 @@ export interface SearchDeps {
   ask?: AskOptions;
   /** Clock for recency boosts (tests). */
   now?: () => Date;
+  /** Errors of the index's background poll (the next query retries and reports its own). */
+  onIndexError?: (err: unknown) => void;
 }
 
 export interface Search {
@@ -29,8 +31,10 @@ export interface Search {
   search(req: SearchRequest): Promise<SearchResponse>;
   ask(query: string, k: number): Promise<AskResponse>;
   generalContext(): Promise<GeneralContext>;
-  /** Rebuilds BM25 term statistics now (after a bulk load). */
-  refreshStats(): Promise<LexicalStats>;
+  /** Brings the lexical index up to date with the catalog now (it also does so before every query). */
+  refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
+  /** Stops the index's background poll. */
+  close(): void;
   /** Number of times the embedder was called for a query (cache misses). */
   readonly queryEmbeddings: number;
 }
@@ -98,7 +102,11 @@ export function createSearch(deps: SearchDeps): Search {
   const config: SearchConfig = { ...loadSearchConfig(), ...(deps.config ?? {}) };
   const embedder = deps.embedder ?? null;
   const now = deps.now ?? (() => new Date());
-  const stats = new StatsKeeper(db, config.statsCheckIntervalMs);
+  const sync = new IndexSync(
+    db,
+    { k1: config.k1, b: config.b, titleWeight: config.titleWeight },
+    { pollIntervalMs: config.indexPollMs, onError: deps.onIndexError },
+  );
   const cache = new LruCache<string, number[]>(config.queryCacheSize);
   let queryEmbeddings = 0;
 
@@ -192,67 +200,78 @@ export function createSearch(deps: SearchDeps): Search {
     const legs: SearchLegs = { lexical: true, vector: false };
     const pool = Math.max(config.legCandidates, req.k);
 
-    let vector: VectorCandidate[] = [];
-    if (embedder) {
+    // The index catch-up, the query's lexemes, the person filter and the vector leg are independent.
+    const lexicalInputs = Promise.all([
+      sync.current(),
+      config.lexicalEnabled ? queryLexemes(db, req.q) : Promise.resolve([]),
+      indexFilter(db, req.filters),
+    ]);
+    const vectorLeg = (async (): Promise<VectorCandidate[]> => {
+      if (!embedder) {
+        legs.vector_error = 'no embedder configured';
+        return [];
+      }
       legs.vector_model = embedder.name;
       try {
         const qv = await embedQuery(req.q);
-        vector = await vectorCandidates(db, { model: embedder.name, queryVector: qv, k: pool, filters: req.filters });
-        legs.vector = vector.length > 0;
-        if (vector.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
+        const found = await vectorCandidates(db, { model: embedder.name, queryVector: qv, k: pool, filters: req.filters });
+        legs.vector = found.length > 0;
+        if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
+        return found;
       } catch (err) {
         legs.vector_error = err instanceof Error ? err.message.slice(0, 200) : 'embedding failed';
-        vector = [];
+        return [];
       }
-    } else {
-      legs.vector_error = 'no embedder configured';
-    }
+    })();
+    const [[index, lexemes, filter], vector] = await Promise.all([lexicalInputs, vectorLeg]);
     const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
 
-    const st = await stats.current();
-    const terms = config.lexicalEnabled ? await queryTerms(db, req.q, st) : [];
-    const lexical = await lexicalSearch(db, config, st, terms, req.filters, pool, passing.map((v) => v.doc_id));
-    const summary: MatchSetSummary = lexical;
-    if (terms.length === 0) legs.lexical = false;
+    const lexical = await lexicalSearch(db, index, lexemes, filter, pool, passing.map((v) => v.doc_id));
+    if (!lexical.hadTerms) legs.lexical = false;
 
-    let fused: FusedCandidate[] = fuse(lexical.candidates, passing, config);
-    // Boosts before the final sort; boost candidates beyond k too so a boosted one can enter.
-    fused = fused.slice(0, Math.max(req.k * 3, 30));
-    const rows = await loadDocs(fused, req.q, false);
+    // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
+    // index holds the boost attributes; a vector hit it does not know yet (written since the
+    // catch-up) is read from the catalog.
+    const fused: FusedCandidate[] = fuse(lexical.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
+    const unknown = fused.filter((c) => !index.has(c.doc_id));
+    const unknownRows = await loadDocs(unknown, req.q, false);
     const t = now();
     const ranked = fused
       .flatMap((c) => {
-        const row = rows.get(c.doc_id);
+        const a = index.attributes(c.doc_id);
+        const row = a
+          ? { content_timestamp: a.contentTimestamp, has_attachments: a.hasAttachments, source_type: a.sourceType }
+          : unknownRows.get(c.doc_id);
         if (!row) return [];
-        const boosted = c.fused * (config.boosts ? boostFactor(row, t) : 1);
-        return [
-          toHit(row, {
-            chunk_id: c.chunk_id,
-            score: round(boosted),
-            scores: {
-              lexical: c.lexical === null ? null : round(c.lexical),
-              vector: c.vector === null ? null : round(c.vector),
-              fused: round(c.fused),
-            },
-            sources: c.sources,
-          }),
-        ];
+        return [{ c, score: round(c.fused * (config.boosts ? boostFactor(row, t) : 1)) }];
       })
-      .sort((a, b) => b.score - a.score || b.scores.fused - a.scores.fused || a.document_id.localeCompare(b.document_id))
+      .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id))
       .slice(0, req.k);
-    const snippets = await loadDocs(ranked.map((h) => ({ doc_id: h.document_id, chunk_id: h.chunk_id })), req.q, true);
-    const hits = ranked.map((h) => ({
-      ...h,
-      snippet: (snippets.get(h.document_id)?.snippet ?? '').replace(/\s+/g, ' ').trim(),
-    }));
+    const rows = await loadDocs(ranked.map(({ c }) => c), req.q, true);
+    const hits = ranked.flatMap(({ c, score }) => {
+      const row = rows.get(c.doc_id);
+      if (!row) return [];
+      return [
+        toHit(row, {
+          chunk_id: c.chunk_id,
+          score,
+          scores: {
+            lexical: c.lexical === null ? null : round(c.lexical),
+            vector: c.vector === null ? null : round(c.vector),
+            fused: round(c.fused),
+          },
+          sources: c.sources,
+        }),
+      ];
+    });
 
     const context = await threadContext(req, hits);
     return {
       query: req.q,
       k: req.k,
       hits: [...hits, ...context],
-      total: summary.total,
-      facets: summary.facets,
+      total: lexical.total,
+      facets: lexical.facets,
       legs,
     };
   }
@@ -262,11 +281,15 @@ export function createSearch(deps: SearchDeps): Search {
     search,
     ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), chunkTexts }),
     generalContext: () => generalContext(db),
-    refreshStats: () => stats.refresh(),
+    refreshIndex: async (opts) => {
+      const index = opts?.rebuild ? await sync.rebuild() : await sync.current();
+      const { documents, passages, terms } = index.size;
+      return { documents, passages, terms };
+    },
+    close: () => sync.close(),
     get queryEmbeddings() {
       return queryEmbeddings;
     },
   };
 }
 
-export { summariseDocs };

@@ -82,7 +82,7 @@ export async function startSearchGateway(
   const search = createSearch({
     db: testDb.db,
     embedder: opts.embedder ?? null,
-    config: { statsCheckIntervalMs: 0, ...opts.config },
+    config: { ...opts.config },
     ask: opts.ask ?? { provider: null },
   });
   const app = await buildGateway({ config, db: testDb.db, catalog, search });
@@ -102,6 +102,7 @@ export async function startSearchGateway(
     },
     async close() {
       await app.close();
+      search.close();
       await testDb.drop();
     },
   };

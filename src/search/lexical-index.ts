@@ -1,0 +1,529 @@
+/**
+ * The lexical leg's inverted index, in memory: BM25F over passages (one chunk of an active
+ * document plus that document's title), with the search filters and facet counts evaluated on
+ * per-document attributes held beside the postings.
+ *
+ * PostgreSQL stays the only store: this index is derived from it (full build at start, then the
+ * change log; see index-sync.ts) and holds nothing that is not there. Why in memory: computing BM25
+ * in SQL meant reading and unnesting the tsvector of every candidate passage per query, and facets
+ * meant a join over the whole match set; at 100k documents that cost 200 ms+ per query. Here a query
+ * walks the postings of its few lexemes (typed arrays, no allocation per posting).
+ *
+ * Scoring (unchanged from the SQL leg it replaces): for a passage, tf = tf_text + w * tf_title and
+ * dl = len_text + w * len_title (token counts), idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over live
+ * passages, score = sum idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
+ * A document scores as its best passage.
+ */
+
+export interface Bm25Params {
+  k1: number;
+  b: number;
+  /** Weight of a title occurrence relative to a body occurrence. */
+  titleWeight: number;
+}
+
+/** One active document as the index needs it (built by index-sync.ts from the catalog). */
+export interface IndexedDocument {
+  docId: string;
+  sourceType: string;
+  hasAttachments: boolean;
+  /** content_timestamp in microseconds since the epoch (PostgreSQL's precision). */
+  tsMicros: number;
+  threadId: string | null;
+  /** Linked people (document_people). */
+  personIds: string[];
+  /** Identifiers as written in the document's people[], lower-cased (for unlinked identifiers). */
+  identifiers: string[];
+  /** Lexeme -> occurrences in the title. */
+  title: Map<string, number>;
+  passages: { chunkId: string; terms: Map<string, number> }[];
+}
+
+export interface IndexFilter {
+  sourceType?: string;
+  hasAttachments?: boolean;
+  threadId?: string;
+  startMicros?: number;
+  endMicros?: number;
+  endExclusive?: boolean;
+  person?: { personIds: Set<string>; identifiers: Set<string> };
+}
+
+export interface QueryLexeme {
+  term: string;
+  /** Occurrences in the query. */
+  qtf: number;
+}
+
+export interface IndexHit {
+  doc_id: string;
+  chunk_id: string;
+  score: number;
+}
+
+export interface IndexSearchResult {
+  candidates: IndexHit[];
+  /** Documents in the match set: lexical matches passing the filters plus the extra documents. */
+  total: number;
+  sourceTypes: { value: string; count: number }[];
+  hasAttachments: { value: boolean; count: number }[];
+  /** Linked people by number of matching documents, every person tied with the `personLimit`-th included. */
+  people: { personId: string; count: number }[];
+  /** Query lexemes with their live document frequency. */
+  terms: { term: string; qtf: number; df: number; idf: number }[];
+}
+
+export interface DocumentAttributes {
+  sourceType: string;
+  hasAttachments: boolean;
+  contentTimestamp: Date;
+  threadId: string | null;
+}
+
+/** Growable typed arrays: doubles capacity when full. */
+function grown<T extends Int32Array | Float32Array | Float64Array | Uint8Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  let cap = Math.max(16, a.length);
+  while (cap < need) cap *= 2;
+  const b = new (a.constructor as new (n: number) => T)(cap);
+  b.set(a);
+  return b;
+}
+
+class Interner {
+  private readonly ids = new Map<string, number>();
+  readonly values: string[] = [];
+  code(v: string): number {
+    let c = this.ids.get(v);
+    if (c === undefined) {
+      c = this.values.length;
+      this.ids.set(v, c);
+      this.values.push(v);
+    }
+    return c;
+  }
+  find(v: string): number | undefined {
+    return this.ids.get(v);
+  }
+}
+
+interface Postings {
+  pids: Int32Array;
+  tfs: Float32Array;
+  n: number;
+  /** Live passages containing the term. */
+  df: number;
+  /**
+   * BM25 term weight without idf, tf(k1+1)/(tf + k1(1 - b + b dl/avgdl)), for the first `impValid`
+   * postings, computed with `impAvgdl`: made when the term is first queried and extended as
+   * postings are appended; recomputed when the collection's avgdl has moved by more than
+   * IMPACT_TOLERANCE since (exact on a collection that is not changing).
+   */
+  imp: Float32Array | null;
+  impValid: number;
+  impAvgdl: number;
+}
+
+/** Relative avgdl drift tolerated before a term's impacts are recomputed. */
+const IMPACT_TOLERANCE = 0.01;
+
+const EMPTY_CODES = new Int32Array(0);
+
+export class LexicalIndex {
+  // Documents, by slot. Slots are not reused: a changed document gets a new slot, the old one dies.
+  private docCount = 0;
+  private readonly slotOf = new Map<string, number>();
+  private dUuid: (string | null)[] = [];
+  private dAlive = new Uint8Array(0);
+  private dSource = new Int32Array(0);
+  private dAtt = new Uint8Array(0);
+  private dTs = new Float64Array(0);
+  private dThread = new Int32Array(0);
+  // Linked people of each document, flat: codes at personPool[dPersonOff[d] .. + dPersonCnt[d]].
+  // (One small array per document made facet counting pointer-chase bound: 3 ms per query at 60k matches.)
+  private personPool = new Int32Array(0);
+  private personPoolLen = 0;
+  private dPersonOff = new Int32Array(0);
+  private dPersonCnt = new Int32Array(0);
+  private dIdents: string[][] = [];
+  private dPassages: number[][] = [];
+
+  // Passages, by id.
+  private passageCount = 0;
+  private pDoc = new Int32Array(0);
+  private pLen = new Float32Array(0);
+  private pAlive = new Uint8Array(0);
+  private pChunk: string[] = [];
+  private pTerms: Int32Array[] = [];
+
+  private readonly terms = new Interner();
+  private postings: Postings[] = [];
+  private readonly sources = new Interner();
+  private readonly threads = new Interner();
+  private readonly persons = new Interner();
+
+  private livePassages = 0;
+  private liveDocs = 0;
+  private deadPassages = 0;
+  private lengthSum = 0;
+
+  // Per-query scratch, reused (queries run one at a time on the event loop).
+  private acc = new Float64Array(0);
+  private docBest = new Float64Array(0);
+  private docBestPid = new Int32Array(0);
+  private docState = new Uint8Array(0);
+  private touched = new Int32Array(0);
+  private checked = new Int32Array(0);
+  private matched = new Int32Array(0);
+  private sourceCount = new Int32Array(0);
+  private personCount = new Int32Array(0);
+
+  constructor(readonly params: Bm25Params) {}
+
+  get size(): { documents: number; passages: number; deadPassages: number; terms: number } {
+    return { documents: this.liveDocs, passages: this.livePassages, deadPassages: this.deadPassages, terms: this.terms.values.length };
+  }
+
+  has(docId: string): boolean {
+    return this.slotOf.has(docId);
+  }
+
+  attributes(docId: string): DocumentAttributes | undefined {
+    const d = this.slotOf.get(docId);
+    if (d === undefined) return undefined;
+    const t = this.dThread[d];
+    return {
+      sourceType: this.sources.values[this.dSource[d]],
+      hasAttachments: this.dAtt[d] === 1,
+      contentTimestamp: new Date(Math.floor(this.dTs[d] / 1000)),
+      threadId: t < 0 ? null : this.threads.values[t],
+    };
+  }
+
+  /** Adds or replaces a document. */
+  upsert(doc: IndexedDocument): void {
+    this.remove(doc.docId);
+    const d = this.docCount++;
+    this.dAlive = grown(this.dAlive, d + 1);
+    this.dSource = grown(this.dSource, d + 1);
+    this.dAtt = grown(this.dAtt, d + 1);
+    this.dTs = grown(this.dTs, d + 1);
+    this.dThread = grown(this.dThread, d + 1);
+    this.dUuid[d] = doc.docId;
+    this.dAlive[d] = 1;
+    this.dSource[d] = this.sources.code(doc.sourceType);
+    this.dAtt[d] = doc.hasAttachments ? 1 : 0;
+    this.dTs[d] = doc.tsMicros;
+    this.dThread[d] = doc.threadId === null ? -1 : this.threads.code(doc.threadId);
+    const personCodes = [...new Set(doc.personIds)].map((p) => this.persons.code(p));
+    this.dPersonOff = grown(this.dPersonOff, d + 1);
+    this.dPersonCnt = grown(this.dPersonCnt, d + 1);
+    this.personPool = grown(this.personPool, this.personPoolLen + personCodes.length);
+    this.dPersonOff[d] = this.personPoolLen;
+    this.dPersonCnt[d] = personCodes.length;
+    for (const c of personCodes) this.personPool[this.personPoolLen++] = c;
+    this.dIdents[d] = doc.identifiers;
+    this.slotOf.set(doc.docId, d);
+    this.liveDocs++;
+
+    const w = this.params.titleWeight;
+    let titleLen = 0;
+    for (const n of doc.title.values()) titleLen += n;
+    const pids: number[] = [];
+    const seen = new Set<string>();
+    for (const p of doc.passages) {
+      if (seen.has(p.chunkId)) continue;
+      seen.add(p.chunkId);
+      const merged = new Map<string, number>();
+      let textLen = 0;
+      for (const [t, n] of p.terms) {
+        merged.set(t, n);
+        textLen += n;
+      }
+      if (w > 0) for (const [t, n] of doc.title) merged.set(t, (merged.get(t) ?? 0) + w * n);
+      const pid = this.passageCount++;
+      this.pDoc = grown(this.pDoc, pid + 1);
+      this.pLen = grown(this.pLen, pid + 1);
+      this.pAlive = grown(this.pAlive, pid + 1);
+      this.pDoc[pid] = d;
+      this.pLen[pid] = textLen + w * titleLen;
+      this.pAlive[pid] = 1;
+      this.pChunk[pid] = p.chunkId;
+      const termIds = new Int32Array(merged.size);
+      let i = 0;
+      for (const [t, tf] of merged) {
+        const tid = this.terms.code(t);
+        termIds[i++] = tid;
+        let post = this.postings[tid];
+        if (!post) post = this.postings[tid] = { pids: new Int32Array(4), tfs: new Float32Array(4), n: 0, df: 0, imp: null, impValid: 0, impAvgdl: 0 };
+        post.pids = grown(post.pids, post.n + 1);
+        post.tfs = grown(post.tfs, post.n + 1);
+        post.pids[post.n] = pid;
+        post.tfs[post.n] = tf;
+        post.n++;
+        post.df++;
+      }
+      this.pTerms[pid] = termIds;
+      this.livePassages++;
+      this.lengthSum += this.pLen[pid];
+      pids.push(pid);
+    }
+    this.dPassages[d] = pids;
+  }
+
+  /** Removes a document (no-op when absent). Its postings stay until the index is rebuilt, skipped as dead. */
+  remove(docId: string): void {
+    const d = this.slotOf.get(docId);
+    if (d === undefined) return;
+    this.slotOf.delete(docId);
+    this.dAlive[d] = 0;
+    this.dUuid[d] = null;
+    this.liveDocs--;
+    for (const pid of this.dPassages[d]) {
+      this.pAlive[pid] = 0;
+      for (const tid of this.pTerms[pid]) this.postings[tid].df--;
+      this.pTerms[pid] = EMPTY_CODES;
+      this.livePassages--;
+      this.deadPassages++;
+      this.lengthSum -= this.pLen[pid];
+    }
+    this.dPassages[d] = [];
+    this.dPersonCnt[d] = 0;
+    this.dIdents[d] = [];
+  }
+
+  /** The filter as a test on a document slot; values the index has never seen match nothing. */
+  private filterPredicate(f: IndexFilter): (d: number) => boolean {
+    const source = f.sourceType === undefined ? undefined : (this.sources.find(f.sourceType) ?? -2);
+    const thread = f.threadId === undefined ? undefined : (this.threads.find(f.threadId) ?? -2);
+    const persons = f.person
+      ? new Set([...f.person.personIds].map((p) => this.persons.find(p)).filter((c): c is number => c !== undefined))
+      : undefined;
+    const idents = f.person?.identifiers;
+    return (d) => {
+      if (source !== undefined && this.dSource[d] !== source) return false;
+      if (f.hasAttachments !== undefined && (this.dAtt[d] === 1) !== f.hasAttachments) return false;
+      if (thread !== undefined && this.dThread[d] !== thread) return false;
+      const ts = this.dTs[d];
+      if (f.startMicros !== undefined && ts < f.startMicros) return false;
+      if (f.endMicros !== undefined && (f.endExclusive ? ts >= f.endMicros : ts > f.endMicros)) return false;
+      if (persons) {
+        let ok = false;
+        const off = this.dPersonOff[d];
+        for (let i = off; i < off + this.dPersonCnt[d]; i++) if (persons.has(this.personPool[i])) ok = true;
+        if (!ok && idents) for (const v of this.dIdents[d]) if (idents.has(v)) ok = true;
+        if (!ok) return false;
+      }
+      return true;
+    };
+  }
+
+  search(
+    query: QueryLexeme[],
+    filter: IndexFilter,
+    limit: number,
+    /** Documents found by the other leg (already filtered): they join the match set. */
+    extraDocIds: string[] = [],
+    personLimit = 50,
+  ): IndexSearchResult {
+    const { k1, b } = this.params;
+    const n = this.livePassages;
+    const avgdl = n > 0 ? Math.max(this.lengthSum / n, 1e-9) : 1;
+    const terms = query.map((q) => {
+      const tid = this.terms.find(q.term);
+      const df = tid === undefined ? 0 : this.postings[tid].df;
+      return { ...q, tid, df, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) };
+    });
+
+    this.acc = grown(this.acc, this.passageCount);
+    this.docBest = grown(this.docBest, this.docCount);
+    this.docBestPid = grown(this.docBestPid, this.docCount);
+    this.docState = grown(this.docState, this.docCount);
+    this.checked = grown(this.checked, this.docCount);
+    const { acc, docBest, docBestPid, docState, pAlive, pDoc, checked } = this;
+    const pass = this.filterPredicate(filter);
+    const unfiltered = Object.values(filter).every((v) => v === undefined);
+    let nChecked = 0;
+    let postingsTotal = 0;
+    for (const t of terms) if (t.tid !== undefined) postingsTotal += this.postings[t.tid].n;
+    this.touched = grown(this.touched, Math.min(postingsTotal, this.passageCount));
+    const touched = this.touched;
+    let nTouched = 0;
+
+    for (const t of terms) {
+      if (t.tid === undefined || t.df === 0) continue;
+      const post = this.postings[t.tid];
+      const weight = t.idf * t.qtf;
+      const imp = this.impacts(post, avgdl);
+      const { pids } = post;
+      const len = post.n;
+      if (unfiltered) {
+        for (let i = 0; i < len; i++) {
+          const pid = pids[i];
+          if (pAlive[pid] === 0) continue;
+          if (acc[pid] === 0) touched[nTouched++] = pid;
+          acc[pid] += weight * imp[i];
+        }
+        continue;
+      }
+      for (let i = 0; i < len; i++) {
+        const pid = pids[i];
+        if (pAlive[pid] === 0) continue;
+        const d = pDoc[pid];
+        let st = docState[d];
+        if (st === 0) {
+          st = docState[d] = pass(d) ? 1 : 2;
+          checked[nChecked++] = d;
+        }
+        if (st === 2) continue;
+        if (acc[pid] === 0) touched[nTouched++] = pid;
+        acc[pid] += weight * imp[i];
+      }
+    }
+
+    // Best passage per document (ties: the smaller chunk id, as the SQL leg did). The match set is
+    // collected in a typed buffer: a plain array push per match was the largest cost of a query.
+    this.matched = grown(this.matched, this.docCount);
+    const matched = this.matched;
+    let nMatched = 0;
+    for (let i = 0; i < nTouched; i++) {
+      const pid = touched[i];
+      const d = pDoc[pid];
+      const s = acc[pid];
+      acc[pid] = 0;
+      if (docBest[d] === 0) {
+        matched[nMatched++] = d;
+        docBest[d] = s;
+        docBestPid[d] = pid;
+      } else if (s > docBest[d] || (s === docBest[d] && this.pChunk[pid] < this.pChunk[docBestPid[d]])) {
+        docBest[d] = s;
+        docBestPid[d] = pid;
+      }
+    }
+
+    // Top `limit` documents: a size-limit min-heap finds the cut-off, then only those are sorted.
+    const cutoff = kthLargest(matched, nMatched, docBest, limit);
+    const best: number[] = [];
+    for (let i = 0; i < nMatched; i++) if (docBest[matched[i]] >= cutoff) best.push(matched[i]);
+    const top = best
+      .sort((x, y) => docBest[y] - docBest[x] || (this.dUuid[x]! < this.dUuid[y]! ? -1 : 1))
+      .slice(0, limit)
+      .map((d) => ({ doc_id: this.dUuid[d]!, chunk_id: this.pChunk[docBestPid[d]], score: docBest[d] }));
+
+    // The match set for facets: lexical matches plus the other leg's documents, each once (state 4).
+    for (let i = 0; i < nMatched; i++) {
+      docBest[matched[i]] = 0;
+      docState[matched[i]] = 4;
+    }
+    // The other leg's documents go after the lexical matches in the same buffer (all distinct).
+    let nSet = nMatched;
+    for (const id of extraDocIds) {
+      const d = this.slotOf.get(id);
+      if (d === undefined || docState[d] === 4) continue;
+      if (docState[d] === 0) checked[nChecked++] = d;
+      docState[d] = 4;
+      matched[nSet++] = d;
+    }
+    const inSet = matched.subarray(0, nSet);
+    const facets = this.facets(inSet, personLimit);
+    for (let i = 0; i < nChecked; i++) docState[checked[i]] = 0;
+    for (let i = 0; i < nSet; i++) docState[inSet[i]] = 0;
+
+    return {
+      candidates: top,
+      total: nSet,
+      ...facets,
+      terms: terms.map(({ term, qtf, df, idf }) => ({ term, qtf, df, idf })),
+    };
+  }
+
+  private impacts(post: Postings, avgdl: number): Float32Array {
+    if (post.impValid === 0 || Math.abs(post.impAvgdl - avgdl) > IMPACT_TOLERANCE * avgdl) {
+      post.impValid = 0;
+      post.impAvgdl = avgdl;
+    }
+    post.imp = grown(post.imp ?? new Float32Array(0), post.pids.length);
+    const { k1, b } = this.params;
+    const { imp, tfs, pids } = post;
+    const a = post.impAvgdl;
+    for (let i = post.impValid; i < post.n; i++) {
+      const tf = tfs[i];
+      imp[i] = (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * this.pLen[pids[i]]) / a));
+    }
+    post.impValid = post.n;
+    return imp;
+  }
+
+  private facets(docs: Int32Array, personLimit: number) {
+    // Counting runs over the whole match set (tens of thousands of documents for a common word):
+    // typed counters indexed by code, reset through the list of codes touched.
+    this.sourceCount = grown(this.sourceCount, this.sources.values.length);
+    this.personCount = grown(this.personCount, this.persons.values.length);
+    const { sourceCount, personCount, dSource, dAtt, dPersonOff, dPersonCnt, personPool } = this;
+    const sourcesSeen: number[] = [];
+    const personsSeen: number[] = [];
+    let withAtt = 0;
+    const total = docs.length;
+    for (let j = 0; j < total; j++) {
+      const d = docs[j];
+      const s = dSource[d];
+      if (sourceCount[s]++ === 0) sourcesSeen.push(s);
+      withAtt += dAtt[d];
+      const end = dPersonOff[d] + dPersonCnt[d];
+      for (let i = dPersonOff[d]; i < end; i++) if (personCount[personPool[i]]++ === 0) personsSeen.push(personPool[i]);
+    }
+    const bySource = sourcesSeen.map((c) => [c, sourceCount[c]] as const);
+    const byPerson = personsSeen.map((c) => [c, personCount[c]] as const);
+    for (const c of sourcesSeen) sourceCount[c] = 0;
+    for (const c of personsSeen) personCount[c] = 0;
+    const sourceTypes = [...bySource]
+      .map(([c, count]) => ({ value: this.sources.values[c], count }))
+      .sort((x, y) => y.count - x.count || (x.value < y.value ? -1 : x.value > y.value ? 1 : 0));
+    const hasAttachments = [
+      { value: false, count: total - withAtt },
+      { value: true, count: withAtt },
+    ]
+      .filter((x) => x.count > 0)
+      .sort((x, y) => y.count - x.count);
+    const counts = byPerson.map(([, n]) => n).sort((x, y) => y - x);
+    const floor = counts.length > personLimit ? counts[personLimit - 1] : 0;
+    const people = [...byPerson]
+      .filter(([, count]) => count >= floor)
+      .map(([c, count]) => ({ personId: this.persons.values[c], count }));
+    return { sourceTypes, hasAttachments, people };
+  }
+}
+
+/** The k-th largest score among `docs` (or 0 when there are fewer than k). */
+function kthLargest(docs: Int32Array, n: number, score: Float64Array, k: number): number {
+  if (n <= k) return 0;
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (let j = 0; j < n; j++) {
+    const s = score[docs[j]];
+    if (size < k) {
+      let i = size++;
+      heap[i] = s;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (heap[p] <= heap[i]) break;
+        [heap[p], heap[i]] = [heap[i], heap[p]];
+        i = p;
+      }
+    } else if (s > heap[0]) {
+      heap[0] = s;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < k && heap[l] < heap[m]) m = l;
+        if (r < k && heap[r] < heap[m]) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i], heap[m]];
+        i = m;
+      }
+    }
+  }
+  return heap[0];
+}
