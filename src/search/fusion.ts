@@ -84,11 +84,11 @@ export function recencyBoost(contentTimestamp: Date, now: Date): number {
 }
 
 export function boostFactor(
-  doc: { content_timestamp: Date; has_attachments: boolean; source_type: string },
+  doc: { content_timestamp: Date | string; has_attachments: boolean; source_type: string },
   now: Date,
 ): number {
   return (
-    recencyBoost(doc.content_timestamp, now) *
+    recencyBoost(new Date(doc.content_timestamp), now) *
     (doc.has_attachments ? ATTACHMENT_BOOST : 1) *
     (SOURCE_WEIGHTS[doc.source_type] ?? 1)
   );

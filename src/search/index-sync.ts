@@ -8,9 +8,11 @@
  *   the xmin of the previous poll's snapshot: every transaction that was not visible then has an
  *   xid at or above it, so a late commit is never skipped. Rows already applied are recognised by
  *   seq. Applying a change reloads the document's current state (idempotent).
- * - `catchUp()` is what search calls before each query: one short round trip when nothing changed,
- *   and concurrent callers share one poll. A poll started before a caller arrived is not enough for
- *   it (it may predate the caller's own write), so that caller waits for the next one.
+ * - Every search reads the log in its own first statement (`pollColumns`, beside the query's
+ *   lexemes) and hands the result to `absorb` before scoring: a write committed before the search
+ *   arrived is always seen, at no extra round trip. Results are absorbed one at a time, in any order:
+ *   the horizon only moves forward, seqs already applied are skipped, and an older result that
+ *   repeats a change just reloads that document.
  * - A timer polls in the background so an idle process stays current, prunes log rows older than
  *   the retention, and rebuilds when the index has more dead passages than live ones, when a poll
  *   brings more changes than a rebuild would read, or when this process has not polled for longer
@@ -68,20 +70,27 @@ function toIndexed(r: DocRow): IndexedDocument {
   };
 }
 
+export interface PollResult {
+  /** pg_snapshot_xmin of the statement's snapshot, as text. */
+  sync_h: string;
+  /** [seq, xid, doc_id] of log rows at or above the horizon the statement was given. */
+  sync_changes: [number, string, string][];
+}
+
 export class IndexSync {
   private index: LexicalIndex | null = null;
-  private horizon: string | null = null;
-  private applied = new Set<number>();
+  private horizon: bigint = 0n;
+  /** seq -> xid of log rows applied whose xid is still at or above the horizon (they come back). */
+  private applied = new Map<number, bigint>();
   private lastPollAt = 0;
-  private running: Promise<void> | null = null;
-  private queued: Promise<void> | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   /** (time, horizon) samples: log rows below a horizon older than the retention can go. */
-  private readonly horizons: { at: number; horizon: string }[] = [];
+  private readonly horizons: { at: number; horizon: bigint }[] = [];
   private readonly retentionMs: number;
   private readonly pageSize: number;
-  /** Builds and changes applied, for tests and `stats`. */
+  /** Builds, polls absorbed and documents reloaded, for tests and benchmarks. */
   readonly counters = { builds: 0, polls: 0, applied: 0 };
 
   constructor(
@@ -93,30 +102,46 @@ export class IndexSync {
     this.pageSize = opts.pageSize ?? 2000;
   }
 
-  /** The index, current as of the moment of the call (builds it on first use). */
-  async current(): Promise<LexicalIndex> {
-    await this.catchUp();
+  /** SQL select-list items reading the log from the horizon passed as parameter `param` (see `horizonParam`). */
+  static pollColumns(param: string): string {
+    return `pg_snapshot_xmin(pg_current_snapshot())::text AS sync_h,
+      coalesce((SELECT json_agg(json_build_array(seq, xid::text, doc_id)) FROM search_changes WHERE xid >= ${param}::xid8), '[]') AS sync_changes`;
+  }
+
+  get horizonParam(): string {
+    return this.horizon.toString();
+  }
+
+  /** The index, built if needed (first use, or this process stopped polling for too long). */
+  async ready(): Promise<LexicalIndex> {
+    if (this.closed) throw new Error('search index is closed');
+    if (!this.index || this.isStale()) await this.serial(() => (this.index && !this.isStale() ? undefined : this.build()));
+    this.startTimer();
     return this.index!;
+  }
+
+  /**
+   * Applies a poll result read by a search statement and resolves with the index that reflects it:
+   * score against this one, not the one `ready()` gave, which a rebuild may have replaced since.
+   */
+  absorb(poll: PollResult): Promise<LexicalIndex> {
+    return this.serial(async () => {
+      await this.applyPoll(poll);
+      return this.index!;
+    });
+  }
+
+  /** The index, current as of the moment of the call (its own poll statement). */
+  async current(): Promise<LexicalIndex> {
+    await this.ready();
+    const r = await this.db.query<PollResult>(`SELECT ${IndexSync.pollColumns('$1')}`, [this.horizonParam]);
+    return this.absorb(r.rows[0]);
   }
 
   /** Discards the index and builds it again from the catalog. */
   async rebuild(): Promise<LexicalIndex> {
-    this.index = null;
-    return this.current();
-  }
-
-  catchUp(): Promise<void> {
-    if (!this.running) {
-      this.running = this.runOnce().finally(() => (this.running = null));
-      return this.running;
-    }
-    this.queued ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = null;
-        return this.catchUp();
-      });
-    return this.queued;
+    await this.serial(() => this.build());
+    return this.index!;
   }
 
   close(): void {
@@ -125,36 +150,31 @@ export class IndexSync {
     this.timer = null;
   }
 
-  private async runOnce(): Promise<void> {
-    if (this.closed) throw new Error('search index is closed');
-    const stale = this.lastPollAt > 0 && Date.now() - this.lastPollAt > this.retentionMs / 2;
-    if (!this.index || stale || this.index.size.deadPassages > Math.max(10_000, this.index.size.passages)) {
-      await this.build();
-    } else {
-      await this.poll();
-    }
-    this.startTimer();
+  private isStale(): boolean {
+    return this.lastPollAt > 0 && Date.now() - this.lastPollAt > this.retentionMs / 2;
+  }
+
+  /** Runs fn after every earlier serial task; a failure is reported to its caller only. */
+  private serial<T>(fn: () => Promise<T> | T): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.catch(() => undefined);
+    return p;
   }
 
   private startTimer(): void {
     if (this.timer || this.opts.pollIntervalMs <= 0 || this.closed) return;
     this.timer = setInterval(() => {
-      this.catchUp()
+      this.current()
         .then(() => this.prune())
         .catch((err) => this.opts.onError?.(err));
     }, this.opts.pollIntervalMs);
     this.timer.unref();
   }
 
-  private async snapshotXmin(): Promise<string> {
-    const r = await this.db.query<{ h: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h');
-    return r.rows[0].h;
-  }
-
   private async build(): Promise<void> {
     // The horizon is taken first: everything committed after it is replayed from the log, and
     // replaying a document the pages below already read is harmless.
-    const horizon = await this.snapshotXmin();
+    const h = await this.db.query<{ h: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h');
     const index = new LexicalIndex(this.params);
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
@@ -167,35 +187,36 @@ export class IndexSync {
       after = r.rows[r.rows.length - 1].doc_id;
     }
     this.index = index;
-    this.horizon = horizon;
-    this.applied = new Set();
-    this.lastPollAt = Date.now();
+    this.horizon = BigInt(h.rows[0].h);
+    this.applied = new Map();
     this.counters.builds++;
-    this.recordHorizon(horizon);
-    await this.poll();
+    const r = await this.db.query<PollResult>(`SELECT ${IndexSync.pollColumns('$1')}`, [this.horizonParam]);
+    await this.applyPoll(r.rows[0], false);
   }
 
-  private async poll(): Promise<void> {
-    const r = await this.db.query<{ h: string; changes: [number, string][] }>(
-      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h,
-              coalesce((SELECT json_agg(json_build_array(seq, doc_id)) FROM search_changes WHERE xid >= $1::xid8), '[]') AS changes`,
-      [this.horizon],
-    );
+  private async applyPoll(poll: PollResult, mayRebuild = true): Promise<void> {
     this.counters.polls++;
-    const { h, changes } = r.rows[0];
-    const fresh = new Set<string>();
-    for (const [seq, docId] of changes) if (!this.applied.has(seq)) fresh.add(docId);
-    // Rows still at or above the new horizon come back next time; remember them so they are skipped.
-    this.applied = new Set(changes.map(([seq]) => seq));
-    this.horizon = h;
-    this.lastPollAt = Date.now();
-    this.recordHorizon(h);
-    if (fresh.size === 0) return;
-    if (fresh.size > Math.max(5000, this.index!.size.documents / 4)) {
+    const fresh = new Map<number, { xid: bigint; docId: string }>();
+    for (const [seq, xid, docId] of poll.sync_changes) {
+      if (!this.applied.has(seq)) fresh.set(seq, { xid: BigInt(xid), docId });
+    }
+    const docIds = [...new Set([...fresh.values()].map((c) => c.docId))];
+    if (mayRebuild && docIds.length > Math.max(5000, this.index!.size.documents / 4)) {
+      // More changes than a rebuild would read (a bulk load in another process).
       await this.build();
       return;
     }
-    await this.apply([...fresh]);
+    if (docIds.length > 0) await this.apply(docIds);
+    // Only now, with the documents reloaded, are the changes recorded and the horizon moved.
+    for (const [seq, c] of fresh) this.applied.set(seq, c.xid);
+    const h = BigInt(poll.sync_h);
+    if (h > this.horizon) {
+      this.horizon = h;
+      for (const [seq, xid] of this.applied) if (xid < h) this.applied.delete(seq);
+    }
+    this.lastPollAt = Date.now();
+    this.recordHorizon(this.horizon);
+    if (mayRebuild && this.index!.size.deadPassages > Math.max(10_000, this.index!.size.passages)) await this.build();
   }
 
   private async apply(docIds: string[]): Promise<void> {
@@ -213,7 +234,7 @@ export class IndexSync {
     }
   }
 
-  private recordHorizon(h: string): void {
+  private recordHorizon(h: bigint): void {
     const now = Date.now();
     const last = this.horizons[this.horizons.length - 1];
     if (!last || now - last.at > 60_000) this.horizons.push({ at: now, horizon: h });
@@ -222,9 +243,9 @@ export class IndexSync {
   /** Deletes log rows of transactions older than a horizon seen at least `retentionMs` ago. */
   private async prune(): Promise<void> {
     const cut = Date.now() - this.retentionMs;
-    let old: string | null = null;
+    let old: bigint | null = null;
     while (this.horizons.length > 1 && this.horizons[1].at <= cut) this.horizons.shift();
     if (this.horizons[0] && this.horizons[0].at <= cut) old = this.horizons.shift()!.horizon;
-    if (old) await this.db.query('DELETE FROM search_changes WHERE xid < $1::xid8', [old]);
+    if (old !== null) await this.db.query('DELETE FROM search_changes WHERE xid < $1::xid8', [old.toString()]);
   }
 }

@@ -1,42 +1,60 @@
 /**
- * The lexical leg: the query's lexemes from PostgreSQL (the same `to_tsvector('english', …)` the
- * stored vectors came from, so stemming and stop words agree), the request's filters translated
- * for the in-memory index, BM25 there (lexical-index.ts), and the person facet's display names.
+ * The lexical leg: one statement for the query's inputs (lexemes, person filter, change-log poll),
+ * then BM25 and the match set's facets in the in-memory index (lexical-index.ts).
  */
 import type { Queryable } from '../db/types.ts';
+import { IndexSync, type PollResult } from './index-sync.ts';
 import type { IndexFilter, IndexHit, LexicalIndex, QueryLexeme } from './lexical-index.ts';
-import type { FacetValue, SearchFacets, SearchFilters } from './types.ts';
+import type { FacetValue, SearchFilters } from './types.ts';
 
 export type LexicalCandidate = IndexHit;
 
 export interface LexicalResult {
   candidates: LexicalCandidate[];
   total: number;
-  facets: SearchFacets;
+  sourceTypes: FacetValue[];
+  hasAttachments: FacetValue[];
+  /** Linked people of the match set by count (names are read with the hits, see personFacet). */
+  people: { personId: string; count: number }[];
   /** The query had lexemes (it was not only stop words or punctuation). */
   hadTerms: boolean;
 }
 
 const PERSON_FACET_LIMIT = 50;
 
-/** The query's lexemes with their number of occurrences. */
-export async function queryLexemes(db: Queryable, q: string): Promise<QueryLexeme[]> {
-  const r = await db.query<{ term: string; qtf: number }>(
-    `SELECT lexeme AS term, coalesce(array_length(positions, 1), 1)::int AS qtf FROM unnest(to_tsvector('english', $1))`,
-    [q],
-  );
-  return r.rows;
+export interface LexicalInputs {
+  lexemes: QueryLexeme[];
+  filter: IndexFilter;
+  /** The change-log poll read by the same statement (IndexSync.absorb it before searching). */
+  poll: PollResult;
 }
 
 const toMicros = (iso: string) => Date.parse(iso) * 1000;
 
 /**
- * The index form of the filters. The person filter matches linked people owning one of the
- * canonical identifiers (merges followed) or, for identifiers that could not be linked, the
- * identifier as written in the document's people[] (the vector leg's SQL applies the same rule).
+ * One statement for everything a search needs from PostgreSQL before scoring: the change-log poll,
+ * the query's lexemes (the same `to_tsvector('english', …)` the stored vectors came from, so
+ * stemming and stop words agree) and the people owning the `person` filter's identifiers.
+ *
+ * The person filter matches linked people owning one of the canonical identifiers (merges
+ * followed) or, for identifiers that could not be linked, the identifier as written in the
+ * document's people[] (the vector leg's SQL applies the same rule).
  */
-export async function indexFilter(db: Queryable, f: SearchFilters): Promise<IndexFilter> {
-  const out: IndexFilter = {
+export async function lexicalInputs(
+  db: Queryable,
+  horizon: string,
+  q: string,
+  f: SearchFilters,
+): Promise<LexicalInputs> {
+  const r = await db.query<PollResult & { lexemes: [string, number][]; persons: string[] | null }>(
+    `SELECT ${IndexSync.pollColumns('$1')},
+       coalesce((SELECT json_agg(json_build_array(lexeme, coalesce(array_length(positions, 1), 1)))
+                   FROM unnest(to_tsvector('english', $2))), '[]') AS lexemes,
+       (SELECT array_agg(DISTINCT person_id::text) FROM person_identifiers WHERE value_canonical = ANY($3::text[])) AS persons`,
+    [horizon, q, f.person ?? []],
+  );
+  const row = r.rows[0];
+  const filter: IndexFilter = {
     sourceType: f.source_type,
     hasAttachments: f.has_attachments,
     threadId: f.thread_id,
@@ -44,49 +62,43 @@ export async function indexFilter(db: Queryable, f: SearchFilters): Promise<Inde
     endMicros: f.end === undefined ? undefined : toMicros(f.end),
     endExclusive: f.endExclusive,
   };
-  if (f.person !== undefined) {
-    const r = await db.query<{ person_id: string }>(
-      'SELECT DISTINCT person_id::text AS person_id FROM person_identifiers WHERE value_canonical = ANY($1::text[])',
-      [f.person],
-    );
-    out.person = { personIds: new Set(r.rows.map((x) => x.person_id)), identifiers: new Set(f.person) };
-  }
-  return out;
+  if (f.person !== undefined) filter.person = { personIds: new Set(row.persons ?? []), identifiers: new Set(f.person) };
+  return {
+    lexemes: row.lexemes.map(([term, qtf]) => ({ term, qtf })),
+    filter,
+    poll: { sync_h: row.sync_h, sync_changes: row.sync_changes },
+  };
 }
 
-export async function lexicalSearch(
-  db: Queryable,
+export function lexicalSearch(
   index: LexicalIndex,
   lexemes: QueryLexeme[],
   filter: IndexFilter,
   limit: number,
   /** Documents the vector leg found (already filtered): they join the match set for facets. */
   extraDocIds: string[],
-): Promise<LexicalResult> {
+): LexicalResult {
   const r = index.search(lexemes, filter, limit, extraDocIds, PERSON_FACET_LIMIT);
-  let person: FacetValue[] = [];
-  if (r.people.length > 0) {
-    const names = await db.query<{ person_id: string; display_name: string | null }>(
-      'SELECT person_id::text AS person_id, display_name FROM people WHERE person_id = ANY($1::uuid[])',
-      [r.people.map((p) => p.personId)],
-    );
-    const nameOf = new Map(names.rows.map((x) => [x.person_id, x.display_name]));
-    person = r.people
-      .filter((p) => nameOf.has(p.personId))
-      .map((p) => ({ value: p.personId, display_name: nameOf.get(p.personId) ?? null, count: p.count }))
-      .sort((a, b) => b.count - a.count || compareNullable(a.display_name ?? null, b.display_name ?? null))
-      .slice(0, PERSON_FACET_LIMIT);
-  }
   return {
     candidates: r.candidates,
     total: r.total,
-    facets: {
-      source_type: r.sourceTypes,
-      has_attachments: r.hasAttachments,
-      person,
-    },
+    sourceTypes: r.sourceTypes,
+    hasAttachments: r.hasAttachments,
+    people: r.people,
     hadTerms: lexemes.length > 0,
   };
+}
+
+/**
+ * The person facet: people by matching documents, then display name (nulls last, as PostgreSQL
+ * sorts), the first PERSON_FACET_LIMIT. `names` holds the display names of the counted people.
+ */
+export function personFacet(counts: { personId: string; count: number }[], names: Map<string, string | null>): FacetValue[] {
+  return counts
+    .filter((p) => names.has(p.personId))
+    .map((p) => ({ value: p.personId, display_name: names.get(p.personId) ?? null, count: p.count }))
+    .sort((a, b) => b.count - a.count || compareNullable(a.display_name ?? null, b.display_name ?? null))
+    .slice(0, PERSON_FACET_LIMIT);
 }
 
 /** PostgreSQL's ORDER BY for text: nulls last. */

@@ -10,7 +10,7 @@ import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
 import { IndexSync } from './index-sync.ts';
-import { indexFilter, lexicalSearch, queryLexemes } from './lexical.ts';
+import { lexicalInputs, lexicalSearch, personFacet } from './lexical.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 import { vectorCandidates, type VectorCandidate } from './vector.ts';
 
@@ -39,6 +39,9 @@ export interface Search {
   readonly queryEmbeddings: number;
 }
 
+const DOC_COLUMNS = `d.doc_id, i.chunk_id, d.title, d.canonical_uri, d.source_type, d.thread_id,
+  d.content_timestamp, d.people, d.has_attachments, d.attachment_count, d.metadata`;
+
 const SNIPPET_OPTIONS = 'StartSel=«, StopSel=», MaxWords=45, MinWords=20, MaxFragments=2, FragmentDelimiter=" … "';
 
 interface DocRow {
@@ -48,7 +51,7 @@ interface DocRow {
   canonical_uri: string | null;
   source_type: string;
   thread_id: string | null;
-  content_timestamp: Date;
+  content_timestamp: Date | string;
   people: unknown[];
   has_attachments: boolean;
   attachment_count: number;
@@ -122,28 +125,42 @@ export function createSearch(deps: SearchDeps): Search {
   }
 
   /** Document rows (with the chunk snippet, matched terms marked) in the order of `items`. */
-  async function loadDocs(
-    items: { doc_id: string; chunk_id: string | null }[],
-    q: string,
-    withSnippets = true,
-  ): Promise<Map<string, DocRow>> {
+  /** Document rows without snippets (boosts of unindexed hits, thread context), by doc_id. */
+  async function loadDocs(items: { doc_id: string; chunk_id: string | null }[]): Promise<Map<string, DocRow>> {
     if (items.length === 0) return new Map();
-    // Snippets (ts_headline) cost most here: they are only made for the documents returned.
-    const snippet = withSnippets
-      ? `CASE WHEN c.chunk_id IS NULL THEN left(d.text, 400)
-              ELSE ts_headline('english', left(c.text, 4000), plainto_tsquery('english', $3), $4) END`
-      : `NULL::text`;
     const r = await db.query<DocRow>(
-      `SELECT d.doc_id, i.chunk_id, d.title, d.canonical_uri, d.source_type, d.thread_id, d.content_timestamp,
-              d.people, d.has_attachments, d.attachment_count, d.metadata, ${snippet} AS snippet
-         FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id)
-         JOIN documents d ON d.doc_id = i.doc_id
-         LEFT JOIN chunks c ON c.chunk_id = i.chunk_id AND ${withSnippets ? 'true' : 'false'}`,
-      withSnippets
-        ? [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), q, SNIPPET_OPTIONS]
-        : [items.map((i) => i.doc_id), items.map((i) => i.chunk_id)],
+      `SELECT ${DOC_COLUMNS}, CASE WHEN i.chunk_id IS NULL THEN left(d.text, 400) END AS snippet
+         FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id) JOIN documents d ON d.doc_id = i.doc_id`,
+      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id)],
     );
     return new Map(r.rows.map((row) => [row.doc_id, row]));
+  }
+
+  /**
+   * The returned hits with their snippets (matched words marked) and the display names of the
+   * person facet, in one statement. Snippets (ts_headline) are the costly part: made for the
+   * returned documents only.
+   */
+  async function loadHits(
+    items: { doc_id: string; chunk_id: string | null }[],
+    q: string,
+    personIds: string[],
+  ): Promise<{ rows: Map<string, DocRow>; names: Map<string, string | null> }> {
+    const r = await db.query<{ docs: DocRow[]; names: [string, string | null][] }>(
+      `SELECT
+         (SELECT coalesce(json_agg(x), '[]') FROM (
+            SELECT ${DOC_COLUMNS},
+                   CASE WHEN c.chunk_id IS NULL THEN left(d.text, 400)
+                        ELSE ts_headline('english', left(c.text, 4000), plainto_tsquery('english', $3), $4) END AS snippet
+              FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id)
+              JOIN documents d ON d.doc_id = i.doc_id
+              LEFT JOIN chunks c ON c.chunk_id = i.chunk_id) x) AS docs,
+         (SELECT coalesce(json_agg(json_build_array(person_id, display_name)), '[]')
+            FROM people WHERE person_id = ANY($5::uuid[])) AS names`,
+      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), q, SNIPPET_OPTIONS, personIds],
+    );
+    const { docs, names } = r.rows[0];
+    return { rows: new Map(docs.map((row) => [row.doc_id, row])), names: new Map(names) };
   }
 
   /** Neighbours of the hits in their thread: ±window positions in time order, once each. */
@@ -169,7 +186,7 @@ export function createSearch(deps: SearchDeps): Search {
       }
     }
     const ids = [...ctx.keys()].sort((a, b) => pos.get(a)! - pos.get(b)!);
-    const rows = await loadDocs(ids.map((id) => ({ doc_id: id, chunk_id: null })), req.q);
+    const rows = await loadDocs(ids.map((id) => ({ doc_id: id, chunk_id: null })));
     const t = now();
     return ids.flatMap((id) => {
       const row = rows.get(id);
@@ -200,12 +217,14 @@ export function createSearch(deps: SearchDeps): Search {
     const legs: SearchLegs = { lexical: true, vector: false };
     const pool = Math.max(config.legCandidates, req.k);
 
-    // The index catch-up, the query's lexemes, the person filter and the vector leg are independent.
-    const lexicalInputs = Promise.all([
-      sync.current(),
-      config.lexicalEnabled ? queryLexemes(db, req.q) : Promise.resolve([]),
-      indexFilter(db, req.filters),
-    ]);
+    // The lexical inputs (one statement, absorbed into the index before scoring) and the vector leg
+    // are independent.
+    const lexicalPart = (async () => {
+      await sync.ready();
+      const inputs = await lexicalInputs(db, sync.horizonParam, config.lexicalEnabled ? req.q : '', req.filters);
+      const index = await sync.absorb(inputs.poll);
+      return { index, ...inputs };
+    })();
     const vectorLeg = (async (): Promise<VectorCandidate[]> => {
       if (!embedder) {
         legs.vector_error = 'no embedder configured';
@@ -223,10 +242,10 @@ export function createSearch(deps: SearchDeps): Search {
         return [];
       }
     })();
-    const [[index, lexemes, filter], vector] = await Promise.all([lexicalInputs, vectorLeg]);
+    const [{ index, lexemes, filter }, vector] = await Promise.all([lexicalPart, vectorLeg]);
     const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
 
-    const lexical = await lexicalSearch(db, index, lexemes, filter, pool, passing.map((v) => v.doc_id));
+    const lexical = lexicalSearch(index, lexemes, filter, pool, passing.map((v) => v.doc_id));
     if (!lexical.hadTerms) legs.lexical = false;
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
@@ -234,7 +253,7 @@ export function createSearch(deps: SearchDeps): Search {
     // catch-up) is read from the catalog.
     const fused: FusedCandidate[] = fuse(lexical.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
     const unknown = fused.filter((c) => !index.has(c.doc_id));
-    const unknownRows = await loadDocs(unknown, req.q, false);
+    const unknownRows = await loadDocs(unknown);
     const t = now();
     const ranked = fused
       .flatMap((c) => {
@@ -247,7 +266,7 @@ export function createSearch(deps: SearchDeps): Search {
       })
       .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id))
       .slice(0, req.k);
-    const rows = await loadDocs(ranked.map(({ c }) => c), req.q, true);
+    const { rows, names } = await loadHits(ranked.map(({ c }) => c), req.q, lexical.people.map((p) => p.personId));
     const hits = ranked.flatMap(({ c, score }) => {
       const row = rows.get(c.doc_id);
       if (!row) return [];
@@ -271,7 +290,11 @@ export function createSearch(deps: SearchDeps): Search {
       k: req.k,
       hits: [...hits, ...context],
       total: lexical.total,
-      facets: lexical.facets,
+      facets: {
+        source_type: lexical.sourceTypes,
+        has_attachments: lexical.hasAttachments,
+        person: personFacet(lexical.people, names),
+      },
       legs,
     };
   }
