@@ -11,6 +11,7 @@ import { generalContext, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
 import { IndexSync } from './index-sync.ts';
 import { lexicalInputs, lexicalSearch, personFacet } from './lexical.ts';
+import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 import { vectorCandidates, type VectorCandidate } from './vector.ts';
 
@@ -42,7 +43,6 @@ export interface Search {
 const DOC_COLUMNS = `d.doc_id, i.chunk_id, d.title, d.canonical_uri, d.source_type, d.thread_id,
   d.content_timestamp, d.people, d.has_attachments, d.attachment_count, d.metadata`;
 
-const SNIPPET_OPTIONS = 'StartSel=«, StopSel=», MaxWords=45, MinWords=20, MaxFragments=2, FragmentDelimiter=" … "';
 
 interface DocRow {
   doc_id: string;
@@ -137,30 +137,31 @@ export function createSearch(deps: SearchDeps): Search {
   }
 
   /**
-   * The returned hits with their snippets (matched words marked) and the display names of the
-   * person facet, in one statement. Snippets (ts_headline) are the costly part: made for the
-   * returned documents only.
+   * The returned hits with their snippets (matched words marked, see snippet.ts) and the display
+   * names of the person facet, in one statement.
    */
   async function loadHits(
     items: { doc_id: string; chunk_id: string | null }[],
-    q: string,
+    lexemes: string[],
     personIds: string[],
   ): Promise<{ rows: Map<string, DocRow>; names: Map<string, string | null> }> {
-    const r = await db.query<{ docs: DocRow[]; names: [string, string | null][] }>(
+    const r = await db.query<{ docs: (DocRow & { chunk_text: string | null })[]; names: [string, string | null][] }>(
       `SELECT
          (SELECT coalesce(json_agg(x), '[]') FROM (
-            SELECT ${DOC_COLUMNS},
-                   CASE WHEN c.chunk_id IS NULL THEN left(d.text, 400)
-                        ELSE ts_headline('english', left(c.text, 4000), plainto_tsquery('english', $3), $4) END AS snippet
+            SELECT ${DOC_COLUMNS}, left(d.text, 400) AS snippet, left(c.text, $3) AS chunk_text
               FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id)
               JOIN documents d ON d.doc_id = i.doc_id
               LEFT JOIN chunks c ON c.chunk_id = i.chunk_id) x) AS docs,
          (SELECT coalesce(json_agg(json_build_array(person_id, display_name)), '[]')
-            FROM people WHERE person_id = ANY($5::uuid[])) AS names`,
-      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), q, SNIPPET_OPTIONS, personIds],
+            FROM people WHERE person_id = ANY($4::uuid[])) AS names`,
+      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), DEFAULT_SNIPPET.maxChars, personIds],
     );
     const { docs, names } = r.rows[0];
-    return { rows: new Map(docs.map((row) => [row.doc_id, row])), names: new Map(names) };
+    const rows = new Map<string, DocRow>();
+    for (const { chunk_text, ...row } of docs) {
+      rows.set(row.doc_id, { ...row, snippet: chunk_text === null ? row.snippet : makeSnippet(chunk_text, lexemes) });
+    }
+    return { rows, names: new Map(names) };
   }
 
   /** Neighbours of the hits in their thread: ±window positions in time order, once each. */
@@ -221,7 +222,7 @@ export function createSearch(deps: SearchDeps): Search {
     // are independent.
     const lexicalPart = (async () => {
       await sync.ready();
-      const inputs = await lexicalInputs(db, sync.horizonParam, config.lexicalEnabled ? req.q : '', req.filters);
+      const inputs = await lexicalInputs(db, sync.horizonParam, req.q, req.filters);
       const index = await sync.absorb(inputs.poll);
       return { index, ...inputs };
     })();
@@ -245,7 +246,8 @@ export function createSearch(deps: SearchDeps): Search {
     const [{ index, lexemes, filter }, vector] = await Promise.all([lexicalPart, vectorLeg]);
     const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
 
-    const lexical = lexicalSearch(index, lexemes, filter, pool, passing.map((v) => v.doc_id));
+    // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
+    const lexical = lexicalSearch(index, config.lexicalEnabled ? lexemes : [], filter, pool, passing.map((v) => v.doc_id));
     if (!lexical.hadTerms) legs.lexical = false;
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
@@ -266,7 +268,11 @@ export function createSearch(deps: SearchDeps): Search {
       })
       .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id))
       .slice(0, req.k);
-    const { rows, names } = await loadHits(ranked.map(({ c }) => c), req.q, lexical.people.map((p) => p.personId));
+    const { rows, names } = await loadHits(
+      ranked.map(({ c }) => c),
+      lexemes.map((l) => l.term),
+      lexical.people.map((p) => p.personId),
+    );
     const hits = ranked.flatMap(({ c, score }) => {
       const row = rows.get(c.doc_id);
       if (!row) return [];
