@@ -107,7 +107,7 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  const app = await buildGateway({ config, db, catalog, embedding: service, files: { store, config: filesConfig, ocrEngine }, relationships });
+  const app = await buildGateway({ config, db, catalog, embedding: service, files: { store, config: filesConfig, ocrEngine }, relationships, warmSearchIndex: true });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();

@@ -49,6 +49,11 @@ export interface GatewayDeps {
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
   /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
   files?: { store: ObjectStore; config: FilesConfig; ocrEngine?: OcrEngine };
+  /**
+   * Build the search service's lexical index in the background once the gateway is ready, so the
+   * first search does not wait for it (`memex serve`; tests build it at their first search).
+   */
+  warmSearchIndex?: boolean;
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -116,6 +121,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       createSearch({ db, embedder: deps.embedding?.embedder ?? null, onIndexError: (err) => app.log.warn({ err }, 'search index poll failed') });
     // A search service passed in belongs to the caller; one built here is closed with the gateway.
     if (!deps.search) app.addHook('onClose', async () => search.close());
+    if (deps.warmSearchIndex) {
+      app.addHook('onReady', async () => {
+        const started = Date.now();
+        search
+          .refreshIndex()
+          .then((size) => app.log.info({ ...size, ms: Date.now() - started }, 'search index built'))
+          .catch((err) => app.log.warn({ err }, 'search index build failed; the first search retries'));
+      });
+    }
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     await scope.register(selfPersonRoutes, { service: relationships });
