@@ -247,7 +247,7 @@ if (sweepLexical) {
 }
 if (sweep) {
   if (haveVectors) {
-    for (const vectorWeight of [0.1, 0.2, 0.3, 0.5]) {
+    for (const vectorWeight of [0.02, 0.05, 0.1, 0.2]) {
       for (const vectorMinSimilarity of [0.25, 0.35]) {
         const v = await evaluateDirect(searchFor({ vectorWeight, vectorMinSimilarity }, true));
         console.log(`sweep hybrid w_vec=${vectorWeight} floor=${vectorMinSimilarity}: nDCG@10 ${v.toFixed(4)}`);

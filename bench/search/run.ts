@@ -85,10 +85,10 @@ const sqlTime = new Map<string, { n: number; ms: number }>();
 let tracing = false;
 if (args.includes('--trace-sql')) {
   const query = db.query.bind(db);
-  (db as any).query = async (sql: string, params?: unknown[]) => {
+  (db as any).query = async (sql: string, params?: unknown[], opts?: { name?: string }) => {
     const s = performance.now();
     try {
-      return await query(sql, params);
+      return await query(sql, params, opts);
     } finally {
       if (tracing) {
         const key = sql.replace(/\s+/g, ' ').trim().slice(0, 70);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable, QueryResult } from './types.ts';
+import type { Database, Queryable, QueryOptions, QueryResult } from './types.ts';
 
 // Counts and ids of type int8 fit in a double for every size memex handles; parse them as numbers
 // so both drivers return the same JavaScript types.
@@ -12,8 +12,10 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
     async exec(sql: string) {
       await client.query(sql);
     },
-    async query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
-      const r = await client.query(sql, params as any[]);
+    async query<T>(sql: string, params: unknown[] = [], opts?: QueryOptions): Promise<QueryResult<T>> {
+      const r = opts?.name
+        ? await client.query({ name: opts.name, text: sql, values: params as any[] })
+        : await client.query(sql, params as any[]);
       return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
     },
   };

@@ -5,8 +5,17 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /** Name of the prepared statement; one name must always be used with the same SQL text. */
+  name?: string;
+}
+
 export interface Queryable {
-  query<T = Record<string, any>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /**
+   * `opts.name` makes the statement a named prepared statement on a PostgreSQL server (parsed and
+   * planned once per connection; for constant SQL on hot paths). PGlite ignores it.
+   */
+  query<T = Record<string, any>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<QueryResult<T>>;
   /** Runs several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

@@ -52,6 +52,7 @@ export async function lexicalInputs(
                    FROM unnest(to_tsvector('english', $2))), '[]') AS lexemes,
        (SELECT array_agg(DISTINCT person_id::text) FROM person_identifiers WHERE value_canonical = ANY($3::text[])) AS persons`,
     [horizon, q, f.person ?? []],
+    { name: 'memex_search_inputs' },
   );
   const row = r.rows[0];
   const filter: IndexFilter = {

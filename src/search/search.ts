@@ -155,6 +155,7 @@ export function createSearch(deps: SearchDeps): Search {
          (SELECT coalesce(json_agg(json_build_array(person_id, display_name)), '[]')
             FROM people WHERE person_id = ANY($4::uuid[])) AS names`,
       [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), DEFAULT_SNIPPET.maxChars, personIds],
+      { name: 'memex_search_hits' },
     );
     const { docs, names } = r.rows[0];
     const rows = new Map<string, DocRow>();
