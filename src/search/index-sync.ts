@@ -166,7 +166,10 @@ export class IndexSync {
     this.timer = setInterval(() => {
       this.current()
         .then(() => this.prune())
-        .catch((err) => this.opts.onError?.(err));
+        .catch((err) => {
+          // A poll cut off by close() (the pool ends under it) is not worth reporting.
+          if (!this.closed) this.opts.onError?.(err);
+        });
     }, this.opts.pollIntervalMs);
     this.timer.unref();
   }
@@ -201,8 +204,8 @@ export class IndexSync {
       if (!this.applied.has(seq)) fresh.set(seq, { xid: BigInt(xid), docId });
     }
     const docIds = [...new Set([...fresh.values()].map((c) => c.docId))];
-    if (mayRebuild && docIds.length > Math.max(5000, this.index!.size.documents / 4)) {
-      // More changes than a rebuild would read (a bulk load in another process).
+    if (mayRebuild && docIds.length > Math.max(5000, this.index!.size.documents)) {
+      // More changes than a rebuild would read (a bulk load into a small index).
       await this.build();
       return;
     }
