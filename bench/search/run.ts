@@ -230,10 +230,21 @@ function query(): { kind: string; url: string } {
 // have), on a query list generated up front.
 const planned = Array.from({ length: 50_000 }, query);
 tracing = true;
+// --profile FILE: a CPU profile of the gateway thread during the query phase only.
+let profiler: import('node:inspector').Session | null = null;
+if (args.includes('--profile')) {
+  const inspector = await import('node:inspector');
+  profiler = new inspector.Session();
+  profiler.connect();
+  const post = (m: string) => new Promise((res, rej) => profiler!.post(m, (e, r) => (e ? rej(e) : res(r))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+}
 const CLIENT = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { queries, clients, seconds, token } = workerData;
 (async () => {
+  const elu0 = performance.eventLoopUtilization();
   const lat = {};
   let errors = 0, next = 0;
   const until = Date.now() + seconds * 1000, warm = Date.now() + 3000;
@@ -248,13 +259,27 @@ const { queries, clients, seconds, token } = workerData;
       if (Date.now() > warm) (lat[q.kind] ??= []).push(ms), (lat.all ??= []).push(ms);
     }
   }));
-  parentPort.postMessage({ lat, errors });
+  parentPort.postMessage({ lat, errors, elu: performance.eventLoopUtilization(elu0).utilization });
 })();`;
-const { lat, errors } = await new Promise<{ lat: Record<string, number[]>; errors: number }>((resolve, reject) => {
+const gatewayElu0 = performance.eventLoopUtilization();
+const cpu0 = process.cpuUsage();
+const { lat, errors, elu } = await new Promise<{ lat: Record<string, number[]>; errors: number; elu: number }>((resolve, reject) => {
   const w = new Worker(CLIENT, { eval: true, workerData: { queries: planned, clients: CLIENTS, seconds: SECONDS, token: TOKEN } });
   w.once('message', resolve);
   w.once('error', reject);
 });
+const gatewayElu = performance.eventLoopUtilization(gatewayElu0).utilization;
+const cpu = process.cpuUsage(cpu0);
+console.log(
+  `event loop busy: gateway thread ${(100 * gatewayElu).toFixed(0)} %, client thread ${(100 * elu).toFixed(0)} %; ` +
+    `bench process CPU ${((cpu.user + cpu.system) / 1e4 / SECONDS).toFixed(0)} % of one core`,
+);
+if (profiler) {
+  const file = args[args.indexOf('--profile') + 1];
+  const { profile } = await new Promise<any>((res, rej) => profiler!.post('Profiler.stop', (e, r) => (e ? rej(e) : res(r))));
+  (await import('node:fs')).writeFileSync(file, JSON.stringify(profile));
+  console.log(`gateway CPU profile of the query phase: ${file}`);
+}
 const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
 console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
 console.log(`${CLIENTS} clients, ${SECONDS} s (first 3 s not counted), ${errors} errors`);
