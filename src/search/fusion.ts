@@ -10,7 +10,7 @@
  * query about nothing in the store returns nothing.
  */
 import type { SearchConfig } from './config.ts';
-import type { LexicalCandidate } from './lexical.ts';
+import type { IndexHit } from './lexical-index.ts';
 import type { VectorCandidate } from './vector.ts';
 
 export interface FusedCandidate {
@@ -23,7 +23,7 @@ export interface FusedCandidate {
 }
 
 export function fuse(
-  lexical: LexicalCandidate[],
+  lexical: IndexHit[],
   vector: VectorCandidate[],
   cfg: Pick<SearchConfig, 'lexicalWeight' | 'vectorWeight' | 'vectorMinSimilarity'>,
 ): FusedCandidate[] {

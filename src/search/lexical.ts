@@ -1,26 +1,15 @@
 /**
- * The lexical leg: one statement for the query's inputs (lexemes, person filter, change-log poll),
- * then BM25 and the match set's facets in the in-memory index (lexical-index.ts).
+ * The lexical leg's PostgreSQL side: one statement for the query's inputs (lexemes, person filter,
+ * change-log poll) and the person facet's ordering. BM25 and the match set's facets are computed by
+ * the in-memory index (lexical-index.ts).
  */
 import type { Queryable } from '../db/types.ts';
 import { IndexSync, type PollResult } from './index-sync.ts';
-import type { IndexFilter, IndexHit, LexicalIndex, QueryLexeme } from './lexical-index.ts';
+import type { IndexFilter, QueryLexeme } from './lexical-index.ts';
 import type { FacetValue, SearchFilters } from './types.ts';
 
-export type LexicalCandidate = IndexHit;
-
-export interface LexicalResult {
-  candidates: LexicalCandidate[];
-  total: number;
-  sourceTypes: FacetValue[];
-  hasAttachments: FacetValue[];
-  /** Linked people of the match set by count (names are read with the hits, see personFacet). */
-  people: { personId: string; count: number }[];
-  /** The query had lexemes (it was not only stop words or punctuation). */
-  hadTerms: boolean;
-}
-
-const PERSON_FACET_LIMIT = 50;
+/** People listed in the person facet (the index also returns those tied with the last one). */
+export const PERSON_FACET_LIMIT = 50;
 
 export interface LexicalInputs {
   lexemes: QueryLexeme[];
@@ -68,25 +57,6 @@ export async function lexicalInputs(
     lexemes: row.lexemes.map(([term, qtf]) => ({ term, qtf })),
     filter,
     poll: { sync_h: row.sync_h, sync_changes: row.sync_changes },
-  };
-}
-
-export function lexicalSearch(
-  index: LexicalIndex,
-  lexemes: QueryLexeme[],
-  filter: IndexFilter,
-  limit: number,
-  /** Documents the vector leg found (already filtered): they join the match set for facets. */
-  extraDocIds: string[],
-): LexicalResult {
-  const r = index.search(lexemes, filter, limit, extraDocIds, PERSON_FACET_LIMIT);
-  return {
-    candidates: r.candidates,
-    total: r.total,
-    sourceTypes: r.sourceTypes,
-    hasAttachments: r.hasAttachments,
-    people: r.people,
-    hadTerms: lexemes.length > 0,
   };
 }
 

@@ -10,7 +10,7 @@ import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
 import { IndexSync } from './index-sync.ts';
-import { lexicalInputs, lexicalSearch, personFacet } from './lexical.ts';
+import { lexicalInputs, personFacet, PERSON_FACET_LIMIT } from './lexical.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 import { vectorCandidates, type VectorCandidate } from './vector.ts';
@@ -248,8 +248,9 @@ export function createSearch(deps: SearchDeps): Search {
     const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
 
     // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
-    const lexical = lexicalSearch(index, config.lexicalEnabled ? lexemes : [], filter, pool, passing.map((v) => v.doc_id));
-    if (!lexical.hadTerms) legs.lexical = false;
+    const queried = config.lexicalEnabled ? lexemes : [];
+    const lexical = index.search(queried, filter, pool, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
+    if (queried.length === 0) legs.lexical = false;
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
     // index holds the boost attributes; a vector hit it does not know yet (written since the
