@@ -7,9 +7,7 @@
  *
  *   node --import tsx bench/scifact/run.ts [--pg] [--queries N] [--no-vectors] [--sweep]
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import pg from 'pg';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
@@ -18,6 +16,7 @@ import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
 import type { QueryEmbedder } from '../../src/search/types.ts';
 import { storeEmbeddings } from '../../src/embedding/store.ts';
+import { openScratchPostgres } from '../lib/database.ts';
 import { sha256Hex } from '../../src/util/hash.ts';
 import path from 'node:path';
 import { cachePath, loadScifact, REPO_ROOT, SCIFACT_DIR } from './data.ts';
@@ -70,26 +69,9 @@ const reuseDir = args.includes('--reuse') ? path.join(REPO_ROOT, 'data', 'bench-
 async function open(): Promise<Database> {
   // --reuse keeps the PGlite database between runs (method tuning without re-ingesting).
   if (!usePg) return openDatabase({ dataDir: reuseDir });
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `memex_bench_scifact_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: base });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: u.toString() });
-  dropDb = async () => {
-    await db.close();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  };
-  return db;
+  const scratch = await openScratchPostgres('memex_bench_scifact');
+  dropDb = scratch.drop;
+  return scratch.db;
 }
 
 const db = await open();

@@ -10,12 +10,12 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import pg from 'pg';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
+import { openScratchPostgres } from '../lib/database.ts';
 import { loadScifact } from '../scifact/data.ts';
 
 const args = process.argv.slice(2);
@@ -55,28 +55,7 @@ async function openDb(): Promise<{ db: Database; drop: () => Promise<void> }> {
     const db = await openDatabase({});
     return { db, drop: () => db.close() };
   }
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `memex_bench_search_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: base });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: u.toString() });
-  return {
-    db,
-    drop: async () => {
-      await db.close();
-      await admin(`DROP DATABASE ${name} WITH (FORCE)`);
-    },
-  };
+  return openScratchPostgres('memex_bench_search');
 }
 
 const { db, drop } = await openDb();
