@@ -7,7 +7,6 @@
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
  */
-import crypto from 'node:crypto';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { loadServerConfig } from '../../src/config/server.ts';
@@ -16,7 +15,7 @@ import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { openScratchPostgres } from '../lib/database.ts';
-import { loadScifact } from '../scifact/data.ts';
+import { generateCorpus, type PlannedQuery } from './corpus.ts';
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
@@ -26,29 +25,8 @@ const CLIENTS = opt('--clients', 8);
 const SECONDS = opt('--seconds', 30);
 const TOKEN = 'bench-token-0123456789';
 
-// Deterministic generator.
-let seed = 42;
-const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)];
-
-// Vocabulary: real English words (SciFact abstracts when present), drawn with a Zipf law.
-const sci = loadScifact();
-const counts = new Map<string, number>();
-for (const d of (sci?.corpus ?? []).slice(0, 3000)) {
-  for (const w of d.text.toLowerCase().match(/[a-z]{3,}/g) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1);
-}
-let vocab = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w).slice(0, 8000);
-if (vocab.length < 1000) vocab = Array.from({ length: 8000 }, (_, i) => `word${i.toString(36)}`);
-const everyday = 'meeting lunch dinner invoice flight hotel budget report project deadline call tomorrow weekend birthday party doctor appointment school kids car repair garden house rent payment contract review photos holiday train ticket'.split(' ');
-const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.exp(rnd() * Math.log(vocab.length))) - 1)];
-const sentence = (n: number) => Array.from({ length: n }, () => (rnd() < 0.15 ? pick(everyday) : zipf())).join(' ');
-
-const people = Array.from({ length: 300 }, (_, i) => ({
-  id: crypto.randomUUID(),
-  name: `Person ${i}`,
-  email: `person${i}@example.com`,
-  phone: `+1415555${String(1000 + i).padStart(4, '0')}`,
-}));
+const corpus = generateCorpus(N);
+const { people } = corpus;
 
 async function openDb(): Promise<{ db: Database; drop: () => Promise<void> }> {
   if (!usePg) {
@@ -93,42 +71,24 @@ await db.query(
     [...people.map((p) => p.email), ...people.map((p) => p.phone)],
   ],
 );
-const threads: { id: string; docs: number }[] = [];
-const start = Date.parse('2024-01-01T00:00:00Z');
-const span = 730 * 86_400_000;
-const sample: { text: string; person: string; thread: string | null; ts: number }[] = [];
-for (let i = 0; i < N; i += 2000) {
-  const rows: any[] = [];
-  for (let j = i; j < Math.min(N, i + 2000); j++) {
-    const r = rnd();
-    const source = r < 0.3 ? 'email' : r < 0.7 ? 'chatapp' : r < 0.85 ? 'sms' : 'note';
-    let thread: string | null = null;
-    if (source === 'chatapp' || source === 'email') {
-      if (threads.length === 0 || rnd() < 0.08) threads.push({ id: crypto.randomUUID(), docs: 0 });
-      const t = threads[threads.length - 1 - Math.floor(rnd() * Math.min(5, threads.length))];
-      t.docs++;
-      thread = t.id;
-    }
-    const sender = pick(people), to = pick(people);
-    const len = source === 'email' ? 60 + Math.floor(rnd() * 120) : source === 'note' ? 30 + Math.floor(rnd() * 80) : 5 + Math.floor(rnd() * 25);
-    const text = sentence(len);
-    const ts = start + Math.floor(rnd() * span);
-    rows.push({
-      id: crypto.randomUUID(), chunk: crypto.randomUUID(), source, thread, text, ts: new Date(ts).toISOString(),
-      title: source === 'email' ? sentence(5) : source === 'note' ? sentence(3) : null,
-      people: JSON.stringify([
-        { identifier: sender.email, identifier_type: 'email', role: 'sender', display_name: sender.name },
-        { identifier: to.phone, identifier_type: 'phone', role: 'recipient', display_name: to.name },
-      ]),
-      sender: sender.id, to: to.id, att: rnd() < 0.1,
-    });
-    if (rnd() < 0.01) sample.push({ text, person: sender.email, thread, ts });
-  }
-  const newThreads = threads.filter((t) => rows.some((r) => r.thread === t.id));
+const seenThreads = new Set<string>();
+for (const batch of corpus.batches(2000)) {
+  const rows = batch.map((d) => ({
+    ...d,
+    ts: new Date(d.ts).toISOString(),
+    people: JSON.stringify([
+      { identifier: d.sender.email, identifier_type: 'email', role: 'sender', display_name: d.sender.name },
+      { identifier: d.to.phone, identifier_type: 'phone', role: 'recipient', display_name: d.to.name },
+    ]),
+    sender: d.sender.id,
+    to: d.to.id,
+  }));
+  const newThreads = [...new Set(rows.flatMap((r) => (r.thread && !seenThreads.has(r.thread) ? [r.thread] : [])))];
+  for (const t of newThreads) seenThreads.add(t);
   await db.query(
     `INSERT INTO threads (thread_id, external_id, source_type) SELECT t, t::text, 'chatapp' FROM unnest($1::uuid[]) t
      ON CONFLICT DO NOTHING`,
-    [newThreads.map((t) => t.id)],
+    [newThreads],
   );
   await db.query(
     `INSERT INTO documents (doc_id, external_id, source_type, title, text, text_sha256, content_timestamp,
@@ -163,7 +123,7 @@ const search = createSearch({ db });
 const t1 = Date.now();
 const built = await search.refreshIndex();
 console.log(
-  `${db.kind}: loaded ${N} documents (${threads.length} threads) in ${loadS.toFixed(1)} s; ` +
+  `${db.kind}: loaded ${N} documents (${corpus.threads.length} threads) in ${loadS.toFixed(1)} s; ` +
     `lexical index built in ${((Date.now() - t1) / 1000).toFixed(1)} s (${built.passages} passages, ${built.terms} terms, ` +
     `heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB)`,
 );
@@ -171,43 +131,16 @@ console.log(
 const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 
-function query(): { kind: string; url: string } {
-  const s = pick(sample);
-  const words = s.text.split(' ');
-  const r = rnd();
-  const kw = () => Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick(words)).join(' ');
+function url(q: PlannedQuery): string {
+  const { kind: _kind, ...params } = q;
   const p = new URLSearchParams({ k: '20' });
-  let kind: string;
-  if (r < 0.4) {
-    kind = 'keywords';
-    p.set('q', kw());
-  } else if (r < 0.6) {
-    kind = 'phrase';
-    const at = Math.floor(rnd() * Math.max(1, words.length - 5));
-    p.set('q', words.slice(at, at + 3 + Math.floor(rnd() * 3)).join(' '));
-  } else if (r < 0.75) {
-    kind = 'person';
-    p.set('q', kw());
-    p.set('person', s.person);
-  } else if (r < 0.9) {
-    kind = 'dates';
-    p.set('q', kw());
-    p.set('start_date', new Date(s.ts - 30 * 86_400_000).toISOString().slice(0, 10));
-    p.set('end_date', new Date(s.ts + 30 * 86_400_000).toISOString().slice(0, 10));
-  } else {
-    kind = 'thread';
-    const withThread = sample.filter((x) => x.thread);
-    const t = pick(withThread);
-    p.set('q', pick(t.text.split(' ')));
-    p.set('thread_id', t.thread!);
-    p.set('context_window', '3');
-  }
-  return { kind, url: `${address}/v1/search?${p}` };
+  for (const [key, v] of Object.entries(params)) p.set(key, String(v));
+  return `${address}/v1/search?${p}`;
 }
 
 // The clients run in a worker thread (their own event loop, as separate client processes would
 // have), on a query list generated up front.
-const planned = Array.from({ length: 50_000 }, query);
+const planned = corpus.plan(50_000).map((q) => ({ kind: q.kind, url: url(q) }));
 tracing = true;
 // --profile FILE: a CPU profile of the gateway thread during the query phase only.
 let profiler: import('node:inspector').Session | null = null;

@@ -129,6 +129,47 @@ const IMPACT_TOLERANCE = 0.01;
 
 const EMPTY_CODES = new Int32Array(0);
 
+/**
+ * Document slots per code (a person, an identifier, a thread), in ascending order because slots are
+ * handed out in ascending order. Slots of removed documents stay until the index is rebuilt; readers
+ * skip them.
+ */
+class SlotLists {
+  private lists: Int32Array[] = [];
+  private lens: number[] = [];
+  add(code: number, slot: number): void {
+    const n = this.lens[code] ?? 0;
+    this.lists[code] = grown(this.lists[code] ?? new Int32Array(4), n + 1);
+    this.lists[code][n] = slot;
+    this.lens[code] = n + 1;
+  }
+  get(code: number): Int32Array {
+    return this.lists[code]?.subarray(0, this.lens[code]) ?? EMPTY_CODES;
+  }
+}
+
+/** The first 48 bits of a UUID as a number: orders like the text for lower-case UUIDs, without string compares. */
+const uuidKey = (id: string) => parseInt(id.slice(0, 8), 16) * 65536 + parseInt(id.slice(9, 13), 16);
+
+/** First index i >= from with pids[i] >= target (pids ascending), found by galloping from `from`. */
+function seek(pids: Int32Array, n: number, from: number, target: number): number {
+  let lo = from;
+  let hi = from;
+  let step = 1;
+  while (hi < n && pids[hi] < target) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > n) hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (pids[mid] < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class LexicalIndex {
   // Documents, by slot. Slots are not reused: a changed document gets a new slot, the old one dies.
   private docCount = 0;
@@ -145,8 +186,13 @@ export class LexicalIndex {
   private personPoolLen = 0;
   private dPersonOff = new Int32Array(0);
   private dPersonCnt = new Int32Array(0);
-  private dIdents: string[][] = [];
   private dPassages: number[][] = [];
+  /** uuidKey of each document: the tie-break of equal scores. */
+  private dKey = new Float64Array(0);
+  // The selective filters (person, thread) start from their documents rather than from the postings.
+  private readonly personDocs = new SlotLists();
+  private readonly identDocs = new SlotLists();
+  private readonly threadDocs = new SlotLists();
 
   // Passages, by id.
   private passageCount = 0;
@@ -161,6 +207,8 @@ export class LexicalIndex {
   private readonly sources = new Interner();
   private readonly threads = new Interner();
   private readonly persons = new Interner();
+  /** Identifiers as written in documents' people[] (the person filter's unlinked case). */
+  private readonly identifiers = new Interner();
 
   private livePassages = 0;
   private liveDocs = 0;
@@ -209,20 +257,26 @@ export class LexicalIndex {
     this.dAtt = grown(this.dAtt, d + 1);
     this.dTs = grown(this.dTs, d + 1);
     this.dThread = grown(this.dThread, d + 1);
+    this.dKey = grown(this.dKey, d + 1);
     this.dUuid[d] = doc.docId;
+    this.dKey[d] = uuidKey(doc.docId);
     this.dAlive[d] = 1;
     this.dSource[d] = this.sources.code(doc.sourceType);
     this.dAtt[d] = doc.hasAttachments ? 1 : 0;
     this.dTs[d] = doc.tsMicros;
     this.dThread[d] = doc.threadId === null ? -1 : this.threads.code(doc.threadId);
+    if (doc.threadId !== null) this.threadDocs.add(this.dThread[d], d);
     const personCodes = [...new Set(doc.personIds)].map((p) => this.persons.code(p));
     this.dPersonOff = grown(this.dPersonOff, d + 1);
     this.dPersonCnt = grown(this.dPersonCnt, d + 1);
     this.personPool = grown(this.personPool, this.personPoolLen + personCodes.length);
     this.dPersonOff[d] = this.personPoolLen;
     this.dPersonCnt[d] = personCodes.length;
-    for (const c of personCodes) this.personPool[this.personPoolLen++] = c;
-    this.dIdents[d] = doc.identifiers;
+    for (const c of personCodes) {
+      this.personPool[this.personPoolLen++] = c;
+      this.personDocs.add(c, d);
+    }
+    for (const v of new Set(doc.identifiers)) this.identDocs.add(this.identifiers.code(v), d);
     this.slotOf.set(doc.docId, d);
     this.liveDocs++;
 
@@ -289,33 +343,62 @@ export class LexicalIndex {
     }
     this.dPassages[d] = [];
     this.dPersonCnt[d] = 0;
-    this.dIdents[d] = [];
   }
 
-  /** The filter as a test on a document slot; values the index has never seen match nothing. */
-  private filterPredicate(f: IndexFilter): (d: number) => boolean {
-    const source = f.sourceType === undefined ? undefined : (this.sources.find(f.sourceType) ?? -2);
-    const thread = f.threadId === undefined ? undefined : (this.threads.find(f.threadId) ?? -2);
-    const persons = f.person
-      ? new Set([...f.person.personIds].map((p) => this.persons.find(p)).filter((c): c is number => c !== undefined))
-      : undefined;
-    const idents = f.person?.identifiers;
-    return (d) => {
-      if (source !== undefined && this.dSource[d] !== source) return false;
-      if (f.hasAttachments !== undefined && (this.dAtt[d] === 1) !== f.hasAttachments) return false;
-      if (thread !== undefined && this.dThread[d] !== thread) return false;
-      const ts = this.dTs[d];
-      if (f.startMicros !== undefined && ts < f.startMicros) return false;
-      if (f.endMicros !== undefined && (f.endExclusive ? ts >= f.endMicros : ts > f.endMicros)) return false;
-      if (persons) {
-        let ok = false;
-        const off = this.dPersonOff[d];
-        for (let i = off; i < off + this.dPersonCnt[d]; i++) if (persons.has(this.personPool[i])) ok = true;
-        if (!ok && idents) for (const v of this.dIdents[d]) if (idents.has(v)) ok = true;
-        if (!ok) return false;
+  /**
+   * The documents a selective filter allows, ascending, live ones only: those of the `person`
+   * filter (linked people or identifiers as written), else those of the thread; null for filters
+   * that are not selective. The predicate below then leaves that filter out.
+   */
+  private restriction(f: IndexFilter): Int32Array | null {
+    let lists: Int32Array[];
+    if (f.person) {
+      lists = [];
+      for (const p of f.person.personIds) {
+        const c = this.persons.find(p);
+        if (c !== undefined) lists.push(this.personDocs.get(c));
       }
-      return true;
-    };
+      for (const v of f.person.identifiers) {
+        const c = this.identifiers.find(v);
+        if (c !== undefined) lists.push(this.identDocs.get(c));
+      }
+    } else if (f.threadId !== undefined) {
+      const c = this.threads.find(f.threadId);
+      lists = c === undefined ? [] : [this.threadDocs.get(c)];
+    } else {
+      return null;
+    }
+    let n = 0;
+    for (const l of lists) n += l.length;
+    const out = new Int32Array(n);
+    let m = 0;
+    const { dAlive } = this;
+    for (const l of lists) for (let i = 0; i < l.length; i++) if (dAlive[l[i]] === 1) out[m++] = l[i];
+    const slots = out.subarray(0, m).sort();
+    if (lists.length <= 1) return slots;
+    let u = 0;
+    for (let i = 0; i < m; i++) if (u === 0 || slots[i] !== slots[u - 1]) slots[u++] = slots[i];
+    return slots.subarray(0, u);
+  }
+
+  /**
+   * The filter's remaining conditions as a test on a document slot (`person`, and `threadId` when
+   * it made the restriction, are left to `restriction`); values the index has never seen match nothing.
+   */
+  private filterPredicate(f: IndexFilter): (d: number) => boolean {
+    const source = f.sourceType === undefined ? -1 : (this.sources.find(f.sourceType) ?? -2);
+    const thread = f.threadId === undefined || !f.person ? -1 : (this.threads.find(f.threadId) ?? -2);
+    const att = f.hasAttachments === undefined ? -1 : f.hasAttachments ? 1 : 0;
+    const start = f.startMicros ?? -Infinity;
+    const end = f.endMicros ?? Infinity;
+    const endExclusive = f.endExclusive === true && f.endMicros !== undefined;
+    const { dSource, dAtt, dThread, dTs } = this;
+    return (d) =>
+      (source === -1 || dSource[d] === source) &&
+      (att === -1 || dAtt[d] === att) &&
+      (thread === -1 || dThread[d] === thread) &&
+      dTs[d] >= start &&
+      (endExclusive ? dTs[d] < end : dTs[d] <= end);
   }
 
   search(
@@ -342,42 +425,79 @@ export class LexicalIndex {
     this.checked = grown(this.checked, this.docCount);
     const { acc, docBest, docBestPid, docState, pAlive, pDoc, checked } = this;
     const pass = this.filterPredicate(filter);
-    const unfiltered = Object.values(filter).every((v) => v === undefined);
+    const restricted = this.restriction(filter);
+    const unfiltered = restricted === null && Object.values(filter).every((v) => v === undefined);
     let nChecked = 0;
     let postingsTotal = 0;
     for (const t of terms) if (t.tid !== undefined) postingsTotal += this.postings[t.tid].n;
     this.touched = grown(this.touched, Math.min(postingsTotal, this.passageCount));
     const touched = this.touched;
     let nTouched = 0;
+    const scored = terms.filter((t) => t.tid !== undefined && t.df > 0);
+    const weights = scored.map((t) => t.idf * t.qtf);
+    const lists = scored.map((t) => this.postings[t.tid!]);
+    const impacts = lists.map((post) => this.impacts(post, avgdl));
 
-    for (const t of terms) {
-      if (t.tid === undefined || t.df === 0) continue;
-      const post = this.postings[t.tid];
-      const weight = t.idf * t.qtf;
-      const imp = this.impacts(post, avgdl);
-      const { pids } = post;
-      const len = post.n;
-      if (unfiltered) {
+    if (restricted !== null && restricted.length * scored.length * 8 < postingsTotal) {
+      // Few allowed documents (one person's, one thread's) against long postings: look their
+      // passages up in the postings (ascending on both sides, so each list is galloped through once).
+      const cursor = new Int32Array(scored.length);
+      for (let j = 0; j < restricted.length; j++) {
+        const d = restricted[j];
+        if (!pass(d)) continue;
+        const passages = this.dPassages[d];
+        for (let p = 0; p < passages.length; p++) {
+          const pid = passages[p];
+          let s = 0;
+          for (let t = 0; t < lists.length; t++) {
+            const { pids, n } = lists[t];
+            const i = (cursor[t] = seek(pids, n, cursor[t], pid));
+            if (i < n && pids[i] === pid) s += weights[t] * impacts[t][i];
+          }
+          if (s > 0) {
+            touched[nTouched++] = pid;
+            acc[pid] = s;
+          }
+        }
+      }
+    } else {
+      // Walk the postings. Documents a restriction allows are marked 3 first; every document is
+      // tested once (state 1 passes, 2 fails) and reset at the end through `checked`.
+      if (restricted !== null) {
+        for (let j = 0; j < restricted.length; j++) {
+          docState[restricted[j]] = 3;
+          checked[nChecked++] = restricted[j];
+        }
+      }
+      for (let t = 0; t < lists.length; t++) {
+        const { pids, n: len } = lists[t];
+        const weight = weights[t];
+        const imp = impacts[t];
+        if (unfiltered) {
+          for (let i = 0; i < len; i++) {
+            const pid = pids[i];
+            if (pAlive[pid] === 0) continue;
+            if (acc[pid] === 0) touched[nTouched++] = pid;
+            acc[pid] += weight * imp[i];
+          }
+          continue;
+        }
         for (let i = 0; i < len; i++) {
           const pid = pids[i];
           if (pAlive[pid] === 0) continue;
+          const d = pDoc[pid];
+          let st = docState[d];
+          if (st === 0) {
+            if (restricted !== null) continue;
+            st = docState[d] = pass(d) ? 1 : 2;
+            checked[nChecked++] = d;
+          } else if (st === 3) {
+            st = docState[d] = pass(d) ? 1 : 2;
+          }
+          if (st === 2) continue;
           if (acc[pid] === 0) touched[nTouched++] = pid;
           acc[pid] += weight * imp[i];
         }
-        continue;
-      }
-      for (let i = 0; i < len; i++) {
-        const pid = pids[i];
-        if (pAlive[pid] === 0) continue;
-        const d = pDoc[pid];
-        let st = docState[d];
-        if (st === 0) {
-          st = docState[d] = pass(d) ? 1 : 2;
-          checked[nChecked++] = d;
-        }
-        if (st === 2) continue;
-        if (acc[pid] === 0) touched[nTouched++] = pid;
-        acc[pid] += weight * imp[i];
       }
     }
 
@@ -401,14 +521,13 @@ export class LexicalIndex {
       }
     }
 
-    // Top `limit` documents: a size-limit min-heap finds the cut-off, then only those are sorted.
-    const cutoff = kthLargest(matched, nMatched, docBest, limit);
-    const best: number[] = [];
-    for (let i = 0; i < nMatched; i++) if (docBest[matched[i]] >= cutoff) best.push(matched[i]);
-    const top = best
-      .sort((x, y) => docBest[y] - docBest[x] || (this.dUuid[x]! < this.dUuid[y]! ? -1 : 1))
-      .slice(0, limit)
-      .map((d) => ({ doc_id: this.dUuid[d]!, chunk_id: this.pChunk[docBestPid[d]], score: docBest[d] }));
+    // Top `limit` documents (score, then document id), then only those are sorted.
+    const { dKey, dUuid } = this;
+    const before = (x: number, y: number) =>
+      docBest[x] > docBest[y] || (docBest[x] === docBest[y] && (dKey[x] < dKey[y] || (dKey[x] === dKey[y] && dUuid[x]! < dUuid[y]!)));
+    const top = [...topK(matched, nMatched, limit, docBest, before)]
+      .sort((x, y) => (before(x, y) ? -1 : 1))
+      .map((d) => ({ doc_id: dUuid[d]!, chunk_id: this.pChunk[docBestPid[d]], score: docBest[d] }));
 
     // The match set for facets: lexical matches plus the other leg's documents, each once (state 4).
     for (let i = 0; i < nMatched; i++) {
@@ -494,36 +613,52 @@ export class LexicalIndex {
   }
 }
 
-/** The k-th largest score among `docs` (or 0 when there are fewer than k). */
-function kthLargest(docs: Int32Array, n: number, score: Float64Array, k: number): number {
-  if (n <= k) return 0;
-  const heap = new Float64Array(k);
-  let size = 0;
-  for (let j = 0; j < n; j++) {
-    const s = score[docs[j]];
-    if (size < k) {
-      let i = size++;
-      heap[i] = s;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (heap[p] <= heap[i]) break;
-        [heap[p], heap[i]] = [heap[i], heap[p]];
-        i = p;
-      }
-    } else if (s > heap[0]) {
-      heap[0] = s;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < k && heap[l] < heap[m]) m = l;
-        if (r < k && heap[r] < heap[m]) m = r;
-        if (m === i) break;
-        [heap[m], heap[i]] = [heap[i], heap[m]];
-        i = m;
-      }
+/**
+ * The `k` first of `docs[0..n)` in the order `before` (a strict total order that puts higher
+ * `score` first): a heap whose root is the last of those kept so far; unordered.
+ */
+function topK(
+  docs: Int32Array,
+  n: number,
+  k: number,
+  score: Float64Array,
+  before: (x: number, y: number) => boolean,
+): Int32Array {
+  if (n <= k) return docs.slice(0, n);
+  const heap = new Int32Array(k);
+  for (let j = 0; j < k; j++) {
+    // Sift up: the root holds the element every other one comes before.
+    let i = j;
+    heap[i] = docs[j];
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(heap[p], heap[i])) break;
+      const t = heap[p];
+      heap[p] = heap[i];
+      heap[i] = t;
+      i = p;
     }
   }
-  return heap[0];
+  let floor = score[heap[0]];
+  for (let j = k; j < n; j++) {
+    const d = docs[j];
+    // Most documents score below the last one kept: one comparison, no call.
+    if (score[d] < floor || !before(d, heap[0])) continue;
+    heap[0] = d;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < k && before(heap[m], heap[l])) m = l;
+      if (r < k && before(heap[m], heap[r])) m = r;
+      if (m === i) break;
+      const t = heap[m];
+      heap[m] = heap[i];
+      heap[i] = t;
+      i = m;
+    }
+    floor = score[heap[0]];
+  }
+  return heap;
 }

@@ -44,6 +44,16 @@ export async function lexicalInputs(
     { name: 'memex_search_inputs' },
   );
   const row = r.rows[0];
+  const filter = indexFilter(f, row.persons ?? []);
+  return {
+    lexemes: row.lexemes.map(([term, qtf]) => ({ term, qtf })),
+    filter,
+    poll: { sync_h: row.sync_h, sync_changes: row.sync_changes },
+  };
+}
+
+/** The request's filters as the index evaluates them; `personIds` own the `person` filter's identifiers. */
+export function indexFilter(f: SearchFilters, personIds: string[]): IndexFilter {
   const filter: IndexFilter = {
     sourceType: f.source_type,
     hasAttachments: f.has_attachments,
@@ -52,12 +62,8 @@ export async function lexicalInputs(
     endMicros: f.end === undefined ? undefined : toMicros(f.end),
     endExclusive: f.endExclusive,
   };
-  if (f.person !== undefined) filter.person = { personIds: new Set(row.persons ?? []), identifiers: new Set(f.person) };
-  return {
-    lexemes: row.lexemes.map(([term, qtf]) => ({ term, qtf })),
-    filter,
-    poll: { sync_h: row.sync_h, sync_changes: row.sync_changes },
-  };
+  if (f.person !== undefined) filter.person = { personIds: new Set(personIds), identifiers: new Set(f.person) };
+  return filter;
 }
 
 /**
