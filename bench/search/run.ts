@@ -205,5 +205,6 @@ for (const [kind, a] of Object.entries(lat).sort()) {
 for (const [k, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms)) {
   console.log(`sql ${(e.ms / e.n).toFixed(2).padStart(7)} ms avg  n=${String(e.n).padStart(6)}  ${k}`);
 }
+console.log(`answered from memory (hits/misses): ${JSON.stringify(search.memoryStats())}`);
 await app.close();
 await drop();

@@ -21,6 +21,8 @@ export interface SearchConfig {
   indexPollMs: number;
   /** Query embeddings kept in the LRU cache. */
   queryCacheSize: number;
+  /** Document rows, chunk texts and people's names each kept in memory for answers (0 = always read). */
+  rowCacheSize: number;
   boosts: boolean;
   /** The lexical leg can be switched off (vector-only measurements). */
   lexicalEnabled: boolean;
@@ -47,6 +49,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
+    rowCacheSize: num(env, 'SEARCH_ROW_CACHE_SIZE', 20_000, 0, 10_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',
     lexicalEnabled: (env.SEARCH_LEXICAL_ENABLED ?? 'true').trim().toLowerCase() !== 'false',
   };

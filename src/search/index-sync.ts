@@ -8,11 +8,14 @@
  *   the xmin of the previous poll's snapshot: every transaction that was not visible then has an
  *   xid at or above it, so a late commit is never skipped. Rows already applied are recognised by
  *   seq. Applying a change reloads the document's current state (idempotent).
- * - Every search reads the log in its own first statement (`pollColumns`, beside the query's
- *   lexemes) and hands the result to `absorb` before scoring: a write committed before the search
- *   arrived is always seen, at no extra round trip. Results are absorbed one at a time, in any order:
- *   the horizon only moves forward, seqs already applied are skipped, and an older result that
- *   repeats a change just reloads that document.
+ * - Every search asks for `current()` before scoring: a poll whose statement is sent after the
+ *   call, so a write committed before the search arrived is always seen. Concurrent searches share
+ *   polls: one waits for the poll in flight only if it was sent after the search arrived, else for
+ *   the next one, which every search arriving meanwhile joins (under load, a poll serves several
+ *   searches). Results are absorbed one at a time: the horizon only moves forward, seqs already
+ *   applied are skipped, and an older result that repeats a change just reloads that document.
+ * - Rows also name people whose display name changed (migration 070); with the documents changed,
+ *   they go to `onChange`, which drops cached rows (row-cache.ts) in step with the index.
  * - A timer polls in the background so an idle process stays current, prunes log rows older than
  *   the retention, and rebuilds when the index has more dead passages than live ones, when a poll
  *   brings more changes than a rebuild would read, or when this process has not polled for longer
@@ -30,7 +33,12 @@ export interface IndexSyncOptions {
   /** Documents per page when building. */
   pageSize?: number;
   onError?: (err: unknown) => void;
+  /** Called as changes are applied, before any search sees the index reflecting them. */
+  onChange?: (change: IndexChange) => void;
 }
+
+/** What changed in the catalog: documents and people's names, or everything (the index was rebuilt). */
+export type IndexChange = { all: true } | { all: false; docIds: string[]; personIds: string[] };
 
 interface DocRow {
   doc_id: string;
@@ -73,8 +81,8 @@ function toIndexed(r: DocRow): IndexedDocument {
 export interface PollResult {
   /** pg_snapshot_xmin of the statement's snapshot, as text. */
   sync_h: string;
-  /** [seq, xid, doc_id] of log rows at or above the horizon the statement was given. */
-  sync_changes: [number, string, string][];
+  /** [seq, xid, doc_id, person_id] of log rows at or above the horizon the statement was given. */
+  sync_changes: [number, string, string | null, string | null][];
 }
 
 export class IndexSync {
@@ -85,6 +93,9 @@ export class IndexSync {
   private lastPollAt = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** The poll whose statement may already be on its way, and the one searches arriving meanwhile share. */
+  private inflight: Promise<LexicalIndex> | null = null;
+  private next: Promise<LexicalIndex> | null = null;
   private closed = false;
   /** (time, horizon) samples: log rows below a horizon older than the retention can go. */
   private readonly horizons: { at: number; horizon: bigint }[] = [];
@@ -102,14 +113,15 @@ export class IndexSync {
     this.pageSize = opts.pageSize ?? 2000;
   }
 
-  /** SQL select-list items reading the log from the horizon passed as parameter `param` (see `horizonParam`). */
-  static pollColumns(param: string): string {
-    return `pg_snapshot_xmin(pg_current_snapshot())::text AS sync_h,
-      coalesce((SELECT json_agg(json_build_array(seq, xid::text, doc_id)) FROM search_changes WHERE xid >= ${param}::xid8), '[]') AS sync_changes`;
-  }
-
-  get horizonParam(): string {
-    return this.horizon.toString();
+  /** The change-log read from the current horizon. */
+  private poll(): Promise<{ rows: PollResult[] }> {
+    return this.db.query<PollResult>(
+      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS sync_h,
+         coalesce((SELECT json_agg(json_build_array(seq, xid::text, doc_id, person_id))
+                     FROM search_changes WHERE xid >= $1::xid8), '[]') AS sync_changes`,
+      [this.horizon.toString()],
+      { name: 'memex_search_poll' },
+    );
   }
 
   /** The index, built if needed (first use, or this process stopped polling for too long). */
@@ -121,21 +133,37 @@ export class IndexSync {
   }
 
   /**
-   * Applies a poll result read by a search statement and resolves with the index that reflects it:
-   * score against this one, not the one `ready()` gave, which a rebuild may have replaced since.
+   * The index, current as of the moment of the call: it reflects every write committed before, by
+   * any process. Score against this one, not the one `ready()` gave, which a rebuild may have
+   * replaced since.
    */
-  absorb(poll: PollResult): Promise<LexicalIndex> {
-    return this.serial(async () => {
-      await this.applyPoll(poll);
-      return this.index!;
-    });
+  current(): Promise<LexicalIndex> {
+    if (!this.inflight) return this.startPoll();
+    // The poll in flight may have read the log before this call: wait for the next one.
+    this.next ??= this.inflight
+      .catch(() => undefined)
+      .then(() => {
+        this.next = null;
+        return this.startPoll();
+      });
+    return this.next;
   }
 
-  /** The index, current as of the moment of the call (its own poll statement). */
-  async current(): Promise<LexicalIndex> {
-    await this.ready();
-    const r = await this.db.query<PollResult>(`SELECT ${IndexSync.pollColumns('$1')}`, [this.horizonParam]);
-    return this.absorb(r.rows[0]);
+  private startPoll(): Promise<LexicalIndex> {
+    const p = (async () => {
+      await this.ready();
+      const r = await this.poll();
+      return this.serial(async () => {
+        await this.applyPoll(r.rows[0]);
+        return this.index!;
+      });
+    })();
+    this.inflight = p;
+    const done = () => {
+      if (this.inflight === p) this.inflight = null;
+    };
+    p.then(done, done);
+    return p;
   }
 
   /** Discards the index and builds it again from the catalog. */
@@ -193,25 +221,32 @@ export class IndexSync {
     this.horizon = BigInt(h.rows[0].h);
     this.applied = new Map();
     this.counters.builds++;
-    const r = await this.db.query<PollResult>(`SELECT ${IndexSync.pollColumns('$1')}`, [this.horizonParam]);
+    this.opts.onChange?.({ all: true });
+    const r = await this.poll();
     await this.applyPoll(r.rows[0], false);
   }
 
   private async applyPoll(poll: PollResult, mayRebuild = true): Promise<void> {
     this.counters.polls++;
-    const fresh = new Map<number, { xid: bigint; docId: string }>();
-    for (const [seq, xid, docId] of poll.sync_changes) {
-      if (!this.applied.has(seq)) fresh.set(seq, { xid: BigInt(xid), docId });
+    const fresh = new Map<number, bigint>();
+    const docs = new Set<string>();
+    const people = new Set<string>();
+    for (const [seq, xid, docId, personId] of poll.sync_changes) {
+      if (this.applied.has(seq)) continue;
+      fresh.set(seq, BigInt(xid));
+      if (docId !== null) docs.add(docId);
+      if (personId !== null) people.add(personId);
     }
-    const docIds = [...new Set([...fresh.values()].map((c) => c.docId))];
+    const docIds = [...docs];
     if (mayRebuild && docIds.length > Math.max(5000, this.index!.size.documents)) {
       // More changes than a rebuild would read (a bulk load into a small index).
       await this.build();
       return;
     }
     if (docIds.length > 0) await this.apply(docIds);
+    if (fresh.size > 0) this.opts.onChange?.({ all: false, docIds, personIds: [...people] });
     // Only now, with the documents reloaded, are the changes recorded and the horizon moved.
-    for (const [seq, c] of fresh) this.applied.set(seq, c.xid);
+    for (const [seq, xid] of fresh) this.applied.set(seq, xid);
     const h = BigInt(poll.sync_h);
     if (h > this.horizon) {
       this.horizon = h;

@@ -248,6 +248,17 @@ export class LexicalIndex {
     };
   }
 
+  /** The active documents of a thread in time order (then by id), as the catalog orders them. */
+  threadOrder(threadId: string): string[] {
+    const c = this.threads.find(threadId);
+    if (c === undefined) return [];
+    const { dAlive, dTs, dKey, dUuid } = this;
+    return [...this.threadDocs.get(c)]
+      .filter((d) => dAlive[d] === 1)
+      .sort((x, y) => dTs[x] - dTs[y] || dKey[x] - dKey[y] || (dUuid[x]! < dUuid[y]! ? -1 : 1))
+      .map((d) => dUuid[d]!);
+  }
+
   /** Adds or replaces a document. */
   upsert(doc: IndexedDocument): void {
     this.remove(doc.docId);

@@ -9,8 +9,11 @@ import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
+import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync } from './index-sync.ts';
-import { lexicalInputs, personFacet, PERSON_FACET_LIMIT } from './lexical.ts';
+import type { LexicalIndex } from './lexical-index.ts';
+import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
+import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 import { vectorCandidates, type VectorCandidate } from './vector.ts';
@@ -27,6 +30,11 @@ export interface SearchDeps {
   onIndexError?: (err: unknown) => void;
 }
 
+interface HitsMisses {
+  hits: number;
+  misses: number;
+}
+
 export interface Search {
   readonly config: SearchConfig;
   search(req: SearchRequest): Promise<SearchResponse>;
@@ -38,15 +46,21 @@ export interface Search {
   close(): void;
   /** Number of times the embedder was called for a query (cache misses). */
   readonly queryEmbeddings: number;
+  /** How often answers came from memory rather than the catalog (benchmarks). */
+  memoryStats(): {
+    documents: HitsMisses;
+    chunks: HitsMisses;
+    names: HitsMisses;
+    /** Queries whose lexemes were all remembered / queries that asked PostgreSQL. */
+    lexemes: HitsMisses;
+    /** Change-log polls made (concurrent searches share them). */
+    polls: number;
+  };
 }
 
-const DOC_COLUMNS = `d.doc_id, i.chunk_id, d.title, d.canonical_uri, d.source_type, d.thread_id,
-  d.content_timestamp, d.people, d.has_attachments, d.attachment_count, d.metadata`;
-
-
+/** A document as answers show it; `text_head` is the snippet of a document read without a chunk. */
 interface DocRow {
   doc_id: string;
-  chunk_id: string | null;
   title: string | null;
   canonical_uri: string | null;
   source_type: string;
@@ -56,8 +70,11 @@ interface DocRow {
   has_attachments: boolean;
   attachment_count: number;
   metadata: Record<string, unknown>;
-  snippet: string | null;
+  text_head: string;
 }
+
+/** Leading characters of a document's text shown when no chunk was matched (thread context). */
+const TEXT_HEAD = 400;
 
 function attachmentsOf(metadata: Record<string, unknown>): Attachment[] {
   const list = metadata?.attachments;
@@ -74,14 +91,14 @@ function attachmentsOf(metadata: Record<string, unknown>): Attachment[] {
     }));
 }
 
-function toHit(row: DocRow, extra: Partial<SearchHit>): SearchHit {
+function toHit(row: DocRow, snippet: string, extra: Partial<SearchHit>): SearchHit {
   const { attachments: _a, ...metadata } = row.metadata ?? {};
   return {
     document_id: row.doc_id,
-    chunk_id: row.chunk_id,
+    chunk_id: null,
     title: row.title,
     url: row.canonical_uri,
-    snippet: (row.snippet ?? '').replace(/\s+/g, ' ').trim(),
+    snippet: snippet.replace(/\s+/g, ' ').trim(),
     score: 0,
     scores: { lexical: null, vector: null, fused: 0 },
     sources: [],
@@ -105,11 +122,6 @@ export function createSearch(deps: SearchDeps): Search {
   const config: SearchConfig = { ...loadSearchConfig(), ...(deps.config ?? {}) };
   const embedder = deps.embedder ?? null;
   const now = deps.now ?? (() => new Date());
-  const sync = new IndexSync(
-    db,
-    { k1: config.k1, b: config.b, titleWeight: config.titleWeight },
-    { pollIntervalMs: config.indexPollMs, onError: deps.onIndexError },
-  );
   const cache = new LruCache<string, number[]>(config.queryCacheSize);
   let queryEmbeddings = 0;
 
@@ -124,56 +136,75 @@ export function createSearch(deps: SearchDeps): Search {
     return v;
   }
 
-  /** Document rows (with the chunk snippet, matched terms marked) in the order of `items`. */
-  /** Document rows without snippets (boosts of unindexed hits, thread context), by doc_id. */
-  async function loadDocs(items: { doc_id: string; chunk_id: string | null }[]): Promise<Map<string, DocRow>> {
-    if (items.length === 0) return new Map();
-    const r = await db.query<DocRow>(
-      `SELECT ${DOC_COLUMNS}, CASE WHEN i.chunk_id IS NULL THEN left(d.text, 400) END AS snippet
-         FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id) JOIN documents d ON d.doc_id = i.doc_id`,
-      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id)],
-    );
-    return new Map(r.rows.map((row) => [row.doc_id, row]));
-  }
+  // Rows answers are made of, in memory, dropped as the change log names them (row-cache.ts).
+  const docRows = new RowCache<DocRow>(config.rowCacheSize);
+  const chunkTexts = new RowCache<string>(config.rowCacheSize);
+  const personNames = new RowCache<string>(config.rowCacheSize);
 
   /**
-   * The returned hits with their snippets (matched words marked, see snippet.ts) and the display
-   * names of the person facet, in one statement.
+   * Document rows, chunk texts (the first DEFAULT_SNIPPET.maxChars characters) and people's display
+   * names, from memory, with one statement for whatever is not there.
    */
-  async function loadHits(
-    items: { doc_id: string; chunk_id: string | null }[],
-    lexemes: string[],
-    personIds: string[],
-  ): Promise<{ rows: Map<string, DocRow>; names: Map<string, string | null> }> {
-    const r = await db.query<{ docs: (DocRow & { chunk_text: string | null })[]; names: [string, string | null][] }>(
-      `SELECT
-         (SELECT coalesce(json_agg(x), '[]') FROM (
-            SELECT ${DOC_COLUMNS}, left(d.text, 400) AS snippet, left(c.text, $3) AS chunk_text
-              FROM unnest($1::uuid[], $2::uuid[]) AS i(doc_id, chunk_id)
-              JOIN documents d ON d.doc_id = i.doc_id
-              LEFT JOIN chunks c ON c.chunk_id = i.chunk_id) x) AS docs,
-         (SELECT coalesce(json_agg(json_build_array(person_id, display_name)), '[]')
-            FROM people WHERE person_id = ANY($4::uuid[])) AS names`,
-      [items.map((i) => i.doc_id), items.map((i) => i.chunk_id), DEFAULT_SNIPPET.maxChars, personIds],
-      { name: 'memex_search_hits' },
-    );
-    const { docs, names } = r.rows[0];
-    const rows = new Map<string, DocRow>();
-    for (const { chunk_text, ...row } of docs) {
-      rows.set(row.doc_id, { ...row, snippet: chunk_text === null ? row.snippet : makeSnippet(chunk_text, lexemes) });
+  async function readRows(docIds: string[], chunkIds: string[], personIds: string[]) {
+    const docs = docRows.lookup(docIds);
+    const chunks = chunkTexts.lookup(chunkIds);
+    const names = personNames.lookup(personIds);
+    const read = { docs: new Map<string, DocRow>(), chunks: new Map<string, string>(), names: new Map<string, string>() };
+    try {
+      if (docs.missing.length + chunks.missing.length + names.missing.length > 0) {
+        const r = await db.query<{ docs: DocRow[]; chunks: [string, string][]; names: [string, string][] }>(
+          `SELECT
+             (SELECT coalesce(json_agg(x), '[]') FROM (
+                SELECT d.doc_id, d.title, d.canonical_uri, d.source_type, d.thread_id, d.content_timestamp, d.people,
+                       d.has_attachments, d.attachment_count, d.metadata, left(d.text, ${TEXT_HEAD}) AS text_head
+                  FROM documents d WHERE d.doc_id = ANY($1::uuid[])) x) AS docs,
+             (SELECT coalesce(json_agg(json_build_array(chunk_id, left(text, $3))), '[]')
+                FROM chunks WHERE chunk_id = ANY($2::uuid[])) AS chunks,
+             (SELECT coalesce(json_agg(json_build_array(person_id, display_name)), '[]')
+                FROM people WHERE person_id = ANY($4::uuid[])) AS names`,
+          [docs.missing, chunks.missing, DEFAULT_SNIPPET.maxChars, names.missing],
+          { name: 'memex_search_rows' },
+        );
+        const row = r.rows[0];
+        for (const d of row.docs) read.docs.set(d.doc_id, d);
+        read.chunks = new Map(row.chunks);
+        read.names = new Map(row.names);
+      }
+    } finally {
+      docRows.fill(docs, read.docs);
+      chunkTexts.fill(chunks, read.chunks);
+      personNames.fill(names, read.names);
     }
-    return { rows, names: new Map(names) };
+    for (const [k, v] of read.docs) docs.found.set(k, v);
+    for (const [k, v] of read.chunks) chunks.found.set(k, v);
+    for (const [k, v] of read.names) names.found.set(k, v);
+    return { docs: docs.found, chunks: chunks.found, names: names.found };
   }
 
+  const sync = new IndexSync(
+    db,
+    { k1: config.k1, b: config.b, titleWeight: config.titleWeight },
+    {
+      pollIntervalMs: config.indexPollMs,
+      onError: deps.onIndexError,
+      onChange: (change) => {
+        if (change.all) {
+          docRows.clear();
+          personNames.clear();
+        } else {
+          docRows.invalidate(change.docIds);
+          personNames.invalidate(change.personIds);
+        }
+      },
+    },
+  );
+  const analyzer = new QueryAnalyzer(db);
+
   /** Neighbours of the hits in their thread: ±window positions in time order, once each. */
-  async function threadContext(req: SearchRequest, hits: SearchHit[]): Promise<SearchHit[]> {
+  async function threadContext(index: LexicalIndex, req: SearchRequest, hits: SearchHit[]): Promise<SearchHit[]> {
     const threadId = req.filters.thread_id;
     if (!threadId || req.context_window <= 0 || hits.length === 0) return [];
-    const thread = await db.query<{ doc_id: string }>(
-      `SELECT doc_id FROM documents WHERE thread_id = $1 AND is_active_version ORDER BY content_timestamp, doc_id`,
-      [threadId],
-    );
-    const order = thread.rows.map((r) => r.doc_id);
+    const order = index.threadOrder(threadId);
     const pos = new Map(order.map((id, i) => [id, i]));
     const hitIds = new Set(hits.map((h) => h.document_id));
     const ctx = new Map<string, Set<string>>();
@@ -188,15 +219,14 @@ export function createSearch(deps: SearchDeps): Search {
       }
     }
     const ids = [...ctx.keys()].sort((a, b) => pos.get(a)! - pos.get(b)!);
-    const rows = await loadDocs(ids.map((id) => ({ doc_id: id, chunk_id: null })));
+    const rows = (await readRows(ids, [], [])).docs;
     const t = now();
     return ids.flatMap((id) => {
       const row = rows.get(id);
       if (!row) return [];
       const score = round(0.1 * (config.boosts ? boostFactor(row, t) : 1));
       return [
-        toHit(row, {
-          chunk_id: null,
+        toHit(row, row.text_head, {
           score,
           scores: { lexical: null, vector: null, fused: 0.1 },
           sources: ['context'],
@@ -207,7 +237,8 @@ export function createSearch(deps: SearchDeps): Search {
     });
   }
 
-  async function chunkTexts(ids: string[]): Promise<Map<string, string>> {
+  /** Whole chunk texts (ask quotes sentences from anywhere in a chunk, not only its first characters). */
+  async function fullChunkTexts(ids: string[]): Promise<Map<string, string>> {
     const r = await db.query<{ chunk_id: string; text: string }>(
       'SELECT chunk_id, text FROM chunks WHERE chunk_id = ANY($1::uuid[])',
       [ids],
@@ -219,13 +250,16 @@ export function createSearch(deps: SearchDeps): Search {
     const legs: SearchLegs = { lexical: true, vector: false };
     const pool = Math.max(config.legCandidates, req.k);
 
-    // The lexical inputs (one statement, absorbed into the index before scoring) and the vector leg
-    // are independent.
+    // The lexical leg's inputs (the index brought up to date, the query's lexemes, the people a
+    // person filter names) and the vector leg are independent.
     const lexicalPart = (async () => {
-      await sync.ready();
-      const inputs = await lexicalInputs(db, sync.horizonParam, req.q, req.filters);
-      const index = await sync.absorb(inputs.poll);
-      return { index, ...inputs };
+      const f = req.filters;
+      const [index, lexemes, persons] = await Promise.all([
+        sync.current(),
+        analyzer.lexemes(req.q),
+        f.person === undefined ? [] : personsOwning(db, f.person),
+      ]);
+      return { index, lexemes, filter: indexFilter(f, persons) };
     })();
     const vectorLeg = (async (): Promise<VectorCandidate[]> => {
       if (!embedder) {
@@ -257,7 +291,7 @@ export function createSearch(deps: SearchDeps): Search {
     // catch-up) is read from the catalog.
     const fused: FusedCandidate[] = fuse(lexical.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
     const unknown = fused.filter((c) => !index.has(c.doc_id));
-    const unknownRows = await loadDocs(unknown);
+    const unknownRows = unknown.length === 0 ? new Map<string, DocRow>() : (await readRows(unknown.map((c) => c.doc_id), [], [])).docs;
     const t = now();
     const ranked = fused
       .flatMap((c) => {
@@ -270,16 +304,18 @@ export function createSearch(deps: SearchDeps): Search {
       })
       .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id))
       .slice(0, req.k);
-    const { rows, names } = await loadHits(
-      ranked.map(({ c }) => c),
-      lexemes.map((l) => l.term),
+    const rows = await readRows(
+      ranked.map(({ c }) => c.doc_id),
+      ranked.flatMap(({ c }) => (c.chunk_id === null ? [] : [c.chunk_id])),
       lexical.people.map((p) => p.personId),
     );
+    const terms = lexemes.map((l) => l.term);
     const hits = ranked.flatMap(({ c, score }) => {
-      const row = rows.get(c.doc_id);
+      const row = rows.docs.get(c.doc_id);
       if (!row) return [];
+      const chunk = c.chunk_id === null ? undefined : rows.chunks.get(c.chunk_id);
       return [
-        toHit(row, {
+        toHit(row, chunk === undefined ? row.text_head : makeSnippet(chunk, terms), {
           chunk_id: c.chunk_id,
           score,
           scores: {
@@ -292,7 +328,7 @@ export function createSearch(deps: SearchDeps): Search {
       ];
     });
 
-    const context = await threadContext(req, hits);
+    const context = await threadContext(index, req, hits);
     return {
       query: req.q,
       k: req.k,
@@ -301,7 +337,7 @@ export function createSearch(deps: SearchDeps): Search {
       facets: {
         source_type: lexical.sourceTypes,
         has_attachments: lexical.hasAttachments,
-        person: personFacet(lexical.people, names),
+        person: personFacet(lexical.people, rows.names),
       },
       legs,
     };
@@ -310,7 +346,7 @@ export function createSearch(deps: SearchDeps): Search {
   return {
     config,
     search,
-    ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), chunkTexts }),
+    ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), chunkTexts: fullChunkTexts }),
     generalContext: () => generalContext(db),
     refreshIndex: async (opts) => {
       const index = opts?.rebuild ? await sync.rebuild() : await sync.current();
@@ -318,6 +354,13 @@ export function createSearch(deps: SearchDeps): Search {
       return { documents, passages, terms };
     },
     close: () => sync.close(),
+    memoryStats: () => ({
+      documents: { ...docRows.counters },
+      chunks: { ...chunkTexts.counters },
+      names: { ...personNames.counters },
+      lexemes: { hits: analyzer.counters.remembered, misses: analyzer.counters.asked },
+      polls: sync.counters.polls,
+    }),
     get queryEmbeddings() {
       return queryEmbeddings;
     },

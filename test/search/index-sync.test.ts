@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { Database, Queryable } from '../../src/db/types.ts';
 import { prepareIngest } from '../../src/gateway/prepare.ts';
 import { IndexSync } from '../../src/search/index-sync.ts';
+import type { LexicalIndex } from '../../src/search/lexical-index.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { doc, q, startSearchGateway, type SearchGateway } from './helpers.ts';
@@ -18,6 +19,7 @@ import { doc, q, startSearchGateway, type SearchGateway } from './helpers.ts';
 const ids = (res: any) => res.json().hits.filter((h: any) => !h.context).map((h: any) => h.document_id);
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 const BM25 = { k1: 1.2, b: 0.4, titleWeight: 2 };
+type LexicalIndexSearch = LexicalIndex['search'];
 
 async function del(g: SearchGateway, docId: string) {
   const res = await g.app.inject({ method: 'DELETE', url: `/v1/catalog/documents/${docId}`, headers: auth });
@@ -173,6 +175,26 @@ describe('person merge: the person filter and facet follow the survivor', () => 
       expect(new Set(ids(await g.get(q({ q: 'zeppelin', person }))))).toEqual(new Set([mail.doc_id, sms.doc_id]));
     }
   });
+
+  it('a contact renamed shows its new name in the person facet at the next search (no document changed)', async () => {
+    const contact = (display_name: string) =>
+      g.post('/catalog/contacts/ingest', {
+        source: 'host_contacts',
+        device_id: 'laptop-1',
+        batch_id: `b-${Math.random().toString(36).slice(2)}`,
+        since_token: null,
+        people: [{ external_id: 'cy', display_name, emails: [{ value: 'cy@example.com' }] }],
+      });
+    expect((await contact('Cy')).statusCode).toBe(200);
+    await g.ingest(
+      doc('Dirigible hangar lease', { people: [{ identifier: 'cy@example.com', identifier_type: 'email', role: 'sender' }] }),
+    );
+    const before = (await g.get(q({ q: 'dirigible' }))).json();
+    expect(before.facets.person.map((f: any) => f.display_name)).toEqual(['Cy']);
+    expect((await contact('Cyrus')).statusCode).toBe(200);
+    const after = (await g.get(q({ q: 'dirigible' }))).json();
+    expect(after.facets.person.map((f: any) => f.display_name)).toEqual(['Cyrus']);
+  });
 });
 
 describe('incremental upkeep: one build, then the change log', () => {
@@ -279,6 +301,48 @@ describe('incremental upkeep: one build, then the change log', () => {
     expect(body.total).toBe(1);
   });
 
+  it('concurrent current() calls share polls, and a call made after a write sees it even while an older poll is in flight', async () => {
+    // Hold the first poll's answer after PostgreSQL has read the log, so the write below commits
+    // while that poll is still in flight.
+    let release!: () => void;
+    let held!: () => void;
+    const pollRead = new Promise<void>((r) => (held = r));
+    let holdNext = false;
+    const slow: Database = {
+      kind: g.db.kind,
+      exec: g.db.exec.bind(g.db),
+      close: g.db.close.bind(g.db),
+      transaction: g.db.transaction.bind(g.db),
+      async query(sql: string, params?: unknown[], opts?: { name?: string }) {
+        const r = await g.db.query(sql, params as any[], opts);
+        if (opts?.name === 'memex_search_poll' && holdNext) {
+          holdNext = false;
+          held();
+          await new Promise<void>((res) => (release = res));
+        }
+        return r;
+      },
+    } as Database;
+    const sync = new IndexSync(slow, BM25, { pollIntervalMs: 0 });
+    const quasar = (index: { search: LexicalIndexSearch }) => index.search([{ term: 'quasar', qtf: 1 }], {}, 10).total;
+    try {
+      await sync.ready(); // the build polls too
+      holdNext = true;
+      const first = sync.current();
+      await pollRead;
+      await g.ingest(doc('Quasar observation log'));
+      const later = Array.from({ length: 8 }, () => sync.current());
+      release();
+      expect(quasar(await first)).toBe(0);
+      const polls = sync.counters.polls;
+      for (const index of await Promise.all(later)) expect(quasar(index)).toBe(1);
+      // The eight calls made while the first poll was in flight shared one poll.
+      expect(sync.counters.polls - polls).toBe(1);
+    } finally {
+      sync.close();
+    }
+  });
+
   it('IndexSync.current() called while rebuild() is pending returns an index, not null', async () => {
     const sync = new IndexSync(g.db, BM25, { pollIntervalMs: 0 });
     try {
@@ -362,10 +426,25 @@ describe.skipIf(backend !== 'postgres')(
       expect((await g.get(q({ q: 'apiary' }))).json().total).toBe(0);
     });
 
-    it('a raw SQL change on another connection (a new title) is seen', async () => {
+    it('a raw SQL change on another connection (a new title) is seen, in the ranking and in the hit', async () => {
       const d = await g.ingest(doc('Honey harvest totals for June', { title: 'Harvest' }));
+      // The hit's row is read (and kept in memory) before the change.
+      expect((await g.get(q({ q: 'honey' }))).json().hits[0].title).toBe('Harvest');
       await other.query(`UPDATE documents SET title = 'Mead brewing' WHERE doc_id = $1`, [d.doc_id]);
-      expect(ids(await g.get(q({ q: 'mead' })))).toEqual([d.doc_id]);
+      const after = (await g.get(q({ q: 'mead' }))).json();
+      expect(after.hits.map((h: any) => h.document_id)).toEqual([d.doc_id]);
+      expect(after.hits[0].title).toBe('Mead brewing');
+    });
+
+    it('a person renamed on another connection shows the new name in the person facet', async () => {
+      await g.ingest(
+        doc('Pollen count readings', { people: [{ identifier: 'bea@example.com', identifier_type: 'email', role: 'sender', display_name: 'Bea' }] }),
+      );
+      expect((await g.get(q({ q: 'pollen' }))).json().facets.person.map((f: any) => f.display_name)).toEqual(['Bea']);
+      await other.query(
+        `UPDATE people SET display_name = 'Beatrix' WHERE person_id = (SELECT person_id FROM person_identifiers WHERE value_canonical = 'bea@example.com')`,
+      );
+      expect((await g.get(q({ q: 'pollen' }))).json().facets.person.map((f: any) => f.display_name)).toEqual(['Beatrix']);
     });
 
     it('a transaction open across a poll, overtaken by a later commit, is not missed when it commits', async () => {
