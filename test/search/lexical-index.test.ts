@@ -39,7 +39,7 @@ function makeCorpus(seed: number, size: number) {
     hasAttachments: rnd() < 0.3,
     tsMicros: Math.floor(rnd() * 1000) * 1_000_000,
     threadId: rnd() < 0.6 ? pick(threads) : null,
-    personIds: rnd() < 0.8 ? [pick(people), pick(people)] : [],
+    personIds: rnd() < 0.8 ? Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(people)) : [],
     identifiers: rnd() < 0.5 ? [pick(idents)] : [],
     title: rnd() < 0.4 ? terms(1 + Math.floor(rnd() * 3)) : new Map(),
     passages: Array.from({ length: rnd() < 0.2 ? 2 : 1 }, () => ({ chunkId: uuid(), terms: terms(1 + Math.floor(rnd() * 12)) })),
