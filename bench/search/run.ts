@@ -1,11 +1,15 @@
 /**
  * Search latency: N generated documents (emails, chat threads, sms, notes; people; timestamps over
- * two years) loaded with bulk SQL, then a mixed query set (keywords, phrases, person filters, date
+ * two years; see corpus.ts) loaded with bulk SQL, then a mixed query set (keywords, phrases, person filters, date
  * ranges, thread context) from C concurrent HTTP clients (in a worker thread) against a listening
  * gateway. Lexical leg only: a query embedding costs ~25 ms of CPU with the default model, so
  * hybrid latency is dominated by the model (the query cache makes repeats free).
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
+ *     [--trace-sql] [--profile FILE]
+ *
+ * Ends with how often answers came from memory (rows, names, lexemes) and how many change-log polls
+ * the searches shared. index-cost.ts measures the index alone on the same corpus.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
