@@ -420,7 +420,6 @@ export class LexicalIndex {
     extraDocIds: string[] = [],
     personLimit = 50,
   ): IndexSearchResult {
-    const { k1, b } = this.params;
     const n = this.livePassages;
     const avgdl = n > 0 ? Math.max(this.lengthSum / n, 1e-9) : 1;
     const terms = query.map((q) => {
