@@ -14,11 +14,19 @@ export interface Migration {
 }
 
 export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  return fs
+  const migrations = fs
     .readdirSync(dir)
     .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
     .sort()
     .map((f) => ({ version: Number(f.slice(0, 3)), name: f, sql: fs.readFileSync(path.join(dir, f), 'utf8') }));
+  // schema_migrations is keyed by version: a second file with the same number would be skipped
+  // silently on every database that has the first, so two branches that both add "080" must fail loudly.
+  for (let i = 1; i < migrations.length; i++) {
+    if (migrations[i].version === migrations[i - 1].version) {
+      throw new Error(`two migrations share version ${migrations[i].version}: ${migrations[i - 1].name}, ${migrations[i].name}`);
+    }
+  }
+  return migrations;
 }
 
 /**
