@@ -19,6 +19,7 @@ export {
 export { startEmbeddingWorker, claimChunks, sweepExpiredLeases, type EmbeddingWorker, type WorkerOptions, type WorkerStats } from './worker.ts';
 export { reindexFailed, reindexModel, embeddingStatus, ReindexError, type EmbeddingStatusReport } from './ops.ts';
 export { createProgress, watchEmbeddingQueue } from './progress.ts';
+export { serverStatus } from './report.ts';
 
 export interface EmbeddingService {
   config: EmbeddingConfig;

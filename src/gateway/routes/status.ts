@@ -1,0 +1,48 @@
+/**
+ * GET /v1/status (documents, the embedding queue, throughput, failures) and the operator action
+ * POST /v1/admin/embedding/reindex-failed, so `memex status` and `memex reindex --failed` work
+ * beside a running server (the embedded database serves one process only).
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Database } from '../../db/types.ts';
+import { reindexFailed } from '../../embedding/ops.ts';
+import { serverStatus } from '../../embedding/report.ts';
+import type { EmbeddingWorker } from '../../embedding/worker.ts';
+import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
+
+export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: EmbeddingWorker }> = async (app, opts) => {
+  const { db, worker } = opts;
+  let running = worker !== undefined;
+  void worker?.done.then(() => {
+    running = false;
+  });
+  const local = worker ? { worker, running: () => running } : undefined;
+
+  app.get(
+    '/v1/status',
+    {
+      schema: {
+        tags: ['status'],
+        summary: 'Documents per source and status, the embedding queue, throughput and failures with reasons',
+        response: { 200: StatusResponse },
+      },
+    },
+    async () => serverStatus(db, local),
+  );
+
+  app.post(
+    '/v1/admin/embedding/reindex-failed',
+    {
+      schema: {
+        tags: ['status'],
+        summary: 'Put failed chunks back in the embedding queue',
+        response: { 200: ReindexFailedResponse },
+      },
+    },
+    async () => {
+      const queued = await reindexFailed(db);
+      if (queued > 0) worker?.notify();
+      return { queued };
+    },
+  );
+};

@@ -1,0 +1,76 @@
+/** GET /v1/status: what the server is doing (documents, the embedding queue, failures). */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable } from './common.ts';
+
+const PerSecond = Type.Object({
+  last_minute: Type.Number({ description: 'Per second, averaged over the last minute' }),
+  last_15_minutes: Type.Number({ description: 'Per second, averaged over the last 15 minutes' }),
+});
+
+export const StatusResponse = Type.Object(
+  {
+    generated_at: Type.String({ description: 'When this report was read (UTC ISO)' }),
+    documents: Type.Object({
+      total: Type.Integer({ description: 'Active document versions' }),
+      by_source: Type.Array(
+        Type.Object({ source_type: Type.String(), status: Type.String(), count: Type.Integer() }),
+        { description: 'Active versions per source_type and status (indexed = searchable by both legs)' },
+      ),
+    }),
+    chunks: Type.Object({
+      pending: Type.Integer(),
+      processing: Type.Integer(),
+      embedded: Type.Integer(),
+      failed: Type.Integer(),
+      total: Type.Integer(),
+    }),
+    queue: Type.Object({
+      waiting: Type.Integer({ description: 'Chunks pending or processing' }),
+      age_seconds: Type.Number({ description: 'Age of the oldest pending chunk; 0 when the queue is empty' }),
+      expired_leases: Type.Integer({ description: 'Processing chunks whose worker lease expired (returned to pending by the next sweep)' }),
+      eta_seconds: Nullable(Type.Number({ description: 'Time to drain the queue at the last-15-minutes rate; null when idle' })),
+    }),
+    throughput: Type.Object({
+      chunks_embedded: PerSecond,
+      documents_ingested: PerSecond,
+    }),
+    models: Type.Array(
+      Type.Object({
+        model: Type.String(),
+        dimensions: Nullable(Type.Integer()),
+        state: Type.String({ description: 'active | building | retired' }),
+        vectors: Type.Integer(),
+      }),
+    ),
+    failures: Type.Object({
+      chunks: Type.Array(Type.Object({ reason: Type.String(), count: Type.Integer() }), {
+        description: 'Failed chunks grouped by the embedding error (most frequent first, at most 20 reasons)',
+      }),
+      documents: Type.Array(
+        Type.Object({ source_type: Type.String(), reason: Type.String(), count: Type.Integer() }),
+        { description: 'Failed documents or failed extractions by source and reason (most frequent first, at most 20)' },
+      ),
+    }),
+    worker: Nullable(
+      Type.Object(
+        {
+          running: Type.Boolean(),
+          started_at: Type.String(),
+          batches: Type.Integer(),
+          embedded: Type.Integer({ description: 'Chunks given a vector by the model in this process' }),
+          reused: Type.Integer(),
+          failed: Type.Integer(),
+          released: Type.Integer(),
+          last_error: Nullable(Type.String()),
+        },
+        { description: 'The embedding worker inside this server process; null when it runs elsewhere (role gateway)' },
+      ),
+    ),
+  },
+  { title: 'ServerStatus' },
+);
+export type StatusResponseT = Static<typeof StatusResponse>;
+
+export const ReindexFailedResponse = Type.Object({
+  queued: Type.Integer({ description: 'Failed chunks put back in the embedding queue' }),
+});
