@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { resolveServerTarget, type ServerTarget } from './client.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -29,8 +30,8 @@ Uploads files, and every supported file under folders, to the memex server (POST
 Supported: ${[...SUPPORTED_EXTENSIONS].join(', ')}. Hidden files and folders are skipped unless --all.
 
 options:
-  --gateway URL      server URL (default: env MEMEX_URL, else http://127.0.0.1:$PORT or :8085)
-  --token TOKEN      bearer token (default: env AUTH_TOKEN, else DATA_DIR/auth-token)
+  --url URL          server URL (default: env MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
+  --token TOKEN      bearer token (default: env AUTH_TOKEN, else the file DATA_DIR/auth-token)
   --tag TAG          tag stored with every file (repeatable)
   --state FILE       state file remembering uploaded files (default: env MEMEX_INGEST_STATE,
                      else $XDG_STATE_HOME/memex/ingest-state.json or ~/.local/state/memex/ingest-state.json)
@@ -77,24 +78,18 @@ function defaultStatePath(env: NodeJS.ProcessEnv): string {
   return path.join(base, 'memex', 'ingest-state.json');
 }
 
-async function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (flag) return flag;
-  if (env.AUTH_TOKEN?.trim()) return env.AUTH_TOKEN.trim();
-  const file = path.join(path.resolve(env.DATA_DIR?.trim() || './data'), 'auth-token');
-  try {
-    return (await fs.readFile(file, 'utf8')).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function parse(argv: string[], env: NodeJS.ProcessEnv): Promise<{ opts: Options; paths: string[] } | 'help'> {
+async function parse(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+): Promise<{ opts: Options; paths: string[] } | 'help'> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
       options: {
+        url: { type: 'string' },
         gateway: { type: 'string' },
         token: { type: 'string' },
         tag: { type: 'string', multiple: true },
@@ -111,12 +106,11 @@ async function parse(argv: string[], env: NodeJS.ProcessEnv): Promise<{ opts: Op
   const v = parsed.values;
   if (v.help) return 'help';
   if (parsed.positionals.length === 0) throw new UsageError('no PATH given');
-  const gateway = (v.gateway ?? env.MEMEX_URL ?? `http://127.0.0.1:${env.PORT?.trim() || '8085'}`).replace(/\/+$/, '');
+  let target: ServerTarget;
   try {
-    const u = new URL(gateway);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new UsageError(`--gateway must be an http(s) URL, got "${gateway}"`);
+    target = resolveServerTarget({ url: v.url, gateway: v.gateway, token: v.token }, env, warn);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
   const concurrency = v.concurrency === undefined ? 2 : Number(v.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
@@ -125,8 +119,8 @@ async function parse(argv: string[], env: NodeJS.ProcessEnv): Promise<{ opts: Op
   return {
     paths: parsed.positionals,
     opts: {
-      gateway,
-      token: await resolveToken(v.token, env),
+      gateway: target.url,
+      token: target.token,
       tags: v.tag ?? [],
       statePath: v.state ? path.resolve(v.state) : defaultStatePath(env),
       concurrency,
@@ -377,7 +371,7 @@ export async function runIngestCommand(
   const env = io.env ?? process.env;
   let parsed;
   try {
-    parsed = await parse(argv, env);
+    parsed = await parse(argv, env, (m) => err.write(`memex ingest: ${m}\n`));
   } catch (e) {
     if (e instanceof UsageError) {
       err.write(`memex ingest: ${e.message}\n\n${USAGE}\n`);

@@ -18,7 +18,6 @@ export interface ServerConfig {
   /** Gateway bearer token; undefined disables gateway auth (loopback only). */
   authToken: string | undefined;
   catalogToken: string | undefined;
-  searchToken: string | undefined;
   logLevel: LogLevel;
   /** Largest JSON request body accepted, in bytes. */
   bodyLimitBytes: number;
@@ -91,7 +90,6 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     databaseUrl,
     authToken,
     catalogToken: optional(env, 'CATALOG_TOKEN'),
-    searchToken: optional(env, 'SEARCH_TOKEN'),
     logLevel,
     bodyLimitBytes,
     defaultPhoneRegion,

@@ -13,6 +13,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { ContactIngestResponseT, PersonPayloadT } from '../schemas/people.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { ingestContacts } from './contacts.ts';
+import { resolveServerTarget, type ServerTarget } from '../cli/client.ts';
 
 /** Largest .vcf accepted (cards with embedded photos are big, but not this big). */
 export const MAX_VCF_BYTES = 256 * 1024 * 1024;
@@ -198,7 +199,7 @@ async function postBatch(base: string, token: string | undefined, body: unknown)
 }
 
 /**
- * `memex import <file.vcf> [--gateway URL] [--token T] [--source NAME] [--device ID]`, with a
+ * `memex import <file.vcf> [--url URL] [--token T] [--source NAME] [--device ID]`, with a
  * progress bar on a terminal. Returns the process exit code.
  */
 export async function importVcfCommand(
@@ -214,13 +215,23 @@ export async function importVcfCommand(
     args.splice(i, 2);
     return v;
   };
-  const gatewayUrl = opt('--gateway') ?? env.MEMEX_GATEWAY_URL ?? `http://127.0.0.1:${env.PORT ?? 8085}`;
-  const token = opt('--token') ?? env.CATALOG_TOKEN ?? env.AUTH_TOKEN;
+  let target: ServerTarget;
+  try {
+    target = resolveServerTarget({ url: opt('--url'), gateway: opt('--gateway'), token: opt('--token') }, env, (m) =>
+      out.write(`memex import: ${m}\n`),
+    );
+  } catch (err) {
+    out.write(`memex import: ${(err as Error).message}\n`);
+    return 2;
+  }
+  // The contact route sits behind the catalog token, which is the gateway token unless the server sets its own.
+  const token = target.tokenSource === '--token' ? target.token : (env.CATALOG_TOKEN?.trim() || target.token);
+  const gatewayUrl = target.url;
   const source = opt('--source');
   const deviceId = opt('--device');
   const file = args.find((a) => !a.startsWith('--'));
   if (!file || args.some((a) => a.startsWith('--'))) {
-    out.write('usage: memex import <contacts.vcf> [--gateway URL] [--token TOKEN] [--source NAME] [--device ID]\n');
+    out.write('usage: memex import <contacts.vcf> [--url URL] [--token TOKEN] [--source NAME] [--device ID]\n');
     return 2;
   }
   // cli-progress ships no type declarations; it is only needed on a terminal.

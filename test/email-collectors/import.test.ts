@@ -54,7 +54,7 @@ describe('memex import mail', () => {
 
     const out = sink();
     const err = sink();
-    const code = await runMailImport(['mail', dir, '--gateway', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env: { HOME: process.env.HOME } });
+    const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env: { HOME: process.env.HOME } });
     expect(code).toBe(1); // one unreadable message
     expect(out.text).toMatch(/^mail import: 500 messages read/m);
     expect(out.text).toMatch(/done: 606 messages, 605 new, 0 duplicates, 0 rejected, 0 not reachable, 1 unreadable/);
@@ -70,7 +70,7 @@ describe('memex import mail', () => {
     expect(rows.rows.find((r) => r.source_id === 'email:sjis-1@example.jp')!.metadata.mailbox).toBe('INBOX');
 
     const again = sink();
-    const code2 = await runMailImport(['mail', dir, '--gateway', live.url, '--token', TEST_TOKEN], { stdout: again, stderr: sink(), env: { HOME: process.env.HOME } });
+    const code2 = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN], { stdout: again, stderr: sink(), env: { HOME: process.env.HOME } });
     expect(code2).toBe(1);
     expect(again.text).toMatch(/done: 606 messages, 0 new, 605 duplicates/);
     const count = await live.gw.db.query<{ n: number }>(`SELECT count(DISTINCT result_doc_id)::int AS n FROM ingest_submissions WHERE source_type = 'email_local'`);
@@ -83,7 +83,7 @@ describe('memex import mail', () => {
     const dir = tmpDir('memex-import-one-');
     fs.writeFileSync(path.join(dir, 'one.mbox'), mbox([simpleMessage(9100)]));
     const out = sink();
-    const code = await runMailImport(['mail', dir, '--gateway', live.url], { stdout: out, stderr: sink(), env: { HOME: process.env.HOME, DATA_DIR: dataDir } });
+    const code = await runMailImport(['mail', dir, '--url', live.url], { stdout: out, stderr: sink(), env: { HOME: process.env.HOME, DATA_DIR: dataDir } });
     expect(code).toBe(0);
     expect(out.text).toMatch(/1 new/);
     expect(await runMailImport(['mail'], { stdout: sink(), stderr: sink(), env: {} })).toBe(2);

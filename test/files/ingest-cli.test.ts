@@ -82,7 +82,7 @@ afterAll(async () => {
 
 describe('memex ingest PATH', () => {
   it('uploads every supported file of a folder tree, then skips all of them on the second run', async () => {
-    const args = [folder, '--gateway', url, '--token', TOKEN, '--state', statePath, '--tag', 'cli', '--no-progress'];
+    const args = [folder, '--url', url, '--token', TOKEN, '--state', statePath, '--tag', 'cli', '--no-progress'];
     const first = await run(args);
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/new: 5 \(1 stored without text\), unchanged: 0, failed: 0/);
@@ -113,7 +113,7 @@ describe('memex ingest PATH', () => {
   }, 180_000);
 
   it('a touched but identical file stays unchanged; an edited one is uploaded as a new version', async () => {
-    const args = [folder, '--gateway', url, '--token', TOKEN, '--state', statePath, '--no-progress'];
+    const args = [folder, '--url', url, '--token', TOKEN, '--state', statePath, '--no-progress'];
     const future = new Date(Date.now() + 60_000);
     await fs.utimes(path.join(folder, 'readme.md'), future, future);
     await fs.writeFile(path.join(folder, 'notes.txt'), 'Shopping list: saffron, quinoa, tahini and cardamom.\n');
@@ -130,22 +130,22 @@ describe('memex ingest PATH', () => {
 
   it('without a state file the server answers duplicate: still nothing new', async () => {
     const fresh = path.join(dir, 'state', 'other.json');
-    const r = await run([folder, '--gateway', url, '--token', TOKEN, '--state', fresh, '--no-progress']);
+    const r = await run([folder, '--url', url, '--token', TOKEN, '--state', fresh, '--no-progress']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/new: 0, unchanged: 5, failed: 0/);
   }, 120_000);
 
   it('reports failures with reasons and exits 1: missing path, wrong token, server down', async () => {
-    const missing = await run([path.join(dir, 'nope'), '--gateway', url, '--token', TOKEN, '--state', statePath, '--no-progress']);
+    const missing = await run([path.join(dir, 'nope'), '--url', url, '--token', TOKEN, '--state', statePath, '--no-progress']);
     expect(missing.code).toBe(1);
     expect(missing.out).toMatch(/failed: .*nope: no such file or folder/);
 
     const other = path.join(dir, 'state', 'wrong-token.json');
-    const wrong = await run([path.join(folder, 'readme.md'), '--gateway', url, '--token', 'wrong', '--state', other, '--no-progress']);
+    const wrong = await run([path.join(folder, 'readme.md'), '--url', url, '--token', 'wrong', '--state', other, '--no-progress']);
     expect(wrong.code).toBe(1);
     expect(wrong.out).toMatch(/failed: .*readme\.md: HTTP 403/);
 
-    const down = await run([path.join(folder, 'readme.md'), '--gateway', 'http://127.0.0.1:9', '--token', TOKEN, '--state', other, '--no-progress']);
+    const down = await run([path.join(folder, 'readme.md'), '--url', 'http://127.0.0.1:9', '--token', TOKEN, '--state', other, '--no-progress']);
     expect(down.code).toBe(1);
     expect(down.out).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
 

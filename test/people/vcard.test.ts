@@ -62,13 +62,19 @@ describe('vCard import', () => {
     fs.writeFileSync(file, 'BEGIN:VCARD\nVERSION:3.0\nFN:Zoe Quinn\nTEL:+1 415 555 0142\nEND:VCARD\n');
     const chunks: string[] = [];
     const out = { isTTY: false, write: (s: string) => chunks.push(s) } as unknown as NodeJS.WriteStream;
-    const code = await importVcfCommand([file, '--gateway', url, '--token', TEST_TOKEN, '--source', 'phone-export'], {}, out);
+    const code = await importVcfCommand([file, '--url', url, '--token', TEST_TOKEN, '--source', 'phone-export'], {}, out);
     expect(chunks.join('')).toContain('1 cards read');
     expect(code).toBe(0);
     const hits = (await gw.request('GET', '/search/people?q=zoe')).json().results;
     expect(hits[0].phones).toEqual(['+14155550142']);
 
-    const bad = await importVcfCommand([file, '--gateway', url, '--token', 'wrong'], {}, out);
+    // The default set-up: no token anywhere but the server's DATA_DIR/auth-token file.
+    fs.writeFileSync(path.join(dir, 'auth-token'), `${TEST_TOKEN}\n`);
+    fs.writeFileSync(file, 'BEGIN:VCARD\nVERSION:3.0\nFN:Yann Tiersen\nEND:VCARD\n');
+    expect(await importVcfCommand([file], { MEMEX_URL: url, DATA_DIR: dir }, out)).toBe(0);
+    expect((await gw.request('GET', '/search/people?q=tiersen')).json().results).toHaveLength(1);
+
+    const bad = await importVcfCommand([file, '--url', url, '--token', 'wrong'], {}, out);
     expect(bad).toBe(1);
     expect(chunks.join('')).toContain('403');
     expect(await importVcfCommand([], {}, out)).toBe(2);

@@ -6,13 +6,14 @@
  * duplicates (nothing twice), and a message that failed is simply sent again by the next import.
  * Progress: a cli-progress bar on a TTY, plain lines (every 500 messages and at the end) otherwise.
  *
- * Gateway and token: --gateway / --token, else SVC_GATEWAY_URL / SVC_GATEWAY_TOKEN, else the agent
- * configuration (gateway.base_url / gateway.auth_token), else the server's DATA_DIR/auth-token file.
+ * Server and token: the rule of every client verb (src/cli/client.ts: --url / MEMEX_URL, --token / AUTH_TOKEN),
+ * then an agent configuration file's gateway.base_url / gateway.auth_token, then DATA_DIR/auth-token.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
+import { resolveServerTarget, type ServerTarget } from '../../../cli/client.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../../config.ts';
 import { effectiveRedaction } from '../../email/analyze.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
@@ -26,8 +27,8 @@ const USAGE = `usage: memex import mail PATH... [options]
 Imports mbox files, Maildir folders and .eml/.emlx files into the memex gateway.
 
 options:
-  --gateway URL        gateway base URL (default: SVC_GATEWAY_URL, the agent config, http://127.0.0.1:8085)
-  --token TOKEN        gateway bearer token (default: SVC_GATEWAY_TOKEN, the agent config, DATA_DIR/auth-token)
+  --url URL            server URL (default: MEMEX_URL, the agent config file, http://127.0.0.1:$PORT, PORT 8085)
+  --token TOKEN        bearer token (default: AUTH_TOKEN, the agent config file, the file DATA_DIR/auth-token)
   --config FILE        agent configuration file (redaction settings, gateway defaults)
   --limit N            stop after N messages
   --concurrency N      submissions in flight (default 4)
@@ -37,6 +38,8 @@ options:
 
 export interface ImportArgs {
   paths: string[];
+  url?: string;
+  /** Deprecated spelling of --url. */
   gateway?: string;
   token?: string;
   configPath?: string;
@@ -68,6 +71,9 @@ export function parseImportArgs(argv: string[]): ImportArgs {
       continue;
     }
     switch (x) {
+      case '--url':
+        a.url = value(x);
+        break;
       case '--gateway':
         a.gateway = value(x);
         break;
@@ -349,20 +355,16 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   return sum;
 }
 
-/** Gateway URL and token: flags, environment, agent config, then the server's DATA_DIR/auth-token. */
-export function resolveGatewayTarget(args: Pick<ImportArgs, 'gateway' | 'token'>, config: AgentConfig, env: NodeJS.ProcessEnv, configFromFile: boolean): { url: string; token: string | undefined } {
-  const url = args.gateway ?? (env.SVC_GATEWAY_URL?.trim() || config.gateway.base_url);
-  let token = args.token ?? (env.SVC_GATEWAY_TOKEN?.trim() || config.gateway.auth_token);
-  if (!token) {
-    const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
-    try {
-      token = fs.readFileSync(path.join(dataDir, 'auth-token'), 'utf8').trim() || undefined;
-    } catch {
-      /* no token file */
-    }
-  }
-  void configFromFile;
-  return { url: url.replace(/\/+$/, ''), token };
+/** Server URL and token: the client rule (src/cli/client.ts), with an agent config file after the variables. */
+export function resolveGatewayTarget(
+  args: Pick<ImportArgs, 'url' | 'gateway' | 'token'>,
+  config: AgentConfig,
+  env: NodeJS.ProcessEnv,
+  configFromFile: boolean,
+  warn?: (message: string) => void,
+): ServerTarget {
+  const configured = configFromFile ? { url: config.gateway.base_url, token: config.gateway.auth_token, source: 'the agent config' } : undefined;
+  return resolveServerTarget(args, env, warn, configured);
 }
 
 export async function runMailImport(
@@ -413,7 +415,13 @@ export async function runMailImport(
     stderr.write(`memex import mail: no mbox file, Maildir or .eml/.emlx file found under ${args.paths.join(', ')}\n`);
     return 2;
   }
-  const target = resolveGatewayTarget(args, config, env, fromFile);
+  let target: ServerTarget;
+  try {
+    target = resolveGatewayTarget(args, config, env, fromFile, (m) => stderr.write(`memex import mail: ${m}\n`));
+  } catch (err) {
+    stderr.write(`memex import mail: ${(err as Error).message}\n`);
+    return 2;
+  }
   const gateway = createGatewayClient({
     baseUrl: target.url,
     authToken: target.token,
