@@ -9,6 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { expandHome } from '../config.ts';
+import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
 export interface EmailAttachmentInfo {
   filename: string | null;
@@ -36,6 +37,8 @@ export interface ParsedEmail {
   attachments: EmailAttachmentInfo[];
   /** Raw header values (folding removed) keyed by lowercased name; the last duplicate wins. */
   headers: Record<string, string>;
+  /** `.partial.emlx` attachments whose file is not in the mailbox's Attachments folder. */
+  attachmentsMissing: MissingAttachment[];
 }
 
 /** An input problem, carrying the HTTP status the agent answers with. */
@@ -120,6 +123,24 @@ function headerMap(lines: ParsedMail['headerLines']): Record<string, string> {
   return headers;
 }
 
+/** The RFC 822 message of a mail file, with what had to be done to get it whole. */
+export interface MessageBytes {
+  message: Buffer;
+  /** `.partial.emlx` attachments that could not be put back (see partial-emlx.ts). */
+  attachmentsMissing: MissingAttachment[];
+}
+
+/**
+ * The message of a mail file: the .emlx envelope peeled when `emlx`, and, when the file's path is
+ * known, a `.partial.emlx` message's left-out attachments restored from the mailbox's Attachments folder.
+ */
+export async function messageBytes(file: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<MessageBytes> {
+  const message = opts.emlx ? splitEmlx(file).message : file;
+  if (!opts.emlx || !opts.path) return { message, attachmentsMissing: [] };
+  const restored = await restorePartialEmlx(message, opts.path);
+  return { message: restored.message, attachmentsMissing: restored.missing };
+}
+
 export function isoSeconds(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -155,9 +176,13 @@ export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Pro
   return parsed;
 }
 
-/** Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true). */
-export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedEmail> {
-  const parsed = await readMail(file, opts);
+/**
+ * Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true; `path`, the
+ * file's location, lets a `.partial.emlx` get its attachments back).
+ */
+export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<ParsedEmail> {
+  const { message, attachmentsMissing } = await messageBytes(file, opts);
+  const parsed = await readMail(message);
   const headers = headerMap(parsed.headerLines ?? []);
   const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
   const date = 'date' in headers && parsed.date && !Number.isNaN(parsed.date.getTime()) ? isoSeconds(parsed.date) : null;
@@ -182,6 +207,7 @@ export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean } = {
       partIndex: i,
     })),
     headers,
+    attachmentsMissing,
   };
 }
 
@@ -226,5 +252,5 @@ export async function parseEmailFile(requested: string, roots: string[]): Promis
     throw new EmailInputError(413, `File is ${stat.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES} bytes`);
   }
   const bytes = await fs.readFile(real);
-  return parseEmailBytes(bytes, { emlx: ext === '.emlx' });
+  return parseEmailBytes(bytes, { emlx: ext === '.emlx', path: real });
 }

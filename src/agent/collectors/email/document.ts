@@ -204,6 +204,7 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   if (src.mailbox) metadata.mailbox = src.mailbox;
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
   if (bodyEmpty) metadata.body_empty = true;
+  if (msg.attachmentsMissing?.length) metadata.attachments_missing = msg.attachmentsMissing;
 
   const doc: EmailDocument = {
     source_type: src.sourceType,

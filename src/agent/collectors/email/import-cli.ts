@@ -314,7 +314,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     }
     let msg;
     try {
-      msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx });
+      msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx, path: raw.emlx ? raw.location : undefined });
     } catch (err) {
       sum.unreadable++;
       opts.onProblem?.(raw.location, (err as Error).message);

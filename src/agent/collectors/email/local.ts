@@ -310,7 +310,7 @@ export class LocalEmailCollector {
         let msg: CollectedMessage;
         try {
           if (st.size > MAX_EMAIL_FILE_BYTES) throw new Error(`file is ${st.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}`);
-          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true });
+          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true, path: file });
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as Error).message}`);
@@ -318,6 +318,9 @@ export class LocalEmailCollector {
         }
         stats.messages_processed++;
         stats.attachments_processed += msg.attachments.length;
+        for (const m of msg.attachmentsMissing) {
+          warnings.push(`Attachment missing from ${path.basename(file)}: part ${m.part}${m.filename ? ` (${m.filename})` : ''} ${m.reason}`);
+        }
 
         let built = buildEmailDocument(msg, { sourceType: 'email_local', prefix: 'email', redaction, mailbox });
         // Two different messages with one Message-ID: the later one gets its own source id.

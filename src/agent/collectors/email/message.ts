@@ -6,7 +6,8 @@
  */
 import crypto from 'node:crypto';
 import type { AddressObject } from 'mailparser';
-import { isoSeconds, readMail, splitEmlx } from '../../email/parse.ts';
+import { isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
+import type { MissingAttachment } from '../../email/partial-emlx.ts';
 
 export interface MailAddress {
   address: string;
@@ -41,6 +42,8 @@ export interface CollectedMessage {
   text: string | null;
   html: string | null;
   attachments: MailAttachment[];
+  /** `.partial.emlx` attachments whose file is not in the mailbox's Attachments folder. */
+  attachmentsMissing: MissingAttachment[];
   /** Size of the RFC 822 message in bytes. */
   size: number;
 }
@@ -67,9 +70,12 @@ export function dateHeaderOffset(raw: string | undefined): string | null {
   return null;
 }
 
-/** Parses message bytes (an .emlx file when `emlx`). Throws EmailInputError(422) for unreadable input. */
-export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolean } = {}): Promise<CollectedMessage> {
-  const message = opts.emlx ? splitEmlx(bytes).message : bytes;
+/**
+ * Parses message bytes (an .emlx file when `emlx`; its `path` lets a `.partial.emlx` get its
+ * attachments back). Throws EmailInputError(422) for unreadable input.
+ */
+export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<CollectedMessage> {
+  const { message, attachmentsMissing } = await messageBytes(bytes, opts);
   const parsed = await readMail(message);
   const headerNames = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
   const rawDate = parsed.headers.get('date');
@@ -102,6 +108,7 @@ export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolea
       content: a.content,
       inline: a.contentDisposition === 'inline',
     })),
+    attachmentsMissing,
     size: message.length,
   };
 }
