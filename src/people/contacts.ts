@@ -20,6 +20,7 @@ import type {
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalEmail, canonicalIdentifier, canonicalPhone, type IdentifierKind } from './identifiers.ts';
+import { applyCard, asCardFields, type CardFields } from './card-fields.ts';
 import { resolvePersonId } from './merge.ts';
 import { claimIdentifiers, identifierOwners, oldestPerson, type IdentifierInput } from './ownership.ts';
 
@@ -187,8 +188,14 @@ async function knownElsewhere(tx: Queryable, personId: string, source: string, e
  */
 export async function upsertPerson(tx: Queryable, source: string, p: PersonInput): Promise<UpsertOutcome> {
   const hash = contentHash(p);
-  const mapRow = await tx.query<{ person_id: string; version: number; content_sha256: string | null; deleted: boolean }>(
-    `SELECT person_id, version, content_sha256, deleted FROM people_source_map
+  const mapRow = await tx.query<{
+    person_id: string;
+    version: number;
+    content_sha256: string | null;
+    deleted: boolean;
+    fields: Partial<CardFields> | null;
+  }>(
+    `SELECT person_id, version, content_sha256, deleted, fields FROM people_source_map
       WHERE source = $1 AND external_id = $2 FOR UPDATE`,
     [source, p.external_id],
   );
@@ -209,7 +216,11 @@ export async function upsertPerson(tx: Queryable, source: string, p: PersonInput
         WHERE source = $1 AND external_id = $2`,
       [source, p.external_id, p.version, hash],
     );
-    if (person && !(await knownElsewhere(tx, person, source, p.external_id))) {
+    const kept = person && (await knownElsewhere(tx, person, source, p.external_id));
+    if (person && kept && map.fields) {
+      // The person stays (other cards or documents know it): it loses only what this card gave.
+      await writeFields(tx, person, await cardChange(tx, person, source, p.external_id, asCardFields(map.fields), null));
+    } else if (person && !kept) {
       // Nobody else knows this person: it goes, and its identifiers are free for whoever comes next.
       await tx.query('UPDATE people SET deleted = true, version = $2, updated_at = now() WHERE person_id = $1', [
         person,
@@ -237,12 +248,17 @@ export async function upsertPerson(tx: Queryable, source: string, p: PersonInput
   }
 
   const ids = identifiersOf(p);
+  const fields = fieldsOf(p);
   let fresh = false;
   if (!person) {
     const owners = [...new Set((await identifierOwners(tx, ids)).values())];
-    if (owners.length > 0) {
-      person = await oldestPerson(tx, owners);
+    const oldest = owners.length > 0 ? await oldestPerson(tx, owners) : null;
+    if (oldest && !(await hasLiveCards(tx, [oldest]))) {
+      // A person known only from documents: the card describes it (other owners merge into it).
+      person = oldest;
     } else {
+      // New, or sharing identifiers with another card's person: a person of its own, which the
+      // identifier claim below merges into that person (recorded in person_merges).
       person = newId();
       fresh = true;
       await tx.query('INSERT INTO people (person_id, display_name, source, version) VALUES ($1, $2, $3, $4)', [
@@ -255,22 +271,25 @@ export async function upsertPerson(tx: Queryable, source: string, p: PersonInput
   }
   // The source map row first, so a merge below carries it to the survivor.
   await tx.query(
-    `INSERT INTO people_source_map (source, external_id, person_id, version, content_sha256, deleted)
-     VALUES ($1, $2, $3, $4, $5, false)
+    `INSERT INTO people_source_map (source, external_id, person_id, version, content_sha256, deleted, fields)
+     VALUES ($1, $2, $3, $4, $5, false, $6)
      ON CONFLICT (source, external_id) DO UPDATE
        SET person_id = EXCLUDED.person_id, version = EXCLUDED.version, content_sha256 = EXCLUDED.content_sha256,
-           deleted = false, updated_at = now()`,
-    [source, p.external_id, person, p.version, hash],
+           deleted = false, fields = EXCLUDED.fields, updated_at = now()`,
+    [source, p.external_id, person, p.version, hash, JSON.stringify(fields)],
   );
   person = await claimIdentifiers(tx, person, ids, {
     refresh: true,
     reasonDetails: { via: 'contact', source, external_id: p.external_id, fresh },
   });
+  // What this card said before (a record from before migration 080: the person's fields, as the
+  // card then overwrote them); nothing when the card is new to the person or was deleted.
+  const current = await readFields(tx, person);
+  const old = map && !map.deleted && !fresh ? (map.fields ? asCardFields(map.fields) : current) : null;
+  await writeFields(tx, person, await cardChange(tx, person, source, p.external_id, old, fields, current));
   await tx.query(
-    `UPDATE people SET display_name = $2, given_name = $3, family_name = $4, organization = $5, nicknames = $6,
-            notes = $7, photo_hash = $8, version = GREATEST(version, $9), deleted = false, updated_at = now()
-      WHERE person_id = $1`,
-    [person, p.display_name, p.given_name, p.family_name, p.organization, p.nicknames, p.notes, p.photo_hash, p.version],
+    'UPDATE people SET version = GREATEST(version, $2), deleted = false, updated_at = now() WHERE person_id = $1',
+    [person, p.version],
   );
   if (p.addresses.length > 0) {
     await tx.query(
@@ -297,6 +316,65 @@ export async function upsertPerson(tx: Queryable, source: string, p: PersonInput
     );
   }
   return out('upserted', person);
+}
+
+/** The person fields a card states. */
+function fieldsOf(p: PersonInput): CardFields {
+  return {
+    display_name: p.display_name,
+    given_name: p.given_name,
+    family_name: p.family_name,
+    organization: p.organization,
+    nicknames: p.nicknames,
+    notes: p.notes,
+    photo_hash: p.photo_hash,
+  };
+}
+
+async function hasLiveCards(tx: Queryable, personIds: string[]): Promise<boolean> {
+  const r = await tx.query('SELECT 1 FROM people_source_map WHERE person_id = ANY($1::uuid[]) AND NOT deleted LIMIT 1', [
+    personIds,
+  ]);
+  return r.rows.length > 0;
+}
+
+async function readFields(tx: Queryable, personId: string): Promise<CardFields> {
+  const r = await tx.query<Record<string, any>>(
+    'SELECT display_name, given_name, family_name, organization, nicknames, notes, photo_hash FROM people WHERE person_id = $1',
+    [personId],
+  );
+  return asCardFields(r.rows[0]);
+}
+
+/** The person's fields once one card's contribution changes from `old` to `next`. */
+async function cardChange(
+  tx: Queryable,
+  personId: string,
+  source: string,
+  externalId: string,
+  old: CardFields | null,
+  next: CardFields | null,
+  current?: CardFields,
+): Promise<CardFields> {
+  const others = await tx.query<{ fields: Partial<CardFields> | null }>(
+    `SELECT fields FROM people_source_map
+      WHERE person_id = $1 AND NOT deleted AND NOT (source = $2 AND external_id = $3)
+      ORDER BY created_at, source, external_id`,
+    [personId, source, externalId],
+  );
+  return applyCard(current ?? (await readFields(tx, personId)), old, next, {
+    sole: others.rows.length === 0,
+    others: others.rows.filter((r) => r.fields).map((r) => asCardFields(r.fields)),
+  });
+}
+
+async function writeFields(tx: Queryable, personId: string, f: CardFields): Promise<void> {
+  await tx.query(
+    `UPDATE people SET display_name = $2, given_name = $3, family_name = $4, organization = $5, nicknames = $6,
+            notes = $7, photo_hash = $8, updated_at = now()
+      WHERE person_id = $1`,
+    [personId, f.display_name, f.given_name, f.family_name, f.organization, f.nicknames, f.notes, f.photo_hash],
+  );
 }
 
 // -------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  */
 import type { Queryable } from '../db/types.ts';
 import { newId } from '../util/ids.ts';
+import { asCardFields, mergeFields } from './card-fields.ts';
 
 export interface MergeRecord {
   merge_id: string;
@@ -74,18 +75,14 @@ export async function mergePeople(
     relationship_edges: await moveEdges(tx, target, source),
   };
 
-  // The survivor keeps its own fields and fills its gaps from the merged person; a survivor named
-  // only by an address takes the other's real name.
-  const looksLikeIdentifier = (name: string | null) => !name || /@|^\+?[\d\s().\-]+$/.test(name);
-  const displayName =
-    looksLikeIdentifier(t.display_name) && !looksLikeIdentifier(s.display_name) ? s.display_name : t.display_name;
-  const nicknames = [...new Set([...(t.nicknames ?? []), ...(s.nicknames ?? [])])];
+  // The survivor keeps its own fields and fills its gaps from the merged person, whose names stay
+  // as nicknames and whose notes are added: nothing either person said is lost.
+  const f = mergeFields(asCardFields(t), asCardFields(s));
   await tx.query(
-    `UPDATE people SET display_name = $2, given_name = coalesce(given_name, $3), family_name = coalesce(family_name, $4),
-            organization = coalesce(organization, $5), nicknames = $6, notes = coalesce(notes, $7),
-            photo_hash = coalesce(photo_hash, $8), deleted = deleted AND $9, updated_at = now()
+    `UPDATE people SET display_name = $2, given_name = $3, family_name = $4, organization = $5, nicknames = $6,
+            notes = $7, photo_hash = $8, deleted = deleted AND $9, updated_at = now()
       WHERE person_id = $1`,
-    [target, displayName, s.given_name, s.family_name, s.organization, nicknames, s.notes, s.photo_hash, s.deleted],
+    [target, f.display_name, f.given_name, f.family_name, f.organization, f.nicknames, f.notes, f.photo_hash, s.deleted],
   );
   await tx.query('UPDATE people SET merged_into = $1, updated_at = now() WHERE person_id = $2', [target, source]);
   // Earlier merges into the source now point straight at the survivor: chains stay one hop long.

@@ -1,6 +1,6 @@
 /**
  * People search (gateway spec 4.3, GET /search/people): display, given and family names,
- * nicknames, organisation, emails and phones of live people (not merged, not deleted), ranked
+ * nicknames, organisation (the person's and each of its cards'), emails and phones of live people (not merged, not deleted), ranked
  * exact > prefix (of the value or of one of its words) > substring. A phone query matches whatever
  * format the user types: its digits are compared with the digits of the stored E.164 numbers, and
  * a number that canonicalises (national or international form) matches exactly.
@@ -51,6 +51,11 @@ export async function searchPeople(
            FROM live l JOIN people p ON p.person_id = l.person_id
            CROSS JOIN LATERAL unnest(ARRAY[p.display_name, p.given_name, p.family_name, p.organization] || p.nicknames) AS v
           WHERE v IS NOT NULL
+         UNION ALL
+         -- Every live card's organisation (a person merged from two cards keeps only one in its row).
+         SELECT m.person_id, lower(m.fields->>'organization'), 'name'
+           FROM people_source_map m JOIN live l ON l.person_id = m.person_id
+          WHERE NOT m.deleted AND m.fields->>'organization' IS NOT NULL
          UNION ALL
          SELECT pi.person_id, pi.value_canonical, pi.kind
            FROM person_identifiers pi JOIN live l ON l.person_id = pi.person_id

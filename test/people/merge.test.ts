@@ -147,6 +147,60 @@ describe('merging people that share a phone or an email', () => {
     expect(hal[0].phones).toEqual(['+13035550111']);
   });
 
+  it('keeps the union of two cards that share a phone, and a later card version changes only its own part', async () => {
+    const carol = card({
+      external_id: 'carol',
+      display_name: 'Carol Danvers',
+      given_name: 'Carol',
+      family_name: 'Danvers',
+      organization: 'Starforce Inc',
+      notes: 'Pilot',
+      emails: [{ value: 'carol@starforce.example' }],
+      phones: [{ value: '+1 508 201 7788' }],
+    });
+    const dave = card({
+      external_id: 'dave',
+      display_name: 'Dave Duplicate',
+      organization: 'Dup Holdings',
+      notes: 'Second card',
+      nicknames: ['DD'],
+      phones: [{ value: '(508) 201-7788' }],
+      emails: [{ value: 'dave@dup.example' }],
+    });
+    await syncContacts(gw, [carol]);
+    await syncContacts(gw, [dave]);
+
+    const find = async (q: string) => (await gw.request('GET', `/search/people?q=${encodeURIComponent(q)}`)).json().results;
+    const hits = await find('Danvers');
+    expect(hits).toHaveLength(1);
+    const id = hits[0].person_id;
+    for (const q of ['Starforce', 'Dave Duplicate', 'DD', 'Dup Holdings', 'dave@dup.example', 'carol@starforce.example']) {
+      const r = await find(q);
+      expect(r.map((h: any) => h.person_id), q).toEqual([id]);
+    }
+    const person = (await gw.request('GET', `/v1/people/${id}`)).json();
+    expect(person).toMatchObject({ display_name: 'Carol Danvers', given_name: 'Carol', family_name: 'Danvers', organization: 'Starforce Inc' });
+    expect(person.nicknames.sort()).toEqual(['DD', 'Dave Duplicate']);
+    expect(person.notes.split('\n').sort()).toEqual(['Pilot', 'Second card']);
+    expect(person.emails.sort()).toEqual(['carol@starforce.example', 'dave@dup.example']);
+    expect(person.phones).toEqual(['+15082017788']);
+    const merges = (await gw.request('GET', `/v1/people/merges?person_id=${id}`)).json();
+    expect(merges.merges.map((m: any) => m.reason)).toContain('shared_phone:+15082017788');
+
+    // Dave's card changes: only what it gave moves; Carol's card's fields stay.
+    await syncContacts(gw, [{ ...dave, display_name: 'David Dupont', nicknames: [], notes: 'Renamed', version: 2 }]);
+    const after = (await gw.request('GET', `/v1/people/${id}`)).json();
+    expect(after).toMatchObject({ display_name: 'Carol Danvers', organization: 'Starforce Inc', given_name: 'Carol' });
+    expect(after.nicknames).toEqual(['David Dupont']);
+    expect(after.notes.split('\n').sort()).toEqual(['Pilot', 'Renamed']);
+    expect(await find('Dave Duplicate')).toEqual([]);
+    // Carol's card changes its organisation: the person follows, Dave's part stays.
+    await syncContacts(gw, [{ ...carol, organization: 'Starforce Corp', version: 2 }]);
+    const last = (await gw.request('GET', `/v1/people/${id}`)).json();
+    expect(last).toMatchObject({ display_name: 'Carol Danvers', organization: 'Starforce Corp' });
+    expect(last.nicknames).toEqual(['David Dupont']);
+  });
+
   it('answers 404 for an unknown person and 422 for a malformed id', async () => {
     expect((await gw.request('GET', '/v1/people/00000000-0000-4000-8000-000000000000')).statusCode).toBe(404);
     expect((await gw.request('GET', '/v1/people/not-a-uuid')).statusCode).toBe(422);
