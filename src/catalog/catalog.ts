@@ -37,6 +37,8 @@ export interface DocumentFilters {
   source_type?: string;
   has_attachments?: boolean;
   thread_id?: string;
+  /** Documents this person (after merges, the surviving id) sent, received or took part in. */
+  person_id?: string;
   limit: number;
   offset: number;
 }
@@ -380,6 +382,10 @@ export class Catalog {
     if (f.thread_id !== undefined) {
       params.push(f.thread_id);
       where.push(`thread_id = $${params.length}`);
+    }
+    if (f.person_id !== undefined) {
+      params.push(f.person_id);
+      where.push(`EXISTS (SELECT 1 FROM document_people dp WHERE dp.doc_id = documents.doc_id AND dp.person_id = $${params.length})`);
     }
     const w = where.join(' AND ');
     const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE ${w}`, params);

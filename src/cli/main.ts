@@ -21,6 +21,7 @@ commands:
   reindex --model NAME                re-embed everything with another model (the old vectors serve
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
+  mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
   migrate                             apply database migrations and exit
   help                                this text
 
@@ -146,6 +147,11 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'migrate':
       return migrateCommand();
+    case 'mcp': {
+      const { runMcpCommand } = await import('../mcp/stdio.ts');
+      process.exitCode = await runMcpCommand(rest);
+      return;
+    }
     case 'help':
     case '--help':
     case '-h':

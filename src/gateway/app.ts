@@ -29,6 +29,8 @@ import { searchRoutes } from './routes/search.ts';
 import { statusRoutes } from './routes/status.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installValidation } from './validation.ts';
+import { mcpRoutes } from '../mcp/http.ts';
+import { mcpAllowWrite } from '../mcp/tools.ts';
 
 export const API_VERSION = '0.2.0';
 
@@ -55,6 +57,8 @@ export interface GatewayDeps {
    * first search does not wait for it (`memex serve`; tests build it at their first search).
    */
   warmSearchIndex?: boolean;
+  /** POST /mcp may register add_note (default: MCP_ALLOW_WRITE=true in the environment). */
+  mcpAllowWrite?: boolean;
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -143,6 +147,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(peopleRoutes, { catalog });
     await scope.register(contactExportRoutes, { catalog });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
+    // MCP over streamable HTTP: the same tools as `memex mcp`, calling these routes in process.
+    await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: deps.mcpAllowWrite ?? mcpAllowWrite() });
   });
 
   await app.register(async (scope) => {

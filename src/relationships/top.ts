@@ -42,20 +42,22 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? n
 export async function topRelationships(
   db: Queryable,
   selfId: string,
-  q: { days: number; limit: number; offset: number; now?: Date },
+  q: { days: number; limit: number; offset: number; now?: Date; personId?: string },
 ): Promise<TopResult> {
   const end = q.now ?? new Date();
   const start = new Date(end.getTime() - q.days * 86400_000);
   const base = `FROM relationship_edges e JOIN people p ON p.person_id = e.person_id AND p.merged_into IS NULL AND NOT p.deleted
-               WHERE e.self_person_id = $1 AND e.last_contact_at >= $2 AND e.person_id <> $1`;
-  const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, [selfId, start.toISOString()]);
+               WHERE e.self_person_id = $1 AND e.last_contact_at >= $2 AND e.person_id <> $1
+               ${q.personId ? 'AND e.person_id = $3' : ''}`;
+  const params: unknown[] = [selfId, start.toISOString(), ...(q.personId ? [q.personId] : [])];
+  const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, params);
   const page = await db.query<Record<string, any>>(
     `SELECT e.person_id, e.score, e.last_contact_at, e.decay_bucket, e.edge_features, e.updated_at,
             p.display_name, p.organization
        ${base}
       ORDER BY e.score DESC, e.last_contact_at DESC, e.person_id
-      LIMIT $3 OFFSET $4`,
-    [selfId, start.toISOString(), q.limit, q.offset],
+      LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, q.limit, q.offset],
   );
   const ids = page.rows.map((r) => r.person_id as string);
   const idents = new Map<string, { emails: Set<string>; phones: Set<string> }>();

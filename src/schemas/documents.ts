@@ -5,6 +5,7 @@ export const DocumentListQuery = Type.Object({
   source_type: Type.Optional(StringEnum(SOURCE_TYPES)),
   has_attachments: Type.Optional(Type.Boolean()),
   thread_id: Type.Optional(Type.String({ format: 'uuid' })),
+  person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Documents linked to this person (merges followed)' })),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });

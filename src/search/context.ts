@@ -46,19 +46,38 @@ function senderOf(people: unknown): string | null {
   return (typeof s.display_name === 'string' && s.display_name.trim()) || s.identifier || null;
 }
 
-export async function generalContext(db: Database): Promise<GeneralContext> {
+/** Narrows the summary to documents since `days` ago (now) and/or one source type. */
+export interface ContextFilter {
+  days?: number;
+  source_type?: string;
+}
+
+export async function generalContext(db: Database, filter: ContextFilter = {}): Promise<GeneralContext> {
+  const params: unknown[] = [];
+  let where = 'is_active_version';
+  if (filter.days !== undefined) {
+    params.push(new Date(Date.now() - filter.days * 86_400_000).toISOString());
+    where += ` AND content_timestamp >= $${params.length}::timestamptz`;
+  }
+  if (filter.source_type !== undefined) {
+    params.push(filter.source_type);
+    where += ` AND source_type = $${params.length}`;
+  }
+  const filtered = params.length > 0;
   const counts = await db.query<{ threads: number; messages: number; last: Date | null }>(
-    `SELECT (SELECT count(*)::int FROM threads) AS threads,
-            (SELECT count(*)::int FROM documents WHERE is_active_version) AS messages,
-            (SELECT max(content_timestamp) FROM documents WHERE is_active_version) AS last`,
+    `SELECT ${filtered ? `(SELECT count(DISTINCT thread_id)::int FROM documents WHERE ${where})` : '(SELECT count(*)::int FROM threads)'} AS threads,
+            (SELECT count(*)::int FROM documents WHERE ${where}) AS messages,
+            (SELECT max(content_timestamp) FROM documents WHERE ${where}) AS last`,
+    params,
   );
   const top = await db.query<{ thread_id: string; title: string | null; source_type: string; n: number; last: Date | null }>(
     `SELECT t.thread_id, t.title, t.source_type, x.n, x.last
        FROM (SELECT thread_id, count(*)::int AS n, max(content_timestamp) AS last FROM documents
-              WHERE is_active_version AND thread_id IS NOT NULL GROUP BY thread_id
+              WHERE ${where} AND thread_id IS NOT NULL GROUP BY thread_id
               ORDER BY count(*) DESC, max(content_timestamp) DESC LIMIT 5) x
        JOIN threads t ON t.thread_id = x.thread_id
       ORDER BY x.n DESC, x.last DESC`,
+    params,
   );
   const recent = await db.query<{
     doc_id: string;
@@ -70,16 +89,17 @@ export async function generalContext(db: Database): Promise<GeneralContext> {
     people: unknown[];
   }>(
     `SELECT doc_id, thread_id, source_type, title, content_timestamp, left(text, 2000) AS text, people
-       FROM documents WHERE is_active_version AND btrim(text) <> ''
+       FROM documents WHERE ${where} AND btrim(text) <> ''
       ORDER BY content_timestamp DESC, doc_id LIMIT 30`,
+    params,
   );
   const last = counts.rows[0].last;
   const timeline = last
     ? await db.query<{ date: string; count: number }>(
         `SELECT to_char(date_trunc('day', content_timestamp AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS date, count(*)::int AS count
-           FROM documents WHERE is_active_version AND content_timestamp > $1::timestamptz - interval '30 days'
+           FROM documents WHERE ${where} AND content_timestamp > $${params.length + 1}::timestamptz - interval '30 days'
           GROUP BY 1 ORDER BY 1`,
-        [last],
+        [...params, last],
       )
     : { rows: [] };
   return {

@@ -7,7 +7,7 @@ import type { Database } from '../db/types.ts';
 import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse } from './ask.ts';
 import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
-import { generalContext, type GeneralContext } from './context.ts';
+import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
 import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync } from './index-sync.ts';
@@ -39,7 +39,7 @@ export interface Search {
   readonly config: SearchConfig;
   search(req: SearchRequest): Promise<SearchResponse>;
   ask(query: string, k: number): Promise<AskResponse>;
-  generalContext(): Promise<GeneralContext>;
+  generalContext(filter?: ContextFilter): Promise<GeneralContext>;
   /** Brings the lexical index up to date with the catalog now (it also does so before every query). */
   refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
   /** Stops the index's background poll. */
@@ -347,7 +347,7 @@ export function createSearch(deps: SearchDeps): Search {
     config,
     search,
     ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), chunkTexts: fullChunkTexts }),
-    generalContext: () => generalContext(db),
+    generalContext: (filter) => generalContext(db, filter),
     refreshIndex: async (opts) => {
       const index = opts?.rebuild ? await sync.rebuild() : await sync.current();
       const { documents, passages, terms } = index.size;

@@ -26,6 +26,7 @@ const TopQuery = Type.Object(
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+    person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only the edge to this person (its surviving id)' })),
   },
 );
 
@@ -122,7 +123,7 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
       }
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
-      const top = await topRelationships(service.db, selfId, { days, limit, offset });
+      const top = await topRelationships(service.db, selfId, { days, limit, offset, personId: q.person_id });
       return { self_person_id: selfId, ...top, window: `${days}d`, limit, offset };
     },
   );

@@ -130,9 +130,13 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
       schema: {
         tags: ['search'],
         summary: 'Totals, busiest threads and recent highlights of the active documents',
-        response: { 200: Loose },
+        querystring: Type.Object({
+          days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Only documents of the last N days' })),
+          source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        }),
+        response: { 200: Loose, 422: ValidationErrorBody },
       },
     },
-    async () => search.generalContext() as any,
+    async (req) => search.generalContext(req.query) as any,
   );
 };

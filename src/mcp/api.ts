@@ -1,0 +1,124 @@
+/**
+ * How the MCP tools reach memex: only through the public HTTP API, never the database. Over stdio
+ * the routes are called with fetch at MEMEX_URL; inside the gateway (/mcp) through Fastify's inject,
+ * which runs the same hooks, auth, validation and serialisation as a socket request without needing
+ * to know the address the server listens on.
+ */
+import type { FastifyInstance } from 'fastify';
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: any;
+}
+
+export interface MemexApi {
+  /** Where the tools send requests, for messages (a URL, or "this server"). */
+  readonly where: string;
+  call(req: ApiRequest): Promise<ApiResponse>;
+}
+
+/** A failure the assistant can act on; the tool returns it as an isError result. */
+export class ToolError extends Error {}
+
+function pathWithQuery(req: ApiRequest): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${req.path}?${s}` : req.path;
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return { detail: text.slice(0, 200) };
+  }
+}
+
+/** The routes of a memex server at `baseUrl` (stdio transport). */
+export function httpApi(baseUrl: string, token: string | undefined, timeoutMs = 60_000): MemexApi {
+  const base = baseUrl.replace(/\/+$/, '');
+  return {
+    where: base,
+    async call(req) {
+      let res: Response;
+      try {
+        res = await fetch(base + pathWithQuery(req), {
+          method: req.method,
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: req.body === undefined ? undefined : JSON.stringify(req.body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        const timedOut = (err as Error).name === 'TimeoutError';
+        throw new ToolError(
+          timedOut
+            ? `the memex server at ${base} did not answer within ${timeoutMs / 1000} s; check that it is healthy (memex status)`
+            : `cannot reach the memex server at ${base}: start it with \`memex serve\` (or set MEMEX_URL to where it runs)`,
+        );
+      }
+      return { status: res.status, body: parseBody(await res.text()) };
+    },
+  };
+}
+
+/** The routes of this gateway, in process, with the caller's own Authorization header (/mcp). */
+export function injectApi(app: FastifyInstance, authorization: string | undefined): MemexApi {
+  return {
+    where: 'this memex server',
+    async call(req) {
+      const res = await app.inject({
+        method: req.method,
+        url: pathWithQuery(req),
+        headers: authorization ? { authorization } : {},
+        ...(req.body === undefined ? {} : { payload: req.body as object }),
+      });
+      return { status: res.statusCode, body: parseBody(res.body) };
+    },
+  };
+}
+
+/** The 422 detail list of a route as one sentence naming the argument. */
+function describeValidation(body: any, names: Record<string, string>): string | null {
+  if (!Array.isArray(body?.detail)) return null;
+  return body.detail
+    .slice(0, 3)
+    .map((d: { loc?: unknown[]; msg?: string }) => {
+      const field = String(d.loc?.[d.loc.length - 1] ?? 'argument');
+      return `${names[field] ?? field}: ${d.msg ?? 'invalid'}`;
+    })
+    .join('; ');
+}
+
+/**
+ * Calls a route and returns its JSON on 2xx; anything else becomes a ToolError that says what to
+ * change. `names` maps the route's parameter names to the tool's argument names.
+ */
+export async function callOk(api: MemexApi, req: ApiRequest, names: Record<string, string> = {}): Promise<any> {
+  const res = await api.call(req);
+  if (res.status >= 200 && res.status < 300) return res.body;
+  if (res.status === 401 || res.status === 403) {
+    throw new ToolError(
+      `the memex server at ${api.where} refused the token (${res.status}): set AUTH_TOKEN or --token to the server's token (DATA_DIR/auth-token)`,
+    );
+  }
+  if (res.status === 422 || res.status === 400) {
+    throw new ToolError(`invalid argument: ${describeValidation(res.body, names) ?? JSON.stringify(res.body).slice(0, 300)}`);
+  }
+  const detail = typeof res.body?.detail === 'string' ? res.body.detail : typeof res.body?.message === 'string' ? res.body.message : null;
+  if (res.status === 404) throw new ToolError(detail ?? 'not found');
+  if (res.status === 503 || res.status === 502) {
+    throw new ToolError(`the memex server at ${api.where} is unavailable (${res.status}${detail ? `: ${detail}` : ''}); try again shortly`);
+  }
+  throw new ToolError(`the memex server answered ${res.status}${detail ? `: ${detail}` : ''}`);
+}
