@@ -266,6 +266,40 @@ describe(`batch ingestion on ${backend}`, () => {
     expect(res.json()).toMatchObject({ batch_id: null, batch_status: 'completed', total_count: 1, success_count: 1 });
   });
 
+  it('validates items one by one: an unknown source_type or a missing content fails alone, the rest is stored', async () => {
+    const docs = [
+      noteBody({ source_id: 'per-item-a' }),
+      noteBody({ source_id: 'per-item-b', source_type: 'spaceship' }),
+      { source_type: 'note', source_id: 'per-item-c' },
+      noteBody({ source_id: 'per-item-d' }),
+    ];
+    const res = await gw.request('POST', '/v1/ingest:batch', { documents: docs });
+    expect(res.statusCode).toBe(207);
+    const body = res.json();
+    expect(body).toMatchObject({ total_count: 4, success_count: 2, failure_count: 2 });
+    expect(body.results.map((r: any) => r.status_code)).toEqual([202, 422, 422, 202]);
+    expect(body.results[1].error.details.detail).toEqual([
+      { loc: ['body', 'documents', 1, 'source_type'], msg: expect.stringContaining('one of'), type: 'enum' },
+    ]);
+    expect(body.results[2].error.details.detail).toEqual([
+      { loc: ['body', 'documents', 2, 'content'], msg: 'Field required', type: 'missing' },
+    ]);
+    const stored = await gw.db.query<{ external_id: string }>(
+      "SELECT external_id FROM documents WHERE external_id LIKE 'per-item-%' ORDER BY external_id",
+    );
+    expect(stored.rows.map((r) => r.external_id)).toEqual(['per-item-a', 'per-item-d']);
+
+    // A batch of one bad item is reported in the batch shape too; only a body that is not a batch is a 422.
+    const one = await gw.request('POST', '/v1/ingest:batch', { documents: [{ source_type: 'note' }] });
+    expect(one.statusCode).toBe(207);
+    expect(one.json().results[0].error.details.detail[0].loc).toEqual(['body', 'documents', 0, 'source_id']);
+    for (const notBatch of [{}, { documents: 'x' }, { documents: ['x'] }, [noteBody()]]) {
+      const r = await gw.request('POST', '/v1/ingest:batch', notBatch);
+      expect(r.statusCode, JSON.stringify(notBatch)).toBe(422);
+      expect(r.json().detail[0].loc[0]).toBe('body');
+    }
+  });
+
   it('rejects an empty batch with 422', async () => {
     const res = await gw.request('POST', '/v1/ingest:batch', { documents: [] });
     expect(res.statusCode).toBe(422);
