@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Catalog } from './catalog/catalog.ts';
+import { emailRethreadPending, rethreadEmail } from './catalog/email-threads.ts';
 import type { ServerConfig } from './config/server.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
@@ -107,6 +108,9 @@ export async function startServer(
     await db.close();
     throw err;
   }
+  // Email stored before conversation threading (migration 090) is re-threaded once, in the background.
+  const rethreadStop = new AbortController();
+  const rethread = startPendingRethread(db, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
   const app = await buildGateway({ config, db, catalog, embedding: service, files: { store, config: filesConfig, ocrEngine }, relationships, warmSearchIndex: true });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
@@ -122,6 +126,8 @@ export async function startServer(
     async close() {
       if (closed) return;
       closed = true;
+      rethreadStop.abort();
+      await rethread;
       await app.close();
       await ocrEngine?.close();
       await shutdownExtraction();
@@ -129,4 +135,32 @@ export async function startServer(
       await db.close();
     },
   };
+}
+
+/** Runs rethreadEmail when migration 090 left its marker; progress and the outcome go to the log. */
+async function startPendingRethread(
+  db: Database,
+  log: { info(o: object, m?: string): void; error(o: object, m?: string): void },
+  relationships: RelationshipService,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    if (!(await emailRethreadPending(db))) return;
+    let lastLog = 0;
+    const r = await rethreadEmail(db, {
+      signal,
+      onProgress: (p) => {
+        if (p.done - lastLog >= 5000 || p.done === p.total) {
+          lastLog = p.done;
+          log.info(p, 'rethreading stored email');
+        }
+      },
+    });
+    if (r.finished) {
+      log.info({ documents: r.done, threads: r.threads }, 'stored email re-threaded');
+      relationships.requestFull();
+    }
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 're-threading stored email failed; it runs again at the next start');
+  }
 }

@@ -12,6 +12,7 @@ import { linkPeople } from '../people/linking.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
 import { chunkText, type TextChunk } from './chunking.ts';
+import { refreshEmailThreads } from './email-threads.ts';
 import { resolveThreads } from './threads.ts';
 import {
   CatalogError,
@@ -289,7 +290,7 @@ export async function ingestMany(
   if (todo.length === 0) return items.map((i) => outcomes.get(i.index)!);
 
   // 2. Threads.
-  const threadIds = await resolveThreads(tx, todo.map((t) => t.item.request));
+  const { ids: threadIds, emailThreads } = await resolveThreads(tx, todo.map((t) => t.item.request));
 
   // 3. The latest version of each source identity, locked; the active ones get superseded.
   const idents = todo.map((t) => {
@@ -401,6 +402,8 @@ export async function ingestMany(
       [fileLinks.map((f) => f[0]), fileLinks.map((f) => f[1])],
     );
   }
+
+  await refreshEmailThreads(tx, emailThreads);
 
   // 6. Status: text documents need no extraction or enrichment of their own, so they are enriched
   // once cataloged and indexed as soon as every chunk has a vector (at once when all are shared).

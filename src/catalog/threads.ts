@@ -5,7 +5,9 @@
  * batch, in a stable order so concurrent batches lock rows in the same order.
  */
 import type { Queryable } from '../db/types.ts';
+import { baseSubject, emailThreadExternalId } from '../util/email-thread.ts';
 import { isUuid, newId } from '../util/ids.ts';
+import { emailLinksOf, linkEmailMessages, mergeThreads } from './email-threads.ts';
 import type { CatalogDocumentRequest } from './types.ts';
 
 interface ThreadRow {
@@ -30,8 +32,31 @@ const identityKey = (t: { source_type: string; source_provider: string | null; s
 const minIso = (a: string, b: string) => (Date.parse(a) <= Date.parse(b) ? a : b);
 const maxIso = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
 
-/** The thread id of each request (null when it has none or names an unknown thread). */
-export async function resolveThreads(tx: Queryable, reqs: CatalogDocumentRequest[]): Promise<(string | null)[]> {
+/**
+ * The thread id of each request (null when it has none or names an unknown thread), and the email
+ * threads touched (their counts and participants are refreshed once the documents are stored). Email
+ * documents get the conversation the catalog links them into (email-threads.ts), whatever thread the
+ * client proposed.
+ */
+export async function resolveThreads(tx: Queryable, input: CatalogDocumentRequest[]): Promise<{ ids: (string | null)[]; emailThreads: string[] }> {
+  const { assigned, merged } = await linkEmailMessages(tx, input.map((r) => emailLinksOf(r.source_type, r.metadata)));
+  const reqs = input.map((req, i) => {
+    const a = assigned[i];
+    if (!a) return req;
+    return {
+      ...req,
+      thread_id: a.threadId,
+      thread: {
+        external_id: emailThreadExternalId(a.root),
+        source_type: 'email',
+        source_provider: null,
+        source_account_id: null,
+        title: baseSubject(req.title ?? null),
+        participants: req.thread?.participants ?? [],
+        metadata: { root_message_id: a.root },
+      },
+    } satisfies CatalogDocumentRequest;
+  });
   const out: (string | null)[] = reqs.map(() => null);
   const rows = new Map<string, ThreadRow>();
   const rowOfReq: (string | null)[] = reqs.map(() => null);
@@ -40,6 +65,7 @@ export async function resolveThreads(tx: Queryable, reqs: CatalogDocumentRequest
   reqs.forEach((req, i) => {
     const t = req.thread;
     const ts = req.content_timestamp;
+    const email = assigned[i] !== null;
     if (!t) {
       if (req.thread_id && isUuid(req.thread_id)) {
         const cur = byIdOnly.get(req.thread_id);
@@ -51,8 +77,8 @@ export async function resolveThreads(tx: Queryable, reqs: CatalogDocumentRequest
     const next: ThreadRow = {
       thread_id: req.thread_id && isUuid(req.thread_id) ? req.thread_id : newId(),
       source_type: t.source_type ?? req.source_type,
-      source_provider: t.source_provider ?? req.source_provider ?? null,
-      source_account_id: t.source_account_id ?? req.source_account_id ?? null,
+      source_provider: email ? null : (t.source_provider ?? req.source_provider ?? null),
+      source_account_id: email ? null : (t.source_account_id ?? req.source_account_id ?? null),
       external_id: t.external_id,
       title: t.title ?? null,
       participants,
@@ -134,5 +160,8 @@ export async function resolveThreads(tx: Queryable, reqs: CatalogDocumentRequest
       if (!req.thread && req.thread_id && known.has(req.thread_id)) out[i] = req.thread_id;
     });
   }
-  return out;
+  // Threads a new message linked together: their documents move to the surviving thread.
+  await mergeThreads(tx, merged);
+  const emailThreads = [...new Set(assigned.filter((a) => a !== null).map((a) => a!.threadId))];
+  return { ids: out, emailThreads };
 }

@@ -22,6 +22,8 @@ commands:
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
   mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
+  rethread                            group stored email into conversations again (and recompute
+                                      relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
   help                                this text
 
@@ -101,6 +103,23 @@ async function reindex(args: string[]): Promise<void> {
   }
 }
 
+async function rethreadCommand(): Promise<void> {
+  const { rethreadEmail } = await import('../catalog/email-threads.ts');
+  const { recomputeRelationships } = await import('../relationships/recompute.ts');
+  const { loadRelationshipConfig } = await import('../relationships/config.ts');
+  const config = loadServerConfig();
+  const db = await operatorDatabase(config);
+  try {
+    const r = await rethreadEmail(db, { onProgress: (p) => process.stderr.write(`\rrethread: ${p.done}/${p.total} email documents`) });
+    process.stderr.write('\n');
+    const rel = loadRelationshipConfig();
+    await recomputeRelationships(db, { halfLifeDays: rel.halfLifeDays, selfIdentifiers: rel.selfIdentifiers, phoneRegion: config.defaultPhoneRegion });
+    console.log(`${r.done} email documents in ${r.threads} conversations; relationships recomputed`);
+  } finally {
+    await db.close();
+  }
+}
+
 async function migrateCommand(): Promise<void> {
   const config = loadServerConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: false });
@@ -145,6 +164,8 @@ async function main(argv: string[]): Promise<void> {
       await relationshipsCommand(rest);
       return;
     }
+    case 'rethread':
+      return rethreadCommand();
     case 'migrate':
       return migrateCommand();
     case 'mcp': {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
 import { cleanEmailBody } from '../../src/agent/collectors/email/clean-body.ts';
 import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/agent/collectors/email/document.ts';
+import { emailThreadId } from '../../src/util/email-thread.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import { ALTERNATIVE, LATIN1, NO_DATE_NO_ID, REPLY, SHIFT_JIS, SHIFT_JIS_TEXT, WITH_ATTACHMENTS, emlx } from './fixtures.ts';
 
@@ -42,10 +43,9 @@ describe('email document payload (spec §2.6)', () => {
     expect(built.document.canonical_uri).toBe('message://reply-2%40example.org');
   });
 
-  it('thread: deterministic v5-shaped UUID from the sorted message ids; thread object per spec', async () => {
+  it('thread: deterministic v5-shaped UUID from the conversation root (References[0]); title without Re:', async () => {
     const { built } = await build(REPLY);
-    const ids = ['reply-2@example.org', 'root-1@example.com'].sort();
-    const external = `email-thread:${sha(ids.join('|'))}`;
+    const external = `email-root:${sha('root-1@example.com')}`;
     const hash = crypto.createHash('sha256').update(external).digest();
     expect(built.document.thread_id).toBe(uuidFromName(external));
     const hex = built.document.thread_id!.replace(/-/g, '');
@@ -54,18 +54,19 @@ describe('email document payload (spec §2.6)', () => {
     expect(built.document.thread).toEqual({
       external_id: external,
       source_type: 'email',
-      title: 'Re: Budget review',
+      title: 'Budget review',
       participants: built.document.people,
-      metadata: { message_ids: ids.join(','), subject: 'Re: Budget review' },
+      metadata: { root_message_id: 'root-1@example.com' },
     });
     // Same input, same id: a rebuild is byte-identical.
     expect(JSON.stringify((await build(REPLY)).built.document)).toBe(JSON.stringify(built.document));
   });
 
-  it('no thread and no thread_id without threading headers', async () => {
+  it('a message without threading headers starts its own thread, rooted at itself', async () => {
     const { built } = await build(LATIN1);
-    expect(built.document.thread_id).toBeUndefined();
-    expect(built.document.thread).toBeUndefined();
+    expect(built.messageId).not.toBeNull();
+    expect(built.document.thread_id).toBe(emailThreadId(built.messageId!));
+    expect(built.document.thread?.metadata).toEqual({ root_message_id: built.messageId });
   });
 
   it('content_timestamp is the Date header in UTC (type received); the original offset stays in metadata', async () => {

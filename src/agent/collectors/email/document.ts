@@ -11,7 +11,10 @@ import crypto from 'node:crypto';
 import type { RedactOptions } from '../../config.ts';
 import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
 import type { FileUploadMeta } from '../../gateway-client.ts';
+import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../util/email-thread.ts';
 import { cleanEmailBody } from './clean-body.ts';
+
+export { normaliseMessageId, uuidFromName };
 import type { CollectedMessage, MailAddress, MailAttachment } from './message.ts';
 
 export const SNIPPET_CHARS = 280;
@@ -20,28 +23,9 @@ export function sha256(data: string | Buffer): string {
   return crypto.createHash('sha256').update(data).digest('hex');
 }
 
-/** `<id@host>` -> `id@host` (trimmed, surrounding angle brackets removed). */
-export function normaliseMessageId(id: string | null | undefined): string | null {
-  if (!id) return null;
-  const s = id.trim().replace(/^<+/, '').replace(/>+$/, '').trim();
-  return s === '' ? null : s;
-}
-
 /** CRLF/CR -> LF and trimmed: the text whose hash is the document's text_hash. */
 export function normaliseBody(text: string): string {
   return text.replace(/\r\n?/g, '\n').trim();
-}
-
-/**
- * UUID from the first 16 bytes of SHA-256(name) with the version nibble set to 5 and the RFC 4122
- * variant bits (10xx) — the spec's deterministic thread id.
- */
-export function uuidFromName(name: string): string {
-  const b = crypto.createHash('sha256').update(name).digest().subarray(0, 16);
-  b[6] = (b[6] & 0x0f) | 0x50;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
 export interface EmailPerson {
@@ -121,7 +105,7 @@ export interface EmailDocument {
     source_type: 'email';
     title: string | null;
     participants: EmailPerson[];
-    metadata: { message_ids: string; subject: string | null };
+    metadata: { root_message_id: string };
   };
   relevance_score: number;
   intent: Record<string, unknown>;
@@ -221,19 +205,18 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   const ts = msg.date ?? src.fallbackTimestamp ?? null;
   if (ts) doc.content_timestamp = ts;
 
-  // Thread: only with threading headers (In-Reply-To / References).
-  if (inReplyTo || references.length) {
-    const ids = [...new Set([messageId, inReplyTo, ...references].filter((x): x is string => x !== null))].sort();
-    const externalId = `email-thread:${sha256(ids.join('|'))}`;
-    doc.thread_id = uuidFromName(externalId);
-    doc.thread = {
-      external_id: externalId,
-      source_type: 'email',
-      title: msg.subject,
-      participants: people,
-      metadata: { message_ids: ids.join(','), subject: msg.subject },
-    };
-  }
+  // Thread: the conversation's root (References[0], else In-Reply-To, else this message), so every
+  // collector path names the same thread; the catalog links and merges threads that arrive out of order.
+  const links = messageLinks(messageId, inReplyTo, references);
+  const root = links.root ?? messageKey;
+  doc.thread_id = emailThreadId(root);
+  doc.thread = {
+    external_id: emailThreadExternalId(root),
+    source_type: 'email',
+    title: baseSubject(msg.subject),
+    participants: people,
+    metadata: { root_message_id: root },
+  };
 
   return {
     document: doc,
