@@ -13,6 +13,7 @@ import pino from 'pino';
 import { Catalog } from './catalog/catalog.ts';
 import { emailRethreadPending, rethreadEmail } from './catalog/email-threads.ts';
 import type { ServerConfig } from './config/server.ts';
+import { isLoopback, SignInCodes } from './gateway/ui.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
 import { createConfiguredOcrEngine, createObjectStore, loadFilesConfig } from './files/config.ts';
@@ -111,12 +112,27 @@ export async function startServer(
   // Email stored before conversation threading (migration 090) is re-threaded once, in the background.
   const rethreadStop = new AbortController();
   const rethread = startPendingRethread(db, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
-  const app = await buildGateway({ config, db, catalog, embedding: service, files: { store, config: filesConfig, ocrEngine }, relationships, warmSearchIndex: true });
+  const signIn = new SignInCodes();
+  const app = await buildGateway({
+    config,
+    db,
+    catalog,
+    embedding: service,
+    files: { store, config: filesConfig, ocrEngine },
+    relationships,
+    warmSearchIndex: true,
+    ui: { codes: signIn },
+  });
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // Like Jupyter: a one-time sign-in link for the web UI, on loopback only. The code sits in the
+  // fragment (never sent to a server), is single use, and is not the token.
+  if (isLoopback(config.host)) {
+    process.stderr.write(`\nmemex web UI: ${url}/#signin=${signIn.issue()}\n(one-time sign-in link; afterwards sign in with the token)\n\n`);
+  }
   let closed = false;
   return {
     app,

@@ -31,6 +31,8 @@ import { createSearch, type Search } from '../search/search.ts';
 import { installValidation } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
+import { fileDownloadRoutes } from './routes/file-download.ts';
+import { DEFAULT_UI_DIR, sessionRoutes, SignInCodes, uiRoutes } from './ui.ts';
 
 export const API_VERSION = '0.2.0';
 
@@ -59,6 +61,11 @@ export interface GatewayDeps {
   warmSearchIndex?: boolean;
   /** POST /mcp may register add_note (default: MCP_ALLOW_WRITE=true in the environment). */
   mcpAllowWrite?: boolean;
+  /**
+   * The web UI (src/gateway/ui.ts): its built assets (default dist/ui) and the one-time sign-in codes
+   * `memex serve` prints links for.
+   */
+  ui?: { dir?: string; codes?: SignInCodes };
 }
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -118,8 +125,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     },
   );
 
+  await app.register(uiRoutes, {
+    dir: deps.ui?.dir ?? DEFAULT_UI_DIR,
+    codes: deps.ui?.codes ?? new SignInCodes(),
+    token: config.authToken,
+  });
+
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken));
+    await scope.register(sessionRoutes, { version: API_VERSION });
     await scope.register(ingestRoutes, { catalog });
     const search =
       deps.search ??
@@ -142,6 +156,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     if (deps.files) {
       const service = new FileIngestService({ ...deps.files, catalog, db });
       await scope.register(fileRoutes, { service });
+      await scope.register(fileDownloadRoutes, { store: deps.files.store, db });
     }
     await scope.register(v2Routes, { catalog });
     await scope.register(peopleRoutes, { catalog });

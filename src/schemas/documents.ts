@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { JsonObject, SOURCE_TYPES, StringEnum } from './common.ts';
+import { JsonObject, Nullable, SOURCE_TYPES, StringEnum } from './common.ts';
 
 export const DocumentListQuery = Type.Object({
   source_type: Type.Optional(StringEnum(SOURCE_TYPES)),
@@ -57,3 +57,40 @@ export const DocumentUpdateResponse = Type.Object(
 );
 
 export const DocIdParams = Type.Object({ doc_id: Type.String({ format: 'uuid' }) });
+
+export const DocumentViewResponse = Type.Object(
+  {
+    document: Type.Object({}, { additionalProperties: true, description: 'The stored document record (as GET /v1/doc/{doc_id})' }),
+    people: Type.Array(Type.Object({ person_id: Type.String(), display_name: Type.String(), role: Type.String() }), {
+      description: 'Linked people, merged ids resolved to the surviving person',
+    }),
+    versions: Type.Array(
+      Type.Object({
+        doc_id: Type.String(),
+        version_number: Type.Integer(),
+        is_active_version: Type.Boolean(),
+        ingested_at: Type.String(),
+      }),
+      { description: 'Every version of this document, newest first' },
+    ),
+    thread: Type.Union([
+      Type.Object({
+        thread_id: Type.String(),
+        title: Nullable(Type.String()),
+        total: Type.Integer({ description: 'active documents in the thread' }),
+        messages: Type.Array(
+          Type.Object({
+            doc_id: Type.String(),
+            title: Nullable(Type.String()),
+            excerpt: Type.String(),
+            content_timestamp: Type.String(),
+            sender: Nullable(Type.String()),
+          }),
+          { description: 'The document and its neighbours in content-time order' },
+        ),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { title: 'DocumentViewResponse' },
+);

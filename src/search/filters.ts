@@ -70,11 +70,12 @@ export function filterSql(f: SearchFilters, params: unknown[], d = 'd'): string 
   if (f.start !== undefined) parts.push(`${d}.content_timestamp >= ${p(f.start)}::timestamptz`);
   if (f.end !== undefined) parts.push(`${d}.content_timestamp ${f.endExclusive ? '<' : '<='} ${p(f.end)}::timestamptz`);
   if (f.person !== undefined) {
-    // Linked people (canonical identifiers, merges followed) or, for identifiers that could not be
-    // linked, the identifier as written in the document's people[].
+    // Linked people (canonical identifiers, merges followed, or a person id as the person facet gives
+    // it) or, for identifiers that could not be linked, the identifier as written in the document's people[].
     const vals = p(f.person);
     parts.push(`(EXISTS (SELECT 1 FROM document_people dp JOIN person_identifiers pi ON pi.person_id = dp.person_id
                           WHERE dp.doc_id = ${d}.doc_id AND pi.value_canonical = ANY(${vals}::text[]))
+              OR EXISTS (SELECT 1 FROM document_people dp WHERE dp.doc_id = ${d}.doc_id AND dp.person_id::text = ANY(${vals}::text[]))
               OR EXISTS (SELECT 1 FROM jsonb_array_elements(${d}.people) pe
                           WHERE lower(pe->>'identifier') = ANY(${vals}::text[])))`);
   }

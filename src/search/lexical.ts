@@ -18,7 +18,9 @@ const toMicros = (iso: string) => Date.parse(iso) * 1000;
  */
 export async function personsOwning(db: Queryable, identifiers: string[]): Promise<string[]> {
   const r = await db.query<{ person_id: string }>(
-    'SELECT DISTINCT person_id::text AS person_id FROM person_identifiers WHERE value_canonical = ANY($1::text[])',
+    // A person id (the person facet's value) names its person directly.
+    `SELECT person_id::text AS person_id FROM person_identifiers WHERE value_canonical = ANY($1::text[])
+     UNION SELECT person_id::text FROM people WHERE person_id::text = ANY($1::text[])`,
     [identifiers],
     { name: 'memex_search_persons' },
   );

@@ -12,7 +12,7 @@ import type { OcrEngine } from '../../src/ocr/engine.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
+import { buildGateway, type GatewayDeps } from '../../src/gateway/app.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789';
@@ -65,7 +65,14 @@ export interface TestFilesOptions {
 }
 
 export async function startTestGateway(
-  opts: { config?: Partial<ServerConfig>; testDb?: TestDatabase; dataDir?: string; files?: TestFilesOptions } = {},
+  opts: {
+    config?: Partial<ServerConfig>;
+    testDb?: TestDatabase;
+    dataDir?: string;
+    files?: TestFilesOptions;
+    /** The web UI's assets and sign-in codes (test/helpers/browser.ts builds the assets). */
+    ui?: GatewayDeps['ui'];
+  } = {},
 ): Promise<TestGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase({ dataDir: opts.dataDir }));
   const config = testConfig(opts.config);
@@ -78,7 +85,7 @@ export async function startTestGateway(
     const store = opts.files.store ?? (await createObjectStore(filesConfig));
     files = { store, config: filesConfig, dataDir, ocrEngine: opts.files.ocrEngine };
   }
-  const app = await buildGateway({ config, db: testDb.db, catalog, files });
+  const app = await buildGateway({ config, db: testDb.db, catalog, files, ui: opts.ui });
   await app.ready();
   return {
     app,

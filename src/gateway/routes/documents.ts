@@ -9,7 +9,9 @@ import {
   DocumentListResponse,
   DocumentUpdateRequest,
   DocumentUpdateResponse,
+  DocumentViewResponse,
 } from '../../schemas/documents.ts';
+import { documentView } from '../../catalog/document-view.ts';
 
 const NotFound = Type.Object({ detail: Type.String() });
 
@@ -45,6 +47,23 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = a
       const doc = await catalog.getDocument(req.params.doc_id);
       if (!doc) return reply.code(404).send({ detail: 'Document not found' });
       return doc;
+    },
+  );
+
+  app.get(
+    '/v1/doc/:doc_id/view',
+    {
+      schema: {
+        tags: ['documents'],
+        summary: 'A document with its linked people, versions and neighbouring thread messages (the web UI\'s document view)',
+        params: DocIdParams,
+        response: { 200: DocumentViewResponse, 404: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const view = await documentView(catalog.db, req.params.doc_id);
+      if (!view) return reply.code(404).send({ detail: 'Document not found' });
+      return view;
     },
   );
 

@@ -11,7 +11,7 @@ export const SearchQuery = Type.Object(
     k: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Documents to return' }),
     has_attachments: Type.Optional(Type.Boolean()),
     source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    person: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Email, phone or handle' })),
+    person: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Email, phone, handle, or a person id (the person facet\'s value)' })),
     start_date: Type.Optional(Timestamp),
     end_date: Type.Optional({ ...Timestamp, description: 'A bare date includes that whole UTC day' }),
     thread_id: Type.Optional(Uuid),

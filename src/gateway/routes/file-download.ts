@@ -1,0 +1,56 @@
+/**
+ * GET /v1/files/{sha256}: the stored bytes of an attachment or uploaded file, as a download. The
+ * response is never rendered by the browser as a page (attachment disposition, nosniff, and a
+ * sandboxing CSP), so a stored HTML or SVG file cannot run script on the gateway's origin.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Queryable } from '../../db/types.ts';
+import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
+
+const NotFound = Type.Object({ detail: Type.String() });
+
+/** RFC 6266 / 5987 filename parameters: an ASCII fallback and the UTF-8 name. */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: ObjectStore; db: Queryable }): Promise<void> {
+  const { store, db } = opts;
+  app.get<{ Params: { sha256: string } }>(
+    '/v1/files/:sha256',
+    {
+      schema: {
+        tags: ['files'],
+        summary: 'Download a stored file by its SHA-256',
+        params: Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
+        response: { 404: NotFound },
+      },
+    },
+    async (req, reply) => {
+      const sha = req.params.sha256.toLowerCase();
+      const r = await db.query<{ object_key: string; filename: string | null; mime_type: string | null; size_bytes: string | number }>(
+        'SELECT object_key, filename, mime_type, size_bytes FROM files WHERE file_sha256 = $1',
+        [sha],
+      );
+      const row = r.rows[0];
+      if (!row) return reply.code(404).send({ detail: 'File not found' });
+      let body;
+      try {
+        body = await store.get(row.object_key);
+      } catch (err) {
+        if (err instanceof NotFoundError) return reply.code(404).send({ detail: 'File not found in the object store' });
+        throw err;
+      }
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', String(row.size_bytes))
+        .header('content-disposition', contentDisposition(row.filename ?? sha))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "sandbox; default-src 'none'")
+        .header('cache-control', 'private, max-age=3600')
+        .send(body);
+    },
+  );
+}

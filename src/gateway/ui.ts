@@ -1,0 +1,165 @@
+/**
+ * The web UI on the gateway's port: the built assets of ui/ (dist/ui, made by `npm run build:ui`)
+ * with a strict Content-Security-Policy, and its sign-in. The UI is a client of the public API like
+ * any other: it holds the bearer token in the tab's sessionStorage and sends it on every request
+ * (docs/ui.md says why). Sign-in takes the token in a password field, or a one-time code from the
+ * link `memex serve` prints on loopback; the code is in the URL's fragment (never sent to a server
+ * or written to its logs) and is worth nothing once used.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { safeEqual } from '../util/hash.ts';
+
+/** dist/ui of this checkout. */
+export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../dist/ui', import.meta.url));
+
+/** No inline script or style, nothing from another origin; blob: for downloads of stored files. */
+export const UI_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json',
+  '.map': 'application/json',
+};
+
+/** One-time sign-in codes: random, single use, for a limited time. Only hashes are kept. */
+export class SignInCodes {
+  private readonly codes = new Map<string, number>();
+  constructor(private readonly ttlMs = 24 * 3600_000) {}
+
+  issue(now = Date.now()): string {
+    const code = crypto.randomBytes(24).toString('base64url');
+    this.codes.set(hash(code), now + this.ttlMs);
+    return code;
+  }
+
+  /** True once for a code issued here and not expired; the code is spent either way. */
+  redeem(code: string, now = Date.now()): boolean {
+    const h = hash(code);
+    let found: string | undefined;
+    // Compare against every stored hash in constant time rather than by map lookup.
+    for (const k of this.codes.keys()) if (safeEqual(k, h)) found = k;
+    if (!found) return false;
+    const expires = this.codes.get(found)!;
+    this.codes.delete(found);
+    return expires > now;
+  }
+}
+
+function hash(s: string): string {
+  return crypto.createHash('sha256').update(s).digest('hex');
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+function loadAssets(dir: string): Map<string, Asset> | null {
+  const index = path.join(dir, 'index.html');
+  if (!fs.existsSync(index)) return null;
+  const assets = new Map<string, Asset>();
+  assets.set('index.html', { body: fs.readFileSync(index), type: 'text/html; charset=utf-8' });
+  const assetDir = path.join(dir, 'assets');
+  if (fs.existsSync(assetDir)) {
+    for (const name of fs.readdirSync(assetDir)) {
+      const type = TYPES[path.extname(name)];
+      if (type) assets.set(`assets/${name}`, { body: fs.readFileSync(path.join(assetDir, name)), type });
+    }
+  }
+  return assets;
+}
+
+function pageHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('content-security-policy', UI_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('cross-origin-opener-policy', 'same-origin');
+}
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memex</title></head>
+<body><h1>memex</h1><p>The web UI is not built in this checkout: run <code>npm run build:ui</code> (npm ci does it too).
+The HTTP API is served as usual; its description is at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
+
+/** Routes without the bearer guard: the page, its assets, and redeeming a sign-in code. */
+export async function uiRoutes(app: FastifyInstance, opts: { dir: string; codes: SignInCodes; token: string | undefined }): Promise<void> {
+  // Read once at start: the assets are small and immutable between builds.
+  const assets = loadAssets(opts.dir);
+
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => {
+    const index = assets?.get('index.html');
+    pageHeaders(reply).header('cache-control', 'no-cache');
+    if (!index) return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT);
+    return reply.type(index.type).send(index.body);
+  });
+
+  app.get<{ Params: { name: string } }>('/assets/:name', { schema: { hide: true } }, async (req, reply) => {
+    const asset = assets?.get(`assets/${req.params.name}`);
+    if (!asset) return reply.code(404).send({ detail: 'Not found' });
+    // File names carry a content hash: cache for good.
+    return pageHeaders(reply).header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
+  });
+
+  app.post<{ Body: { code: string } }>(
+    '/v1/session/redeem',
+    {
+      schema: {
+        tags: ['session'],
+        security: [],
+        summary: "Trade the one-time code of `memex serve`'s sign-in link for the access token (the web UI's sign-in)",
+        body: Type.Object({ code: Type.String({ minLength: 16, maxLength: 128 }) }),
+        response: {
+          200: Type.Object({ token: Type.String() }),
+          403: Type.Object({ detail: Type.String() }),
+        },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      if (!opts.token || !opts.codes.redeem(req.body.code)) {
+        return reply.code(403).send({ detail: 'This sign-in link was already used or has expired: sign in with the token' });
+      }
+      return { token: opts.token };
+    },
+  );
+}
+
+/** Behind the bearer guard: lets the sign-in form check a token. */
+export async function sessionRoutes(app: FastifyInstance, opts: { version: string }): Promise<void> {
+  app.get(
+    '/v1/session',
+    {
+      schema: {
+        tags: ['session'],
+        summary: 'Answers 200 when the bearer token is valid (the web UI checks a token with it)',
+        response: { 200: Type.Object({ signed_in: Type.Boolean(), version: Type.String() }) },
+      },
+    },
+    async () => ({ signed_in: true, version: opts.version }),
+  );
+}

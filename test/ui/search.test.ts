@@ -1,0 +1,239 @@
+/**
+ * The web UI in a real Chromium: sign-in (password field and the one-time link), search as you
+ * type with facets, dates and the keyboard, the document view (people, versions, thread), stored
+ * text that looks like HTML staying text, the CSP, axe-core, and every data route refusing
+ * requests without the token. Runs on both backends (MEMEX_TEST_BACKEND).
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
+import { noteBody, TEST_TOKEN } from '../helpers/gateway.ts';
+
+// Functions passed to page.evaluate run in the browser, where these exist.
+declare const window: any, document: any, location: any;
+
+const XSS_TITLE = '<img src=x onerror="window.__xss=1">Quarterly zephyr report';
+const XSS_BODY = 'zephyr numbers <script>window.__xss=2</script> and <b>bold</b> claims';
+
+let h: UiHarness;
+let page: Page;
+let errors: string[];
+let emailId: string;
+let versionedId: string;
+
+async function ingest(body: Record<string, unknown>): Promise<string> {
+  const res = await h.gw.request('POST', '/v1/ingest', body);
+  expect(res.statusCode, res.body).toBe(202);
+  return res.json().doc_id;
+}
+
+function email(i: number, text: string, from: string, name: string) {
+  return noteBody({
+    source_type: 'email',
+    source_id: `mail-${i}`,
+    title: `Lisbon trip ${i}`,
+    content: { mime_type: 'text/plain', data: text },
+    content_timestamp: `2026-0${i}-10T09:00:00Z`,
+    thread: { external_id: 'lisbon-thread', title: 'Lisbon trip' },
+    people: [
+      { identifier: from, role: 'sender', display_name: name },
+      { identifier: 'me@example.com', role: 'recipient', display_name: 'Me' },
+    ],
+  });
+}
+
+beforeAll(async () => {
+  h = await startUiHarness();
+  await ingest(email(1, 'Shall we take the train to Lisbon in spring?', 'alice@example.com', 'Alice Liddell'));
+  emailId = await ingest(email(2, 'Yes, the night train to Lisbon sounds lovely.', 'bob@example.com', 'Bob Stone'));
+  await ingest(email(3, 'Booked two seats on the Lisbon train.', 'alice@example.com', 'Alice Liddell'));
+  await ingest(noteBody({ source_id: 'note-lisbon', title: 'Packing list', content: { data: 'Lisbon: sunscreen, adapter, train tickets.' }, content_timestamp: '2025-11-02T08:00:00Z' }));
+  await ingest(noteBody({ source_id: 'xss', title: XSS_TITLE, content: { data: XSS_BODY } }));
+  versionedId = await ingest(noteBody({ source_id: 'versioned', title: 'Garden plan', content: { data: 'Plant tomatoes (first draft).' } }));
+  const patch = await h.gw.request('PATCH', `/v1/documents/${versionedId}`, { metadata: {}, text: 'Plant tomatoes and basil (second draft).' });
+  expect(patch.statusCode, patch.body).toBe(200);
+  ({ page, errors } = await signedInPage(h));
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function search(q: string) {
+  const box = page.getByRole('searchbox');
+  await box.fill(q);
+  await page.locator('#search-status').filter({ hasText: /\d+ documents?/ }).waitFor();
+}
+
+function hitTitles() {
+  return page.locator('.hit-link').allTextContents();
+}
+
+describe('serving and sign-in', () => {
+  it('serves the page with a CSP that allows no inline script, and assets from the gateway itself', async () => {
+    const res = await fetch(`${h.url}/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    const html = await res.text();
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) expect(src.startsWith('/assets/')).toBe(true);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
+  });
+
+  it('refuses every /v1 data route without the token', async () => {
+    const spec = (await (await fetch(`${h.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const open = new Set(['/v1/healthz', '/v1/session/redeem']);
+    let checked = 0;
+    for (const [p, methods] of Object.entries<Record<string, unknown>>(spec.paths)) {
+      if (!p.startsWith('/v1/') || open.has(p)) continue;
+      const url = h.url + p.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+      for (const method of Object.keys(methods)) {
+        const res = await fetch(url, { method: method.toUpperCase() });
+        expect(res.status, `${method} ${p}`).toBe(401);
+        const wrong = await fetch(url, { method: method.toUpperCase(), headers: { authorization: 'Bearer nope' } });
+        expect([401, 403], `${method} ${p} with a wrong token`).toContain(wrong.status);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('rejects a wrong token in the password field, with a message', async () => {
+    const context = await h.browser.newContext();
+    const p = await context.newPage();
+    await p.goto(`${h.url}/`);
+    expect(await p.getByLabel('Access token').getAttribute('type')).toBe('password');
+    await p.getByLabel('Access token').fill('not-the-token');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
+    expect(await p.getByRole('searchbox').count()).toBe(0);
+    await context.close();
+  });
+
+  it('signs in once through the one-time link, which leaves no code in the address', async () => {
+    const code = h.codes.issue();
+    const context = await h.browser.newContext();
+    const p = await context.newPage();
+    await p.goto(`${h.url}/#signin=${code}`);
+    await p.getByRole('searchbox').waitFor();
+    expect(p.url()).not.toContain(code);
+    expect(p.url()).not.toContain(TEST_TOKEN);
+    // The same link again, in a fresh session: refused.
+    const again = await h.browser.newContext();
+    const q = await again.newPage();
+    await q.goto(`${h.url}/#signin=${code}`);
+    await q.getByRole('alert').filter({ hasText: 'already used' }).waitFor();
+    expect(await q.getByLabel('Access token').count()).toBe(1);
+    await context.close();
+    await again.close();
+  });
+});
+
+describe('search', () => {
+  it('shows results as you type, with the matched words marked', async () => {
+    await search('lisbon');
+    const titles = await hitTitles();
+    expect(titles).toEqual(expect.arrayContaining(['Lisbon trip 1', 'Lisbon trip 2', 'Lisbon trip 3', 'Packing list']));
+    const marks = await page.locator('.hit mark').allTextContents();
+    expect(marks.map((m) => m.toLowerCase())).toContain('lisbon');
+    expect(await page.locator('.hit').first().textContent()).toContain('Alice Liddell');
+  });
+
+  it('filters by each facet and by date, and removes a filter', async () => {
+    await search('lisbon');
+    await page.locator('.facet').filter({ hasText: 'Source' }).getByRole('button', { name: /^note/ }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 1);
+    expect(await hitTitles()).toEqual(['Packing list']);
+    await page.getByRole('button', { name: 'Remove filter source_type' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 4);
+
+    await page.locator('.facet').filter({ hasText: 'People' }).getByRole('button', { name: /Bob Stone/ }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 1);
+    expect(await hitTitles()).toEqual(['Lisbon trip 2']);
+    await page.getByRole('button', { name: 'Remove filter person' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 4);
+
+    await page.locator('.facet').filter({ hasText: 'Attachments' }).getByRole('button', { name: /without attachments/ }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 4 && location.hash.includes('has_attachments=false'));
+    await page.getByRole('button', { name: 'Remove filter has_attachments' }).click();
+
+    await page.getByLabel('From').fill('2026-02-01');
+    await page.getByLabel('To').fill('2026-02-28');
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 1);
+    expect(await hitTitles()).toEqual(['Lisbon trip 2']);
+    await page.getByRole('button', { name: 'Remove filter start_date' }).click();
+    await page.getByRole('button', { name: 'Remove filter end_date' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 4);
+  });
+
+  it('moves with j/k, opens with Enter, goes back with Esc, focuses the box with /', async () => {
+    await search('lisbon');
+    await page.locator('body').click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    const second = (await hitTitles())[1];
+    expect(await page.locator('.hit.selected .hit-link').textContent()).toBe(second);
+    await page.keyboard.press('Enter');
+    await page.locator('#doc-title').filter({ hasText: second }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('searchbox').waitFor();
+    expect(await page.getByRole('searchbox').inputValue()).toBe('lisbon');
+    expect(await page.locator('.hit.selected .hit-link').textContent()).toBe(second);
+    await page.locator('body').click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press('/');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
+  });
+
+  it('has no serious or critical accessibility violations (search page)', async () => {
+    await search('lisbon');
+    expect(await axeViolations(page)).toEqual([]);
+  });
+});
+
+describe('document view', () => {
+  it('shows the text, people linked to their pages and the thread around the message', async () => {
+    await page.goto(`${h.url}/#/doc/${emailId}`);
+    await page.locator('#doc-title').filter({ hasText: 'Lisbon trip 2' }).waitFor();
+    expect(await page.locator('pre.text').first().textContent()).toBe('Yes, the night train to Lisbon sounds lovely.');
+    const bob = page.locator('.facts a', { hasText: 'Bob Stone' });
+    expect(await bob.getAttribute('href')).toMatch(/^#\/person\/[0-9a-f-]{36}$/);
+    const thread = await page.locator('.thread li').allTextContents();
+    expect(thread).toHaveLength(3);
+    expect(thread[0]).toContain('Alice Liddell');
+    expect(thread[0]).toContain('Shall we take the train');
+    expect(await page.locator('.thread li.current').textContent()).toContain('night train');
+    await page.locator('.thread a', { hasText: 'Booked two seats' }).click();
+    await page.locator('#doc-title').filter({ hasText: 'Lisbon trip 3' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
+  it('lists versions and shows a previous one', async () => {
+    await page.goto(`${h.url}/#/doc/${versionedId}`);
+    await page.locator('pre.text', { hasText: 'first draft' }).waitFor();
+    await page.locator('.versions a', { hasText: 'version 2' }).click();
+    await page.locator('pre.text', { hasText: 'second draft' }).waitFor();
+    await page.locator('.versions a', { hasText: 'version 1' }).click();
+    await page.locator('.notice', { hasText: 'earlier version' }).waitFor();
+  });
+});
+
+describe('stored text is never HTML', () => {
+  it('shows markup in titles, snippets and bodies as characters and runs none of it', async () => {
+    await page.goto(`${h.url}/#/search`);
+    await search('zephyr');
+    expect(await hitTitles()).toEqual([XSS_TITLE]);
+    expect(await page.locator('.hits img, .hits script, .hits b').count()).toBe(0);
+    await page.locator('.hit-link').first().click();
+    await page.locator('#doc-title').waitFor();
+    expect(await page.locator('#doc-title').textContent()).toBe(XSS_TITLE);
+    expect(await page.locator('pre.text').first().textContent()).toContain('<script>window.__xss=2</script>');
+    expect(await page.locator('article img, article script, article b').count()).toBe(0);
+    expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined();
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,118 @@
+/** Small shared pieces. Everything stored is rendered as text nodes: nothing from the API becomes HTML. */
+import type { ComponentChildren } from 'preact';
+import { href } from './router.ts';
+
+/** Splits a snippet on the API's « » markers; marked parts become <mark>, all of it text. */
+export function snippetParts(text: string): { text: string; mark: boolean }[] {
+  const out: { text: string; mark: boolean }[] = [];
+  const re = /«([^«»]*)»/g;
+  let last = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m.index > last) out.push({ text: text.slice(last, m.index), mark: false });
+    out.push({ text: m[1], mark: true });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push({ text: text.slice(last), mark: false });
+  return out;
+}
+
+export function Snippet({ text }: { text: string }) {
+  return (
+    <span class="snippet">
+      {snippetParts(text).map((p, i) => (p.mark ? <mark key={i}>{p.text}</mark> : p.text))}
+    </span>
+  );
+}
+
+const SOURCE_GLYPHS: Record<string, string> = {
+  chatapp: '💬',
+  sms: '💬',
+  email: '✉',
+  email_local: '✉',
+  localfs: '📄',
+  cloud_drive: '☁',
+  note: '📝',
+  reminder: '⏰',
+  host_reminders: '⏰',
+  calendar_event: '📅',
+  contact: '👤',
+};
+
+export function SourceBadge({ type }: { type: string }) {
+  return (
+    <span class="source" title={type}>
+      <span aria-hidden="true">{SOURCE_GLYPHS[type] ?? '•'}</span> {type}
+    </span>
+  );
+}
+
+export function formatDate(iso: string | null | undefined, withTime = false): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return withTime
+    ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+    : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+export function When({ iso, withTime }: { iso: string | null | undefined; withTime?: boolean }) {
+  if (!iso) return null;
+  return <time dateTime={iso}>{formatDate(iso, withTime)}</time>;
+}
+
+/** A document's first line when it has no title. */
+export function titleOf(title: string | null | undefined, text?: string | null): string {
+  const t = title?.trim();
+  if (t) return t;
+  const first = (text ?? '').split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return first ? (first.length > 120 ? `${first.slice(0, 119)}…` : first) : '(untitled)';
+}
+
+/** People as a document carries them (people[] of the API: identifier, name, role, person_id). */
+export function PeopleList({ people }: { people: unknown[] }) {
+  const list = people
+    .map((p) => p as { name?: string; display_name?: string; identifier?: string; person_id?: string; role?: string })
+    .filter((p) => p && (p.name || p.display_name || p.identifier));
+  if (!list.length) return null;
+  return (
+    <span class="people">
+      {list.slice(0, 6).map((p, i) => {
+        const label = p.display_name || p.name || p.identifier || '';
+        return (
+          <span key={i}>
+            {i > 0 && ', '}
+            {p.person_id ? <a href={href(`person/${p.person_id}`)}>{label}</a> : label}
+          </span>
+        );
+      })}
+      {list.length > 6 && ` +${list.length - 6}`}
+    </span>
+  );
+}
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error instanceof Error ? error.message : String(error)}
+    </p>
+  );
+}
+
+export function Page({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="page" aria-labelledby="page-title">
+      <header class="page-head">
+        <h1 id="page-title">{title}</h1>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

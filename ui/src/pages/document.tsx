@@ -1,0 +1,186 @@
+/** Document view: the whole text, people, attachments (OCR text, captions, download), versions and thread. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, download } from '../api.ts';
+import { ErrorNote, formatBytes, SourceBadge, titleOf, When } from '../components.tsx';
+import { href, navigate } from '../router.ts';
+
+interface Attachment {
+  index: number;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  kind?: string;
+  file?: { sha256: string; enrichment_status?: string };
+  ocr?: { text: string; truncated?: boolean };
+  caption?: string;
+}
+interface DocView {
+  document: {
+    doc_id: string;
+    title: string | null;
+    text: string;
+    source_type: string;
+    source_provider: string | null;
+    source_account_id: string | null;
+    content_timestamp: string;
+    ingested_at: string;
+    version_number: number;
+    is_active_version: boolean;
+    canonical_uri: string | null;
+    metadata: { attachments?: Attachment[] } & Record<string, unknown>;
+  };
+  people: { person_id: string; display_name: string; role: string }[];
+  versions: { doc_id: string; version_number: number; is_active_version: boolean; ingested_at: string }[];
+  thread: {
+    thread_id: string;
+    title: string | null;
+    total: number;
+    messages: { doc_id: string; title: string | null; excerpt: string; content_timestamp: string; sender: string | null }[];
+  } | null;
+}
+
+export function DocumentPage({ id }: { id: string }) {
+  const [view, setView] = useState<DocView | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    setView(null);
+    setError(null);
+    api<DocView>(`/v1/doc/${encodeURIComponent(id)}/view`, { signal: ctl.signal })
+      .then((v) => {
+        setView(v);
+        document.getElementById('doc-title')?.focus();
+      })
+      .catch((err) => ctl.signal.aborted || setError(err));
+    return () => ctl.abort();
+  }, [id]);
+
+  useEffect(() => {
+    function onKey(e: KeyboardEvent) {
+      if (e.key !== 'Escape') return;
+      const t = e.target as HTMLElement;
+      if (/^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) return;
+      if (history.length > 1) history.back();
+      else navigate(href('search'));
+    }
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+
+  if (error) return <ErrorNote error={error} />;
+  if (!view) return <p class="status">Loading…</p>;
+  const d = view.document;
+  const attachments = Array.isArray(d.metadata?.attachments) ? d.metadata.attachments : [];
+  return (
+    <article class="document">
+      <p class="back">
+        <a href={href('search')} onClick={(e) => { if (history.length > 1) { e.preventDefault(); history.back(); } }}>
+          ← Back to results
+        </a>{' '}
+        <span class="hint">(Esc)</span>
+      </p>
+      <h1 id="doc-title" tabIndex={-1}>
+        {titleOf(d.title, d.text)}
+      </h1>
+      {!d.is_active_version && (
+        <p class="notice" role="note">
+          This is version {d.version_number}, an earlier version of this document.
+        </p>
+      )}
+      <dl class="facts">
+        <dt>Source</dt>
+        <dd>
+          <SourceBadge type={d.source_type} />
+          {d.source_provider && ` · ${d.source_provider}`}
+          {d.source_account_id && ` · ${d.source_account_id}`}
+        </dd>
+        <dt>Date</dt>
+        <dd>
+          <When iso={d.content_timestamp} withTime />
+        </dd>
+        <dt>Stored</dt>
+        <dd>
+          <When iso={d.ingested_at} withTime />
+        </dd>
+        {view.people.length > 0 && (
+          <>
+            <dt>People</dt>
+            <dd>
+              <ul class="inline">
+                {view.people.map((p) => (
+                  <li key={p.person_id + p.role}>
+                    <a href={href(`person/${p.person_id}`)}>{p.display_name}</a> <span class="role">({p.role})</span>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
+      </dl>
+
+      <pre class="text">{d.text}</pre>
+
+      {attachments.length > 0 && (
+        <section aria-labelledby="att-h">
+          <h2 id="att-h">Attachments</h2>
+          <ul class="attachments">
+            {attachments.map((a) => (
+              <li key={a.index}>
+                <p>
+                  <strong>{a.filename}</strong> <span class="meta">{a.mime_type} · {formatBytes(a.size_bytes)}</span>{' '}
+                  {a.file?.sha256 && (
+                    <button type="button" onClick={() => download(`/v1/files/${a.file!.sha256}`, a.filename).catch((err) => alert(err.message))}>
+                      Download
+                    </button>
+                  )}
+                </p>
+                {a.caption && <p class="caption">Caption: {a.caption}</p>}
+                {a.ocr?.text && (
+                  <details>
+                    <summary>Text found in the file{a.ocr.truncated ? ' (shortened)' : ''}</summary>
+                    <pre class="text">{a.ocr.text}</pre>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+
+      {view.thread && view.thread.messages.length > 0 && (
+        <section aria-labelledby="thread-h">
+          <h2 id="thread-h">Thread{view.thread.title ? `: ${view.thread.title}` : ''}</h2>
+          <p class="meta">{view.thread.total} messages in this thread; the ones around this one:</p>
+          <ol class="thread">
+            {view.thread.messages.map((m) => (
+              <li key={m.doc_id} class={m.doc_id === d.doc_id ? 'current' : undefined} aria-current={m.doc_id === d.doc_id ? 'true' : undefined}>
+                <When iso={m.content_timestamp} withTime /> {m.sender && <strong>{m.sender}: </strong>}
+                {m.doc_id === d.doc_id ? <span>{m.excerpt}</span> : <a href={href(`doc/${m.doc_id}`)}>{m.excerpt || titleOf(m.title)}</a>}
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+
+      {view.versions.length > 1 && (
+        <section aria-labelledby="ver-h">
+          <h2 id="ver-h">Versions</h2>
+          <ol class="versions">
+            {view.versions.map((v) => (
+              <li key={v.doc_id}>
+                {v.doc_id === d.doc_id ? (
+                  <strong>version {v.version_number} (shown)</strong>
+                ) : (
+                  <a href={href(`doc/${v.doc_id}`)}>version {v.version_number}</a>
+                )}{' '}
+                · stored <When iso={v.ingested_at} withTime />
+                {v.is_active_version && ' · current'}
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+    </article>
+  );
+}

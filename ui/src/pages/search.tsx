@@ -1,0 +1,306 @@
+/**
+ * Search: results as you type (debounced, the previous request aborted), facets from the API as
+ * filters, a date range, keyboard j/k (or arrows) to move, Enter to open, Esc to clear.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, qs } from '../api.ts';
+import { ErrorNote, PeopleList, Snippet, SourceBadge, titleOf, When } from '../components.tsx';
+import { href, navigate, replaceRoute } from '../router.ts';
+
+const DEBOUNCE_MS = 120;
+const FILTERS = ['source_type', 'has_attachments', 'person', 'person_name', 'start_date', 'end_date'] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+
+interface Hit {
+  document_id: string;
+  title: string | null;
+  snippet: string;
+  source_type: string;
+  content_timestamp: string;
+  people: unknown[];
+  attachment_count: number;
+  context: boolean;
+}
+interface Facet {
+  value: string | boolean;
+  count: number;
+  display_name?: string | null;
+}
+interface SearchResult {
+  query: string;
+  total: number;
+  hits: Hit[];
+  facets: { source_type: Facet[]; has_attachments: Facet[]; person: Facet[] };
+}
+interface RecentDoc {
+  doc_id: string;
+  title: string | null;
+  text: string;
+  source_type: string;
+  content_timestamp: string;
+  has_attachments: boolean;
+}
+
+/** The last answer, so that coming back from a document shows it at once with the same selection. */
+let remembered: { key: string; result: SearchResult; selected: number } | null = null;
+
+function filtersOf(params: URLSearchParams): Filters {
+  const f: Filters = {};
+  for (const k of FILTERS) {
+    const v = params.get(k);
+    if (v) f[k] = v;
+  }
+  return f;
+}
+
+function routeFor(q: string, f: Filters): string {
+  return href('search', { q, ...f });
+}
+
+export function SearchPage({ params }: { params: URLSearchParams }) {
+  const [q, setQ] = useState(params.get('q') ?? '');
+  const filters = filtersOf(params);
+  const key = JSON.stringify([q.trim(), filters]);
+  const [result, setResult] = useState<SearchResult | null>(remembered?.key === key ? remembered.result : null);
+  const [recent, setRecent] = useState<RecentDoc[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(false);
+  const [selected, setSelectedState] = useState(remembered?.key === key ? remembered.selected : 0);
+  // Keys can arrive faster than renders: moves read the latest selection from here.
+  const selectedRef = useRef(selected);
+  const setSelected = (i: number) => {
+    selectedRef.current = i;
+    setSelectedState(i);
+  };
+  const [now, setNow] = useState(0); // bumped by Enter: search without waiting for the pause
+  const list = useRef<HTMLOListElement>(null);
+  const box = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (!remembered || remembered.key !== key) box.current?.focus();
+  }, []);
+
+  useEffect(() => {
+    const text = q.trim();
+    if (!text) {
+      setResult(null);
+      const ctl = new AbortController();
+      api<{ documents: RecentDoc[] }>(`/v1/documents${qs({ limit: 20 })}`, { signal: ctl.signal })
+        .then((r) => setRecent(r.documents))
+        .catch((err) => ctl.signal.aborted || setError(err));
+      return () => ctl.abort();
+    }
+    if (remembered?.key === key && result === remembered.result && now === 0) return;
+    const ctl = new AbortController();
+    const timer = setTimeout(
+      async () => {
+        setLoading(true);
+        try {
+          const { person_name: _n, ...apiFilters } = filters;
+          const r = await api<SearchResult>(`/v1/search${qs({ q: text, k: 20, ...apiFilters })}`, { signal: ctl.signal });
+          setResult(r);
+          setError(null);
+          setSelected(0);
+          remembered = { key, result: r, selected: 0 };
+        } catch (err) {
+          if (!ctl.signal.aborted) setError(err);
+        } finally {
+          if (!ctl.signal.aborted) setLoading(false);
+        }
+      },
+      now ? 0 : DEBOUNCE_MS,
+    );
+    return () => {
+      clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [key, now]);
+
+  function update(nextQ: string, nextFilters: Filters) {
+    replaceRoute(routeFor(nextQ, nextFilters));
+  }
+
+  function setFilter(name: keyof Filters, value: string | undefined, extra: Filters = {}) {
+    const next: Filters = { ...filters, ...extra, [name]: value };
+    if (!value) delete next[name];
+    navigate(routeFor(q, next));
+  }
+
+  function open(i: number) {
+    const hit = result?.hits[i];
+    if (!hit) return;
+    if (remembered) remembered.selected = i;
+    navigate(href(`doc/${hit.document_id}`));
+  }
+
+  function move(delta: number, focusItem: boolean) {
+    const n = result?.hits.length ?? 0;
+    if (!n) return;
+    const next = Math.max(0, Math.min(n - 1, selectedRef.current + delta));
+    setSelected(next);
+    if (remembered) remembered.selected = next;
+    if (focusItem) (list.current?.querySelectorAll('a.hit-link')[next] as HTMLElement | undefined)?.focus();
+  }
+
+  useEffect(() => {
+    function onKey(e: KeyboardEvent) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const t = e.target as HTMLElement;
+      if (t === box.current) return;
+      if (/^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(t.tagName)) return;
+      if (e.key === 'j' || e.key === 'ArrowDown') {
+        e.preventDefault();
+        move(1, true);
+      } else if (e.key === 'k' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        move(-1, true);
+      } else if (e.key === 'Escape') {
+        box.current?.focus();
+      }
+    }
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  });
+
+  function onBoxKey(e: KeyboardEvent) {
+    if (e.key === 'ArrowDown') {
+      e.preventDefault();
+      move(selectedRef.current === 0 ? 0 : 1, true);
+    } else if (e.key === 'Enter') {
+      e.preventDefault();
+      if (result && result.query === q.trim() && result.hits.length) open(selected);
+      else setNow((n) => n + 1);
+    } else if (e.key === 'Escape') {
+      if (q) {
+        setQ('');
+        update('', filters);
+      } else box.current?.blur();
+    }
+  }
+
+  const active = FILTERS.filter((k) => k !== 'person_name' && filters[k]);
+  return (
+    <div class="search">
+      <form class="searchbar" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label for="q" class="visually-hidden">
+          Search
+        </label>
+        <input
+          id="q"
+          ref={box}
+          type="search"
+          placeholder="Search everything (press / to focus)"
+          autocomplete="off"
+          spellcheck={false}
+          value={q}
+          onInput={(e) => {
+            setQ(e.currentTarget.value);
+            update(e.currentTarget.value, filters);
+          }}
+          onKeyDown={onBoxKey}
+          aria-describedby="search-status"
+        />
+        <div class="dates">
+          <label>
+            From <input type="date" value={filters.start_date ?? ''} onChange={(e) => setFilter('start_date', e.currentTarget.value)} />
+          </label>
+          <label>
+            To <input type="date" value={filters.end_date ?? ''} onChange={(e) => setFilter('end_date', e.currentTarget.value)} />
+          </label>
+        </div>
+      </form>
+
+      {active.length > 0 && (
+        <ul class="chips" aria-label="Active filters">
+          {active.map((k) => (
+            <li key={k}>
+              <button type="button" onClick={() => setFilter(k, undefined, k === 'person' ? { person_name: undefined } : {})} aria-label={`Remove filter ${k}`}>
+                {k === 'person' ? `person: ${filters.person_name ?? filters.person}` : `${k.replace('_', ' ')}: ${filters[k]}`} ✕
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <p id="search-status" class="status" aria-live="polite">
+        {loading ? 'Searching…' : result ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}` : q.trim() ? '' : 'Recent documents'}
+      </p>
+      <ErrorNote error={error} />
+
+      <div class="results-layout">
+        {result && (
+          <aside class="facets" aria-label="Filters">
+            <FacetGroup title="Source" items={result.facets.source_type} label={(f) => String(f.value)} onPick={(f) => setFilter('source_type', String(f.value))} />
+            <FacetGroup
+              title="Attachments"
+              items={result.facets.has_attachments}
+              label={(f) => (f.value === true || f.value === 'true' ? 'with attachments' : 'without attachments')}
+              onPick={(f) => setFilter('has_attachments', String(f.value))}
+            />
+            <FacetGroup
+              title="People"
+              items={result.facets.person}
+              label={(f) => f.display_name ?? String(f.value)}
+              onPick={(f) => setFilter('person', String(f.value), { person_name: f.display_name ?? undefined })}
+            />
+          </aside>
+        )}
+        {result ? (
+          <ol class="hits" ref={list}>
+            {result.hits.map((h, i) => (
+              <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'}>
+                <a class="hit-link" href={href(`doc/${h.document_id}`)} onFocus={() => setSelected(i)} onClick={() => remembered && (remembered.selected = i)}>
+                  {titleOf(h.title, h.snippet.replace(/[«»]/g, ''))}
+                </a>
+                <p class="snip">
+                  <Snippet text={h.snippet} />
+                </p>
+                <p class="meta">
+                  <SourceBadge type={h.source_type} /> · <When iso={h.content_timestamp} />
+                  {h.attachment_count > 0 && ` · 📎 ${h.attachment_count}`}
+                  {h.people.length > 0 && ' · '}
+                  <PeopleList people={h.people} />
+                </p>
+              </li>
+            ))}
+            {result.hits.length === 0 && <li class="empty">Nothing matches.</li>}
+          </ol>
+        ) : (
+          recent && (
+            <ol class="hits">
+              {recent.map((d) => (
+                <li key={d.doc_id} class="hit">
+                  <a class="hit-link" href={href(`doc/${d.doc_id}`)}>
+                    {titleOf(d.title, d.text)}
+                  </a>
+                  <p class="meta">
+                    <SourceBadge type={d.source_type} /> · <When iso={d.content_timestamp} />
+                  </p>
+                </li>
+              ))}
+              {recent.length === 0 && <li class="empty">No documents yet: upload some on the Sources page.</li>}
+            </ol>
+          )
+        )}
+      </div>
+    </div>
+  );
+}
+
+function FacetGroup({ title, items, label, onPick }: { title: string; items: Facet[]; label: (f: Facet) => string; onPick: (f: Facet) => void }) {
+  if (!items?.length) return null;
+  return (
+    <section class="facet">
+      <h2>{title}</h2>
+      <ul>
+        {items.map((f) => (
+          <li key={String(f.value)}>
+            <button type="button" class="link" onClick={() => onPick(f)}>
+              {label(f)} <span class="count">{f.count}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
