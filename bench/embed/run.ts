@@ -195,7 +195,7 @@ const single = await createUseLiteEmbedder();
 console.log(`load average at start: ${load()}`);
 const rawSingle = await rawThroughput(single, 'single thread (main)', 1);
 console.log(`raw use-lite, single thread:  ${fmt(rawSingle.rate)} chunks/s | ${fmt(rawSingle.cpuMsPerChunk)} CPU-ms/chunk | ${fmt(rawSingle.cores, 2)} cores busy | load ${load()}`);
-const pool = await createPooledEmbedder(loadEmbeddingConfig({}), THREADS);
+const pool = await createPooledEmbedder(loadEmbeddingConfig({}), THREADS, { queryThread: false });
 const rawPool = await rawThroughput(pool, `pool x${THREADS}`, THREADS);
 console.log(`raw use-lite, ${THREADS}-thread pool: ${fmt(rawPool.rate)} chunks/s (${fmt(rawPool.rate / rawSingle.rate, 2)}x single) | ` +
   `${fmt(rawPool.cpuMsPerChunk)} CPU-ms/chunk | ${fmt(rawPool.cores, 2)} cores busy | load ${load()}`);

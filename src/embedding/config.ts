@@ -40,6 +40,12 @@ export interface EmbeddingConfig {
    * the model threads keep every core busy.
    */
   threadNice: number;
+  /**
+   * One more model thread that serves only query embeddings (search, ask), at normal priority, so
+   * a search never waits behind the backlog (EMBEDDING_QUERY_THREAD, default true; costs one more
+   * model copy in memory).
+   */
+  queryThread: boolean;
   /** In-process worker loops claiming batches at once. */
   concurrency: number;
   batchSize: number;
@@ -123,6 +129,7 @@ export function loadEmbeddingConfig(env: NodeJS.ProcessEnv = process.env): Embed
     httpBatch: int(env, 'EMBEDDING_HTTP_BATCH', 32, 1, 2048),
     threads,
     threadNice: int(env, 'EMBEDDING_THREAD_NICE', 10, 0, 19),
+    queryThread: bool(env, 'EMBEDDING_QUERY_THREAD', true),
     concurrency: int(env, 'EMBEDDING_CONCURRENCY', Math.max(1, threads), 1, 64),
     batchSize: int(env, 'EMBEDDING_BATCH_SIZE', 32, 1, 1024),
     leaseSeconds: int(env, 'EMBEDDING_LEASE_SECONDS', 300, 1, 86_400),

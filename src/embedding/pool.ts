@@ -2,6 +2,12 @@
  * A pool of worker threads, each holding its own copy of a CPU-bound model (USE-lite on TF.js WASM
  * blocks the thread it runs on). embed() splits a batch across the threads, so one server uses
  * every core and its event loop stays free for HTTP.
+ *
+ * Queries first: a search's query embedding must not wait behind the backlog of a first import.
+ * Query jobs have their own lane, served before any bulk job, and (by default) a thread of their
+ * own that bulk work never takes, running at normal priority while the bulk threads are niced. Bulk
+ * batches go out in pieces of at most BULK_PIECE texts, so even without the query thread a query
+ * waits for one short piece, not for a whole batch.
  */
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../config/server.ts';
@@ -19,33 +25,65 @@ interface Job {
 interface Slot {
   worker: Worker;
   busy: Job | undefined;
+  /** A query slot never takes bulk work. */
+  role: 'bulk' | 'query';
+}
+
+export interface PoolStats {
+  /** Jobs waiting for a thread, per lane. */
+  waiting: { query: number; bulk: number };
+  /** Threads working now, per role. */
+  busy: { query: number; bulk: number };
+  threads: { query: number; bulk: number };
 }
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
 const ENTRY = new URL('./thread.ts', import.meta.url).href;
 /** Fewer texts than this per thread are not worth splitting (message passing costs a little). */
 const MIN_PER_THREAD = 4;
+/**
+ * Most texts in one bulk job: with USE-lite about 33 CPU-ms a text, a query that finds every
+ * thread busy waits for at most ~8 texts (docs/embeddings.md "Queries first").
+ */
+export const BULK_PIECE = 8;
 
-export async function createPooledEmbedder(cfg: EmbeddingConfig, threads: number): Promise<Embedder & { threads: number }> {
-  const queue: Job[] = [];
+export type PooledEmbedder = Embedder & { threads: number; stats(): PoolStats };
+
+/**
+ * `threads` bulk threads, plus one query thread unless `queryThread` is false (the config's
+ * EMBEDDING_QUERY_THREAD when not given).
+ */
+export async function createPooledEmbedder(
+  cfg: EmbeddingConfig,
+  threads: number,
+  opts: { queryThread?: boolean } = {},
+): Promise<PooledEmbedder> {
+  const queries: Job[] = [];
+  const bulk: Job[] = [];
   const slots: Slot[] = [];
   let nextId = 1;
   let closed = false;
   let info: { name: string; dimensions: number } | undefined;
 
   function dispatch() {
+    // Query slots come first in `slots`, so an idle query thread takes a query before a bulk one.
     for (const s of slots) {
-      if (s.busy || queue.length === 0) continue;
-      const job = queue.shift()!;
+      if (s.busy) continue;
+      const job = queries.shift() ?? (s.role === 'bulk' ? bulk.shift() : undefined);
+      if (!job) continue;
       s.busy = job;
       s.worker.postMessage({ id: job.id, texts: job.texts, kind: job.kind });
     }
   }
 
-  function spawn(): Promise<Slot> {
+  function spawn(role: Slot['role']): Promise<Slot> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(BOOT, { workerData: { entry: ENTRY, config: cfg } });
-      const slot: Slot = { worker, busy: undefined };
+      // The query thread keeps normal priority (the bulk threads yield to it) and warms its model
+      // up before it reports ready, so the first search does not pay for the model's first call.
+      const worker = new Worker(BOOT, {
+        workerData: { entry: ENTRY, config: cfg, ...(role === 'query' ? { nice: 0, warm: true } : {}) },
+      });
+      const slot: Slot = { worker, busy: undefined, role };
       let ready = false;
       worker.on('message', (m: any) => {
         if (m.type === 'ready') {
@@ -77,7 +115,7 @@ export async function createPooledEmbedder(cfg: EmbeddingConfig, threads: number
         if (!ready) reject(err instanceof Error ? err : new Error(String(err)));
         else if (!closed) {
           // Replace the dead thread so the pool keeps its size.
-          spawn().then((s) => { slots.push(s); dispatch(); }, () => undefined);
+          spawn(role).then((s) => { add(s); dispatch(); }, () => undefined);
         }
       };
       worker.on('error', onDeath);
@@ -85,8 +123,13 @@ export async function createPooledEmbedder(cfg: EmbeddingConfig, threads: number
     });
   }
 
+  const add = (s: Slot) => (s.role === 'query' ? slots.unshift(s) : slots.push(s));
+  const roles: Slot['role'][] = [
+    ...((opts.queryThread ?? cfg.queryThread ?? true) ? (['query'] as const) : []),
+    ...Array.from({ length: threads }, () => 'bulk' as const),
+  ];
   try {
-    slots.push(...(await Promise.all(Array.from({ length: threads }, spawn))));
+    for (const s of await Promise.all(roles.map(spawn))) add(s);
   } catch (err) {
     closed = true;
     await Promise.all(slots.map((s) => s.worker.terminate()));
@@ -95,10 +138,12 @@ export async function createPooledEmbedder(cfg: EmbeddingConfig, threads: number
 
   function run(texts: string[], kind: 'query' | 'passage'): Promise<number[][]> {
     return new Promise((resolve, reject) => {
-      queue.push({ id: nextId++, texts, kind, resolve, reject });
+      (kind === 'query' ? queries : bulk).push({ id: nextId++, texts, kind, resolve, reject });
       dispatch();
     });
   }
+
+  const count = (role: Slot['role'], busy: boolean) => slots.filter((s) => s.role === role && (!busy || s.busy)).length;
 
   return {
     name: info!.name,
@@ -108,14 +153,19 @@ export async function createPooledEmbedder(cfg: EmbeddingConfig, threads: number
       if (closed) throw new ProviderUnavailableError('embedding pool is closed');
       if (texts.length === 0) return [];
       const parts = Math.max(1, Math.min(threads, Math.floor(texts.length / MIN_PER_THREAD)));
-      const size = Math.ceil(texts.length / parts);
+      const size = Math.min(BULK_PIECE, Math.ceil(texts.length / parts));
       const pieces: Promise<number[][]>[] = [];
       for (let i = 0; i < texts.length; i += size) pieces.push(run(texts.slice(i, i + size), kind));
       return (await Promise.all(pieces)).flat();
     },
+    stats: () => ({
+      waiting: { query: queries.length, bulk: bulk.length },
+      busy: { query: count('query', true), bulk: count('bulk', true) },
+      threads: { query: count('query', false), bulk: count('bulk', false) },
+    }),
     async close() {
       closed = true;
-      for (const j of queue.splice(0)) j.reject(new ProviderUnavailableError('embedding pool closed'));
+      for (const j of [...queries.splice(0), ...bulk.splice(0)]) j.reject(new ProviderUnavailableError('embedding pool closed'));
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };

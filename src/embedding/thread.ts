@@ -9,12 +9,14 @@ const cfg = workerData.config as EmbeddingConfig;
 try {
   // On Linux setpriority(PRIO_PROCESS, 0) changes only the calling thread: the event loop keeps
   // its priority while the model threads yield to it.
-  os.setPriority(0, cfg.threadNice ?? 10);
+  os.setPriority(0, workerData.nice ?? cfg.threadNice ?? 10);
 } catch {
   // Not permitted or not supported: run at normal priority.
 }
 try {
   const embedder = await createDirectEmbedder(cfg);
+  // The query thread's first search should not pay for the model's first call (graph set-up).
+  if (workerData.warm) await embedder.embed(['warm up'], 'query');
   port.on('message', async (msg: { id: number; texts: string[]; kind: 'query' | 'passage' }) => {
     try {
       const vectors = await embedder.embed(msg.texts, msg.kind);

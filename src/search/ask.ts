@@ -7,7 +7,7 @@
  * snippets only; its markers are checked against them (a marker naming no retrieved snippet is
  * removed, never replaced) and on any failure the extractive answer is returned, saying so.
  */
-import type { SearchHit, SearchRequest, SearchResponse } from './types.ts';
+import type { SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 
 export interface AskOptions {
   provider?: 'ollama' | 'openai' | null;
@@ -31,6 +31,8 @@ export interface AskResponse {
   citations: Citation[];
   answer_mode: 'extractive' | 'llm' | 'none';
   llm_error?: string;
+  /** The retrieval's legs, as search reports them (e.g. lexical-only while the model is busy). */
+  legs: SearchLegs;
 }
 
 export const NO_RESULTS_ANSWER = 'No relevant results found.';
@@ -158,15 +160,16 @@ export async function answerQuestion(
   opts: AskOptions,
 ): Promise<AskResponse> {
   const res = await search({ q: query, k, filters: {}, context_window: 0 });
+  const legs = res.legs;
   const hits = res.hits.filter((h) => !h.context && h.chunk_id !== null);
-  if (hits.length === 0) return { query, answer: NO_RESULTS_ANSWER, citations: [], answer_mode: 'none' };
+  if (hits.length === 0) return { query, answer: NO_RESULTS_ANSWER, citations: [], answer_mode: 'none', legs };
   const citations = hits.map((h) => ({ document_id: h.document_id, chunk_id: h.chunk_id!, score: h.score }));
   const texts = opts.chunkTexts ? await opts.chunkTexts(hits.map((h) => h.chunk_id!)) : new Map<string, string>();
   if (opts.provider) {
     try {
       const raw = await llmAnswer(opts, query, hits, texts);
       const answer = validateMarkers(raw, hits.length);
-      if (answer) return { query, answer, citations, answer_mode: 'llm' };
+      if (answer) return { query, answer, citations, answer_mode: 'llm', legs };
       throw new Error('LLM answer was empty after citation checks');
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
@@ -176,8 +179,9 @@ export async function answerQuestion(
         citations,
         answer_mode: 'extractive',
         llm_error: `LLM unavailable, extractive answer returned: ${why.slice(0, 200)}`,
+        legs,
       };
     }
   }
-  return { query, answer: extractiveAnswer(query, hits, texts), citations, answer_mode: 'extractive' };
+  return { query, answer: extractiveAnswer(query, hits, texts), citations, answer_mode: 'extractive', legs };
 }

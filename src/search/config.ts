@@ -19,6 +19,11 @@ export interface SearchConfig {
   legCandidates: number;
   /** Background poll of the catalog's change log by the lexical index (ms; 0 = only before queries). */
   indexPollMs: number;
+  /**
+   * How long a search waits for its query embedding (ms) before answering from the lexical leg
+   * alone (legs.vector_skipped = 'budget'); 0 waits as long as the model takes.
+   */
+  vectorBudgetMs: number;
   /** Query embeddings kept in the LRU cache. */
   queryCacheSize: number;
   /** Document rows, chunk texts and people's names each kept in memory for answers (0 = always read). */
@@ -48,6 +53,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
+    vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
     rowCacheSize: num(env, 'SEARCH_ROW_CACHE_SIZE', 20_000, 0, 10_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',

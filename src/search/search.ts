@@ -15,8 +15,8 @@ import type { LexicalIndex } from './lexical-index.ts';
 import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
-import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
-import { vectorCandidates, type VectorCandidate } from './vector.ts';
+import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
+import { vectorCandidates, vectorsExist, type VectorCandidate } from './vector.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -28,6 +28,12 @@ export interface SearchDeps {
   now?: () => Date;
   /** Errors of the index's background poll (the next query retries and reports its own). */
   onIndexError?: (err: unknown) => void;
+  /**
+   * Called once per leg per search with its wall time (metrics). The lexical figure covers its
+   * inputs (index catch-up, query lexemes); the vector figure covers the query embedding and the
+   * k-NN, and names why the leg was skipped when it was.
+   */
+  onLegTiming?: (leg: 'lexical' | 'vector', ms: number, skipped?: VectorSkip) => void;
 }
 
 interface HitsMisses {
@@ -117,6 +123,11 @@ function toHit(row: DocRow, snippet: string, extra: Partial<SearchHit>): SearchH
 
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
+/** What the query-embedding cache keys on and the model embeds: NFC, trimmed, single spaces. */
+export function normaliseQuery(q: string): string {
+  return q.normalize('NFC').trim().replace(/\s+/g, ' ');
+}
+
 export function createSearch(deps: SearchDeps): Search {
   const { db } = deps;
   const config: SearchConfig = { ...loadSearchConfig(), ...(deps.config ?? {}) };
@@ -125,15 +136,55 @@ export function createSearch(deps: SearchDeps): Search {
   const cache = new LruCache<string, number[]>(config.queryCacheSize);
   let queryEmbeddings = 0;
 
-  async function embedQuery(q: string): Promise<number[]> {
-    const key = `${embedder!.name}\u0000${q}`;
+  /** Embeddings being computed, by cache key: concurrent identical queries share one model call. */
+  const inFlight = new Map<string, Promise<number[]>>();
+
+  /** The query's embedding: from the LRU cache (keyed by normalised text), or one model call. */
+  function embedQuery(q: string): Promise<number[]> {
+    const text = normaliseQuery(q);
+    const key = `${embedder!.name}\u0000${text}`;
     const hit = cache.get(key);
-    if (hit) return hit;
-    queryEmbeddings++;
-    const [v] = await embedder!.embed([q], 'query');
-    if (!Array.isArray(v) || v.length === 0) throw new Error('embedder returned no vector');
-    cache.set(key, v);
-    return v;
+    if (hit) return Promise.resolve(hit);
+    let p = inFlight.get(key);
+    if (!p) {
+      queryEmbeddings++;
+      p = embedder!
+        .embed([text], 'query')
+        .then(([v]) => {
+          if (!Array.isArray(v) || v.length === 0) throw new Error('embedder returned no vector');
+          cache.set(key, v);
+          return v;
+        })
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * The query embedding, or undefined when it is not ready within the vector budget: the search
+   * then answers from the lexical leg and the embedding, still computed, serves the next search.
+   */
+  async function embedWithinBudget(q: string): Promise<number[] | undefined> {
+    const p = embedQuery(q);
+    if (config.vectorBudgetMs <= 0) return p;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), config.vectorBudgetMs);
+    });
+    p.catch(() => undefined); // a failure after the budget is reported by the next search
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the model has any vector yet; once it has, it is not asked again. */
+  let modelHasVectors = false;
+  async function hasVectors(model: string): Promise<boolean> {
+    if (!modelHasVectors) modelHasVectors = await vectorsExist(db, model);
+    return modelHasVectors;
   }
 
   // Rows answers are made of, in memory, dropped as the change log names them (row-cache.ts).
@@ -253,22 +304,37 @@ export function createSearch(deps: SearchDeps): Search {
     // The lexical leg's inputs (the index brought up to date, the query's lexemes, the people a
     // person filter names) and the vector leg are independent.
     const lexicalPart = (async () => {
+      const started = performance.now();
       const f = req.filters;
       const [index, lexemes, persons] = await Promise.all([
         sync.current(),
         analyzer.lexemes(req.q),
         f.person === undefined ? [] : personsOwning(db, f.person),
       ]);
+      deps.onLegTiming?.('lexical', performance.now() - started);
       return { index, lexemes, filter: indexFilter(f, persons) };
     })();
     const vectorLeg = (async (): Promise<VectorCandidate[]> => {
       if (!embedder) {
         legs.vector_error = 'no embedder configured';
+        legs.vector_skipped = 'no_embedder';
         return [];
       }
       legs.vector_model = embedder.name;
+      const started = performance.now();
       try {
-        const qv = await embedQuery(req.q);
+        // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
+        if (!(await hasVectors(embedder.name))) {
+          legs.vector_error = `no vectors stored yet for model ${embedder.name}`;
+          legs.vector_skipped = 'no_vectors';
+          return [];
+        }
+        const qv = await embedWithinBudget(req.q);
+        if (!qv) {
+          legs.vector_error = `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`;
+          legs.vector_skipped = 'budget';
+          return [];
+        }
         const found = await vectorCandidates(db, { model: embedder.name, queryVector: qv, k: pool, filters: req.filters });
         legs.vector = found.length > 0;
         if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
@@ -276,6 +342,8 @@ export function createSearch(deps: SearchDeps): Search {
       } catch (err) {
         legs.vector_error = err instanceof Error ? err.message.slice(0, 200) : 'embedding failed';
         return [];
+      } finally {
+        deps.onLegTiming?.('vector', performance.now() - started, legs.vector_skipped);
       }
     })();
     const [{ index, lexemes, filter }, vector] = await Promise.all([lexicalPart, vectorLeg]);

@@ -74,11 +74,18 @@ export interface SearchFacets {
   person: FacetValue[];
 }
 
+/**
+ * Why the vector leg did not run: no embedder, no vectors stored for the model yet, or the query
+ * embedding was not ready within SEARCH_VECTOR_BUDGET_MS (the answer is lexical-only).
+ */
+export type VectorSkip = 'no_embedder' | 'no_vectors' | 'budget';
+
 export interface SearchLegs {
   lexical: boolean;
   vector: boolean;
   vector_model?: string;
   vector_error?: string;
+  vector_skipped?: VectorSkip;
 }
 
 export interface SearchResponse {

@@ -58,6 +58,16 @@ async function knn(tx: Queryable, sql: string, params: unknown[], limit: number)
   return (await tx.query<VectorCandidate>(sql, params)).rows;
 }
 
+/** Whether any vector of `model` is stored (the vector leg is skipped until one is). */
+export async function vectorsExist(db: Database, model: string): Promise<boolean> {
+  const layout = await layoutOf(db);
+  const sql =
+    layout.kind === 'per-model'
+      ? 'SELECT EXISTS (SELECT 1 FROM chunk_embeddings WHERE model = $1) AS x'
+      : 'SELECT EXISTS (SELECT 1 FROM chunks WHERE embedding_model = $1 AND embedding_vector IS NOT NULL) AS x';
+  return (await db.query<{ x: boolean }>(sql, [model])).rows[0]?.x === true;
+}
+
 export async function vectorCandidates(db: Database, q: VectorQuery): Promise<VectorCandidate[]> {
   const layout = await layoutOf(db);
   // Several chunks of one document can be nearest; ask for more rows than documents wanted.

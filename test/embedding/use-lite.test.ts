@@ -1,7 +1,7 @@
 /** The default model for real: USE-lite vectors from node_modules, windowing, and the thread pool. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUseLiteEmbedder, useLiteModelDir, windowText, WINDOW_TOKENS } from '../../src/embedding/providers/use-lite.ts';
-import { createPooledEmbedder } from '../../src/embedding/pool.ts';
+import { BULK_PIECE, createPooledEmbedder } from '../../src/embedding/pool.ts';
 import { loadEmbeddingConfig } from '../../src/embedding/config.ts';
 import { cosine, type Embedder } from '../../src/embedding/types.ts';
 import fs from 'node:fs';
@@ -89,3 +89,39 @@ describe('worker-thread pool', () => {
     expect(ticks).toBeGreaterThan(0);
   });
 });
+
+describe('queries first', () => {
+  const backlog = Array.from({ length: 64 }, (_, i) => `Backlog message ${i}: the invoice for order ${i * 7} is attached, please review.`);
+
+  it('a query embedding is answered by the query thread while bulk work is still waiting', async () => {
+    const pool = await createPooledEmbedder(loadEmbeddingConfig({}), 1);
+    try {
+      expect(pool.stats().threads).toEqual({ query: 1, bulk: 1 });
+      let bulkDone = false;
+      const bulk = pool.embed(backlog).then((v) => { bulkDone = true; return v; });
+      const [q] = await pool.embed(['where is the invoice'], 'query');
+      expect(q).toHaveLength(512);
+      expect(bulkDone).toBe(false);
+      expect(pool.stats().waiting.bulk).toBeGreaterThan(0);
+      expect(await bulk).toHaveLength(backlog.length);
+    } finally {
+      await pool.close?.();
+    }
+  });
+
+  it('without a query thread, a query still goes before the bulk pieces that wait', async () => {
+    const pool = await createPooledEmbedder(loadEmbeddingConfig({}), 1, { queryThread: false });
+    try {
+      expect(pool.stats().threads).toEqual({ query: 0, bulk: 1 });
+      const bulk = pool.embed(backlog);
+      expect(pool.stats().waiting.bulk).toBeGreaterThan(1);
+      await pool.embed(['where is the invoice'], 'query');
+      // Behind at most the piece that was running: most of the backlog is still queued.
+      expect(pool.stats().waiting.bulk).toBeGreaterThan(backlog.length / BULK_PIECE / 2);
+      await bulk;
+    } finally {
+      await pool.close?.();
+    }
+  });
+});
+

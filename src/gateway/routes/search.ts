@@ -68,6 +68,7 @@ export const AskResponseSchema = Type.Object(
     citations: Type.Array(Type.Object({ document_id: Type.String(), chunk_id: Type.String(), score: Type.Number() })),
     answer_mode: Type.String(),
     llm_error: Type.Optional(Type.String()),
+    legs: Type.Optional(Loose),
   },
   { additionalProperties: true },
 );
