@@ -33,6 +33,30 @@ export function sourceIdentity(r: CatalogDocumentRequest): string {
 }
 
 /**
+ * Most UTF-8 bytes in one document or thread identity (source type, provider, account, external id). The unique
+ * btree indexes over these columns hold rows of at most 2704 bytes; the schemas bound each field in characters,
+ * and this bounds what 4-byte characters or a long file path could still add up to.
+ */
+export const MAX_IDENTITY_BYTES = 2400;
+
+/** Why the document's or its thread's identity is too long to index, or null. */
+export function identityTooLong(r: CatalogDocumentRequest): string | null {
+  const bytes = (parts: (string | null | undefined)[]) => parts.reduce((n, p) => n + Buffer.byteLength(p ?? ''), 0);
+  const doc = bytes([r.source_type, r.source_provider, r.source_account_id, r.external_id ?? r.source_id]);
+  if (doc > MAX_IDENTITY_BYTES) {
+    return `source identity (source_type, source_provider, source_account_id, external_id) is ${doc} bytes of UTF-8; the limit is ${MAX_IDENTITY_BYTES}`;
+  }
+  const t = r.thread;
+  if (t) {
+    const thread = bytes([t.source_type ?? r.source_type, t.source_provider ?? r.source_provider, t.source_account_id ?? r.source_account_id, t.external_id]);
+    if (thread > MAX_IDENTITY_BYTES) {
+      return `thread identity (source_type, source_provider, source_account_id, external_id) is ${thread} bytes of UTF-8; the limit is ${MAX_IDENTITY_BYTES}`;
+    }
+  }
+  return null;
+}
+
+/**
  * Splits items into rounds in which no idempotency key and no source identity repeats, keeping
  * request order: the second edit of a document in one batch lands after the first.
  */
@@ -253,6 +277,11 @@ export async function ingestMany(
   const prior = new Map(existing.rows.map((r) => [r.idempotency_key, r]));
   const todo: Prepared[] = [];
   for (const item of items) {
+    const tooLong = identityTooLong(item.request);
+    if (tooLong) {
+      outcomes.set(item.index, { index: item.index, ok: false, error: { code: 'INGEST.IDENTITY_TOO_LONG', message: tooLong, status: 422 } });
+      continue;
+    }
     const p = prior.get(item.request.idempotency_key);
     if (p && p.result_doc_id && p.status !== 'failed' && p.is_active_version) {
       outcomes.set(item.index, {

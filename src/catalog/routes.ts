@@ -36,7 +36,11 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
       const r = await storeEmbeddings(db, items);
       return { stored: r.stored, indexed_doc_ids: r.indexedDocIds, chunk_id: items.length === 1 ? items[0].chunk_id : undefined, status: 'embedded' };
     } catch (err) {
-      if (err instanceof EmbeddingStoreError) return reply.code((err as any).status ?? 400).send({ detail: err.message });
+      if (err instanceof EmbeddingStoreError) {
+        // Every 422 carries the validation shape; the other statuses (400, 404, 409) keep a message.
+        if (err.status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }] });
+        return reply.code(err.status).send({ detail: err.message });
+      }
       throw err;
     }
   });

@@ -10,6 +10,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { cleanStrings, MAX_JSON_DEPTH, tooDeepAt } from '../util/json-input.ts';
 
 /** Epoch seconds (number) or an ISO 8601 date/date-time string. */
 const Timestamp = Type.Union([Type.Number({ minimum: 0, maximum: 253402300799 }), Type.String({ minLength: 1, maxLength: 64 })], {
@@ -196,6 +197,8 @@ export function parseFileMeta(raw: unknown): ParseMetaResult {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, errors: [{ loc: prefix, msg: 'meta should be a JSON object', type: 'object_type' }] };
   }
+  const deep = tooDeepAt(value);
+  if (deep) return { ok: false, errors: [{ loc: [...prefix, ...deep], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' }] };
   const errors: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const e of Value.Errors(FileMetaSchema, value)) {
@@ -212,6 +215,11 @@ export function parseFileMeta(raw: unknown): ParseMetaResult {
     if (v.filename !== undefined && /[\0/\\]/.test(v.filename)) {
       errors.push({ loc: [...prefix, 'filename'], msg: 'filename must be a name without path separators', type: 'value_error' });
     }
+    for (const k of ['message_id', 'content_id'] as const) {
+      if (v[k]?.includes('\0')) errors.push({ loc: [...prefix, k], msg: `${k} must not contain NUL characters`, type: 'value_error' });
+    }
+    // The gateway's string rule: lone surrogates become U+FFFD, NUL is removed from the free text left.
+    if (errors.length === 0) cleanStrings(v);
   }
   const times: Partial<Record<'mtime' | 'ctime', Date>> = {};
   for (const k of ['mtime', 'ctime'] as const) {

@@ -28,6 +28,7 @@ import { v2Routes } from './routes/v2.ts';
 import { searchRoutes } from './routes/search.ts';
 import { statusRoutes } from './routes/status.ts';
 import { createSearch, type Search } from '../search/search.ts';
+import { installInputGuard } from './input-guard.ts';
 import { installValidation } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
@@ -100,6 +101,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app);
+  installInputGuard(app);
   installErrorHandling(app);
 
   await app.register(swagger, {

@@ -37,6 +37,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(err.status).send({ detail: err.message, error: errorEnvelope(err.code, err.message, err.status) });
     }
     if (err instanceof CatalogError) {
+      if (err.status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: err.code }] });
       return reply.code(err.status).send({ detail: err.message, error_code: err.code });
     }
     switch (err.code) {
@@ -50,6 +51,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         return reply.code(415).send({ detail: `Unsupported Content-Type: ${req.headers['content-type'] ?? '(none)'}` });
     }
     const status = err.statusCode ?? 500;
+    if (status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }] });
     if (status >= 400 && status < 500) return reply.code(status).send({ detail: err.message });
     req.log.error({ err: { message: err.message, code: err.code, stack: err.stack } }, 'request failed');
     return reply.code(500).send({ detail: 'Internal Server Error', correlation_id: correlationId('gw_error') });

@@ -7,7 +7,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { parseTimestamp } from './prepare.ts';
-import type { ValidationErrorItemT } from '../schemas/common.ts';
+import { NO_NUL_PATTERN, type ValidationErrorItemT } from '../schemas/common.ts';
 
 // Both packages are CommonJS with a default export; under NodeNext it sits on `.default`.
 const Ajv = AjvModule.default;
@@ -63,6 +63,8 @@ function errorType(e: ErrorObject): string {
       return 'too_long';
     case 'enum':
       return 'enum';
+    case 'pattern':
+      return 'string_pattern_mismatch';
     case 'additionalProperties':
       return 'extra_forbidden';
     default:
@@ -74,6 +76,10 @@ function errorMessage(e: ErrorObject): string {
   switch (e.keyword) {
     case 'required':
       return 'Field required';
+    case 'pattern':
+      return e.params.pattern === NO_NUL_PATTERN
+        ? 'Input should not contain NUL (\\u0000) characters'
+        : `Input should match the pattern ${e.params.pattern}`;
     case 'enum':
       return `Input should be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
     case 'format':

@@ -1,25 +1,25 @@
 import { Type } from '@sinclair/typebox';
-import { JsonObject, Nullable, SOURCE_TYPES, StringEnum, TIMESTAMP_TYPES, Timestamp, Uuid } from './common.ts';
+import { Identifier, JsonObject, Nullable, SOURCE_TYPES, StringEnum, TIMESTAMP_TYPES, Timestamp, Uuid } from './common.ts';
 import { DocumentPerson, ThreadPayload } from './ingest.ts';
 
 /** Body of the internal POST /v1/catalog/documents (gateway spec 4.6). */
 export const CatalogDocument = Type.Object(
   {
-    idempotency_key: Type.String({ minLength: 1 }),
+    idempotency_key: Identifier(200),
     source_type: StringEnum(SOURCE_TYPES),
-    source_id: Type.String({ minLength: 1 }),
-    content_sha256: Type.String({ minLength: 1 }),
+    source_id: Identifier(1000),
+    content_sha256: Identifier(200),
     text: Type.String({ minLength: 1 }),
     content_timestamp: Timestamp,
     content_timestamp_type: StringEnum(TIMESTAMP_TYPES),
-    source_provider: Type.Optional(Nullable(Type.String())),
-    source_account_id: Type.Optional(Nullable(Type.String())),
-    external_id: Type.Optional(Nullable(Type.String())),
+    source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
+    source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
+    external_id: Type.Optional(Nullable(Identifier(1000))),
     title: Type.Optional(Nullable(Type.String())),
     mime_type: Type.Optional(Nullable(Type.String())),
     canonical_uri: Type.Optional(Nullable(Type.String())),
     metadata: Type.Optional(Nullable(JsonObject)),
-    people: Type.Optional(Nullable(Type.Array(DocumentPerson))),
+    people: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),
     thread_id: Type.Optional(Nullable(Uuid)),
     thread: Type.Optional(Nullable(ThreadPayload)),
     parent_doc_id: Type.Optional(Nullable(Type.String())),
@@ -40,7 +40,7 @@ export const CatalogDocument = Type.Object(
 
 export const CatalogBatch = Type.Object({
   documents: Type.Array(CatalogDocument, { minItems: 1, maxItems: 1000 }),
-  batch_idempotency_key: Type.Optional(Type.String({ minLength: 1 })),
+  batch_idempotency_key: Type.Optional(Identifier(200)),
 });
 
 export const CatalogVersionRequest = Type.Object({

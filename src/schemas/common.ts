@@ -21,6 +21,16 @@ export const StringEnum = <T extends readonly string[]>(values: T, opts: Record<
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
 
 export const Uuid = Type.String({ format: 'uuid' });
+
+/** JSON Schema pattern of a string without NUL characters (PostgreSQL text cannot hold U+0000). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+/**
+ * An identifier (source ids, external ids, people identifiers, provider and account names): at most `maxLength`
+ * characters, no NUL. Identifiers sit in btree indexes, whose rows hold at most ~2.7 kB, so every one is bounded;
+ * a NUL is refused (422) rather than removed, so two different ids never become one.
+ */
+export const Identifier = (maxLength: number, opts: { minLength?: number; description?: string } = {}) =>
+  Type.String({ minLength: opts.minLength ?? 1, maxLength, pattern: NO_NUL_PATTERN, ...(opts.description ? { description: opts.description } : {}) });
 /** ISO 8601 date or date-time; without an offset it is read as UTC. Validated by the `timestamp` format. */
 export const Timestamp = Type.String({ format: 'timestamp', description: 'ISO 8601 date-time (UTC when no offset)' });
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());

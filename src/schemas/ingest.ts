@@ -1,26 +1,26 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BATCH_STATUSES, ErrorEnvelope, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
+  BATCH_STATUSES, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
 } from './common.ts';
 
 export const DocumentPerson = Type.Object({
-  identifier: Type.String({ minLength: 1 }),
-  identifier_type: Type.Optional(Nullable(Type.String())),
+  identifier: Identifier(500),
+  identifier_type: Type.Optional(Nullable(Identifier(50, { minLength: 0 }))),
   role: Type.Optional(Nullable(StringEnum(PERSON_ROLES))),
-  display_name: Type.Optional(Nullable(Type.String())),
-  label: Type.Optional(Nullable(Type.String())),
+  display_name: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  label: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   metadata: Type.Optional(Nullable(JsonObject)),
 });
 export type DocumentPersonT = Static<typeof DocumentPerson>;
 
 export const ThreadPayload = Type.Object({
-  external_id: Type.String({ minLength: 1 }),
-  source_type: Type.Optional(Nullable(Type.String())),
-  source_provider: Type.Optional(Nullable(Type.String())),
-  source_account_id: Type.Optional(Nullable(Type.String())),
+  external_id: Identifier(500),
+  source_type: Type.Optional(Nullable(Identifier(100))),
+  source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
+  source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
   title: Type.Optional(Nullable(Type.String())),
-  participants: Type.Optional(Nullable(Type.Array(DocumentPerson))),
-  thread_type: Type.Optional(Nullable(Type.String())),
+  participants: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),
+  thread_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   is_group: Type.Optional(Nullable(Type.Boolean())),
   participant_count: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
   metadata: Type.Optional(Nullable(JsonObject)),
@@ -38,10 +38,10 @@ export const IngestContent = Type.Object({
 export const IngestRequest = Type.Object(
   {
     source_type: StringEnum(SOURCE_TYPES),
-    source_id: Type.String({ minLength: 1 }),
-    source_provider: Type.Optional(Nullable(Type.String())),
-    source_account_id: Type.Optional(Nullable(Type.String())),
-    external_id: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    source_id: Identifier(1000),
+    source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
+    source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
+    external_id: Type.Optional(Nullable(Identifier(1000))),
     title: Type.Optional(Nullable(Type.String())),
     canonical_uri: Type.Optional(Nullable(Type.String())),
     content: IngestContent,
@@ -50,7 +50,7 @@ export const IngestRequest = Type.Object(
     content_timestamp_type: Type.Optional(Nullable(Type.String())),
     content_created_at: Type.Optional(Nullable(Timestamp)),
     content_modified_at: Type.Optional(Nullable(Timestamp)),
-    people: Type.Optional(Nullable(Type.Array(DocumentPerson))),
+    people: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),
     thread_id: Type.Optional(Nullable(Uuid)),
     thread: Type.Optional(Nullable(ThreadPayload)),
     parent_doc_id: Type.Optional(Nullable(Uuid)),

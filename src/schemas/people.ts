@@ -1,13 +1,13 @@
 /** People, contact-sync and people-search models (gateway spec 2.5, 2.9, 4.3, 4.4; spec-notes A2.9). */
 import { Type, type Static } from '@sinclair/typebox';
-import { JsonObject, Nullable } from './common.ts';
+import { Identifier, JsonObject, NO_NUL_PATTERN, Nullable } from './common.ts';
 
 const Str = (max = 1000) => Type.String({ maxLength: max });
 const OptStr = (max = 1000) => Type.Optional(Nullable(Str(max)));
 
 export const ContactValue = Type.Object(
   {
-    value: Type.String({ minLength: 1, maxLength: 500 }),
+    value: Identifier(500),
     value_raw: OptStr(500),
     label: OptStr(100),
     priority: Type.Optional(Nullable(Type.Integer({ default: 100 }))),
@@ -44,7 +44,7 @@ export type ContactUrlT = Static<typeof ContactUrl>;
 
 export const PersonPayload = Type.Object(
   {
-    external_id: Type.String({ minLength: 1, maxLength: 500 }),
+    external_id: Identifier(500),
     display_name: Str(500),
     given_name: OptStr(300),
     family_name: OptStr(300),
@@ -66,10 +66,11 @@ export type PersonPayloadT = Static<typeof PersonPayload>;
 
 export const ContactIngestRequest = Type.Object(
   {
-    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, default: 'host_contacts' })),
-    device_id: Type.String({ minLength: 1, maxLength: 200 }),
+    // source and external_id together key people_source_map: bounded so the index row fits (~2.7 kB).
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL_PATTERN, default: 'host_contacts' })),
+    device_id: Identifier(200),
     since_token: OptStr(4000),
-    batch_id: Type.String({ minLength: 1, maxLength: 200 }),
+    batch_id: Identifier(200),
     people: Type.Array(PersonPayload, { maxItems: 5000 }),
     self_identifier: OptStr(500),
   },

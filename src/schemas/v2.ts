@@ -1,22 +1,22 @@
 /** v2 envelopes (gateway spec 2.8, spec-notes A2.8) and their responses (spec-notes A2.9). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorEnvelope, JsonObject, Nullable, PERSON_ROLES, StringEnum, Timestamp, TIMESTAMP_TYPES } from './common.ts';
+import { ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, StringEnum, Timestamp, TIMESTAMP_TYPES } from './common.ts';
 import { IngestSubmissionResponse } from './ingest.ts';
 
 /** "2.0", "2.1", "2.0.3": any 2.x. */
 export const SchemaVersion = Type.String({ pattern: '^2\\.\\d+(\\.\\d+)?$', description: 'semantic version 2.x' });
 
 export const EnvelopeSource = Type.Object({
-  source_type: Type.String({ minLength: 1, maxLength: 100 }),
-  source_provider: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-  source_account_id: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  source_type: Identifier(100),
+  source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
+  source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
 });
 export type EnvelopeSourceT = Static<typeof EnvelopeSource>;
 
 /** In v2 identifier_type is required (unlike v1 DocumentPerson). */
 export const PersonReference = Type.Object({
-  identifier: Type.String({ minLength: 1, maxLength: 500 }),
-  identifier_type: Type.String({ minLength: 1, maxLength: 50 }),
+  identifier: Identifier(500),
+  identifier_type: Identifier(50),
   role: Type.Optional(Nullable(StringEnum(PERSON_ROLES))),
   display_name: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   label: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
@@ -24,8 +24,8 @@ export const PersonReference = Type.Object({
 });
 
 export const ThreadHint = Type.Object({
-  external_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 500 }))),
-  thread_type: Type.Optional(Nullable(Type.String())),
+  external_id: Type.Optional(Nullable(Identifier(500))),
+  thread_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   is_group: Type.Optional(Nullable(Type.Boolean())),
   title: Type.Optional(Nullable(Type.String())),
   participants: Type.Optional(Nullable(Type.Array(PersonReference, { maxItems: 1000 }))),
@@ -34,7 +34,7 @@ export const ThreadHint = Type.Object({
 
 export const DocumentPayload = Type.Object(
   {
-    external_id: Type.String({ minLength: 1, maxLength: 1000 }),
+    external_id: Identifier(1000),
     version_number: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
     title: Type.Optional(Nullable(Type.String())),
     text: Type.String(),
@@ -78,9 +78,9 @@ export const DocumentPayload = Type.Object(
 export type DocumentPayloadT = Static<typeof DocumentPayload>;
 
 export const PersonIdentifierPayload = Type.Object({
-  kind: Type.String({ minLength: 1, maxLength: 50 }),
-  value_raw: Type.String({ minLength: 1, maxLength: 500 }),
-  value_canonical: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  kind: Identifier(50),
+  value_raw: Identifier(500),
+  value_canonical: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
   label: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   priority: Type.Optional(Nullable(Type.Integer())),
   verified: Type.Optional(Nullable(Type.Boolean())),
@@ -89,7 +89,7 @@ export const PersonIdentifierPayload = Type.Object({
 
 export const PersonEnvelopePayload = Type.Object(
   {
-    external_id: Type.String({ minLength: 1, maxLength: 500 }),
+    external_id: Identifier(500),
     display_name: Type.String({ minLength: 1, maxLength: 500 }),
     given_name: Type.Optional(Nullable(Type.String({ maxLength: 300 }))),
     family_name: Type.Optional(Nullable(Type.String({ maxLength: 300 }))),
