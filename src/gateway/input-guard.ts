@@ -17,8 +17,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { cleanStrings, MAX_JSON_DEPTH, tooDeepAt } from '../util/json-input.ts';
 import { PrepareError } from './prepare.ts';
 
+/**
+ * Route config of batch routes that validate each item in the handler: the body is left as sent, and the handler
+ * applies cleanStrings to each item once it passed validation (so an identifier with a NUL is refused there too).
+ */
+export const CLEAN_ITEMS_IN_HANDLER = { cleanItemsInHandler: true } as const;
+
 function cleanRequest(req: FastifyRequest): void {
-  if (req.body !== undefined && req.body !== null) req.body = cleanStrings(req.body);
+  const perItem = (req.routeOptions.config as { cleanItemsInHandler?: boolean } | undefined)?.cleanItemsInHandler;
+  if (!perItem && req.body !== undefined && req.body !== null) req.body = cleanStrings(req.body);
   if (req.query && typeof req.query === 'object') cleanStrings(req.query);
   if (req.params && typeof req.params === 'object') cleanStrings(req.params);
 }

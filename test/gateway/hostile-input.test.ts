@@ -168,6 +168,30 @@ describe(`NUL bytes and lone surrogates on ${backend}`, () => {
     expect(await documentCount()).toBe(before);
   });
 
+  it('applies the same rules to each item of a batch (v1 and v2)', async () => {
+    const v1 = await gw.request('POST', '/v1/ingest:batch', {
+      documents: [noteBody({ source_id: 'b\u0000' }), noteBody({ source_id: 'batch-nul', title: 'T\u0000' })],
+    });
+    expect(v1.statusCode).toBe(207);
+    const [bad, good] = v1.json().results;
+    expect(bad.status_code).toBe(422);
+    expect(bad.error.details.detail).toContainEqual({ loc: ['body', 'documents', 0, 'source_id'], msg: expect.stringMatching(/NUL/), type: 'string_pattern_mismatch' });
+    expect(good.status_code).toBe(202);
+    const title = (await gw.db.query<any>('SELECT title FROM documents WHERE doc_id = $1', [good.submission.doc_id])).rows[0].title;
+    expect(title).toBe('T');
+    const envelope = (externalId: string) => ({
+      schema_version: '2.0',
+      kind: 'document',
+      source: { source_type: 'note' },
+      payload: { external_id: externalId, text: 'Some \u0000text', content_timestamp: '2026-01-01T00:00:00Z', content_timestamp_type: 'created' },
+    });
+    const v2 = await gw.request('POST', '/v2/ingest:batch', [envelope('v2\u0000'), envelope('v2-nul')]);
+    expect(v2.statusCode).toBe(207);
+    expect(v2.json().results.map((r: any) => r.status_code)).toEqual([422, 202]);
+    const text = (await gw.db.query<any>('SELECT text FROM documents WHERE doc_id = $1', [v2.json().results[1].document.doc_id])).rows[0].text;
+    expect(text).toBe('Some text');
+  });
+
   it('removes NUL from free text: content, title, metadata (keys and values), base64 content', async () => {
     const res = await gw.request(
       'POST',

@@ -14,7 +14,9 @@ import {
   type IngestSubmissionResponseT,
 } from '../../schemas/ingest.ts';
 import { sha256Hex } from '../../util/hash.ts';
+import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
+import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { PrepareError, prepareIngest } from '../prepare.ts';
 import { compileBodyValidator, toValidationDetail } from '../validation.ts';
 
@@ -87,6 +89,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
         body: BatchIngestRequest,
         response: { 202: BatchIngestResponse, 207: BatchIngestResponse, 422: ValidationErrorBody },
       },
+      config: CLEAN_ITEMS_IN_HANDLER,
       validatorCompiler: ({ httpPart }) =>
         (httpPart === 'body' ? validateBatchEnvelope : () => true) as ReturnType<typeof compileBodyValidator>,
     },
@@ -100,6 +103,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
           results.push(itemFailure(index, 422, 'INGEST.VALIDATION_ERROR', 'invalid document', detail));
           return;
         }
+        cleanStrings(doc);
         try {
           prepared.push({ index, request: prepareIngest(doc) });
         } catch (err) {

@@ -24,7 +24,9 @@ import {
   type V2BatchItemT,
 } from '../../schemas/v2.ts';
 import { normaliseText, sha256Hex } from '../../util/hash.ts';
+import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
+import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
@@ -196,6 +198,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
         body: V2BatchRequest,
         response: { 202: V2BatchResponse, 207: V2BatchResponse, 422: ValidationErrorBody },
       },
+      config: CLEAN_ITEMS_IN_HANDLER,
     },
     async (req, reply) => {
       const results: V2BatchItemT[] = [];
@@ -228,12 +231,14 @@ async function batchItem(catalog: Catalog, index: number, env: unknown): Promise
       // Ajv fills defaults in place: validate a copy so the caller's object stays as sent.
       const copy = structuredClone(env);
       if (!validateDocument(copy)) return fail(422, 'INGEST.INVALID_ENVELOPE', 'invalid document envelope', detailOf(validateDocument.errors, index));
+      cleanStrings(copy);
       const r = await catalog.ingest(prepareV2Document(copy as DocumentEnvelopeT));
       return { index, kind, status_code: r.duplicate ? 200 : 202, document: toSubmissionResponse(r), person: null, error: null };
     }
     if (kind === 'person') {
       const copy = structuredClone(env);
       if (!validatePerson(copy)) return fail(422, 'INGEST.INVALID_ENVELOPE', 'invalid person envelope', detailOf(validatePerson.errors, index));
+      cleanStrings(copy);
       const r = await ingestPersonEnvelope(catalog, copy as PersonEnvelopeT);
       return { index, kind, status_code: 200, document: null, person: r, error: null };
     }
