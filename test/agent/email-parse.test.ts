@@ -99,9 +99,10 @@ describe('POST /v1/email/parse (.emlx and .eml)', () => {
     expect(pdf.size).toBeGreaterThan(40);
   });
 
-  it('gives null date and messageId when the headers are missing', async () => {
+  it('gives null messageId and the .emlx plist date when the headers are missing', async () => {
     const m = (await parse(path.join(mailRoot, '105.emlx'))).json();
-    expect(m.date).toBeNull();
+    expect(m.date).toBe('2023-11-14T22:13:20Z');
+    expect(m.dateSource).toBe('emlx_plist');
     expect(m.messageId).toBeNull();
     expect(m.subject).toBe('lunch?');
     expect(m.bodyPlainText).toContain('free for lunch');

@@ -105,11 +105,13 @@ describe('email document payload (spec §2.6)', () => {
     expect(sj.title).toBe('会議のお知らせ');
   });
 
-  it('missing Message-ID: source id from a hash of subject and sender; no timestamp, no canonical URI', async () => {
+  it('missing Message-ID: source id from a hash of subject and sender; timestamp from the .emlx plist, no canonical URI', async () => {
     const { built } = await build(NO_DATE_NO_ID);
     expect(built.messageId).toBeNull();
     expect(built.document.source_id).toBe(`email:${sha('lunch?|friend@example.net')}`);
-    expect(built.document.content_timestamp).toBeUndefined();
+    // No Date header: the .emlx property list's date-received (1700000000) dates it, and says so.
+    expect(built.document.content_timestamp).toBe('2023-11-14T22:13:20Z');
+    expect(built.document.metadata.date_source).toBe('emlx_plist');
     expect(built.document.canonical_uri).toBeNull();
   });
 

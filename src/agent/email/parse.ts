@@ -9,6 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { expandHome } from '../config.ts';
+import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
 export interface EmailAttachmentInfo {
@@ -27,8 +28,13 @@ export interface ParsedEmail {
   to: string[];
   cc: string[];
   bcc: string[];
-  /** ISO 8601 without fractional seconds, or null when the Date header is absent or unreadable. */
+  /**
+   * ISO 8601 without fractional seconds: the Date header, or when it is absent or unreadable the first
+   * trustworthy fallback (see mail-date.ts); null when there is none.
+   */
   date: string | null;
+  /** Where `date` came from (`date_header`, `received`, `mbox_from`, `emlx_plist`, `file_mtime`), null with it. */
+  dateSource: DateSource | null;
   inReplyTo: string | null;
   references: string[];
   listUnsubscribe: string | null;
@@ -62,6 +68,8 @@ export interface EmlxEnvelope {
   /** True when the declared count and the actual message length disagree (handled, but worth logging). */
   lengthMismatch: boolean;
   hasPlist: boolean;
+  /** The property-list trailer (latin1 text), when there is one. */
+  plist: string | null;
 }
 
 const PLIST_START = /\r?\n<\?xml[^>]*\?>\s*(<!DOCTYPE plist|<plist)/g;
@@ -76,13 +84,13 @@ export function splitEmlx(file: Buffer): EmlxEnvelope {
   const nl = file.indexOf(0x0a);
   const firstLine = file.subarray(0, nl === -1 ? file.length : nl).toString('latin1').trim();
   if (!/^\d{1,12}$/.test(firstLine)) {
-    return { message: file, declaredLength: null, lengthMismatch: false, hasPlist: false };
+    return { message: file, declaredLength: null, lengthMismatch: false, hasPlist: false, plist: null };
   }
   const declared = Number(firstLine);
   const rest = file.subarray(nl + 1);
   const atCount = rest.subarray(declared, declared + 64).toString('latin1');
   if (declared <= rest.length && /^\s*<\?xml/.test(atCount)) {
-    return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: false, hasPlist: true };
+    return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: false, hasPlist: true, plist: rest.subarray(declared).toString('latin1') };
   }
   // Find the last XML prolog that starts a plist: the trailer is at the end of the file.
   const text = rest.toString('latin1'); // latin1 keeps byte offsets equal to string offsets
@@ -90,7 +98,7 @@ export function splitEmlx(file: Buffer): EmlxEnvelope {
   // Cut just before `<?xml`, keeping the message's own last line break.
   for (const m of text.matchAll(PLIST_START)) plistAt = (m.index ?? 0) + m[0].indexOf('<?xml');
   if (plistAt >= 0) {
-    return { message: rest.subarray(0, plistAt), declaredLength: declared, lengthMismatch: true, hasPlist: true };
+    return { message: rest.subarray(0, plistAt), declaredLength: declared, lengthMismatch: true, hasPlist: true, plist: text.slice(plistAt) };
   }
   if (declared > rest.length) {
     throw new EmailInputError(
@@ -98,7 +106,7 @@ export function splitEmlx(file: Buffer): EmlxEnvelope {
       `Truncated .emlx file: the first line declares ${declared} bytes but only ${rest.length} follow and there is no property-list trailer`,
     );
   }
-  return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: declared !== rest.length, hasPlist: false };
+  return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: declared !== rest.length, hasPlist: false, plist: null };
 }
 
 function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
@@ -128,6 +136,8 @@ export interface MessageBytes {
   message: Buffer;
   /** `.partial.emlx` attachments that could not be put back (see partial-emlx.ts). */
   attachmentsMissing: MissingAttachment[];
+  /** The .emlx property-list trailer (it carries `date-received`), when there is one. */
+  emlxPlist: string | null;
 }
 
 /**
@@ -135,10 +145,27 @@ export interface MessageBytes {
  * known, a `.partial.emlx` message's left-out attachments restored from the mailbox's Attachments folder.
  */
 export async function messageBytes(file: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<MessageBytes> {
-  const message = opts.emlx ? splitEmlx(file).message : file;
-  if (!opts.emlx || !opts.path) return { message, attachmentsMissing: [] };
+  const envelope = opts.emlx ? splitEmlx(file) : null;
+  const message = envelope ? envelope.message : file;
+  const emlxPlist = envelope?.plist ?? null;
+  if (!opts.emlx || !opts.path) return { message, attachmentsMissing: [], emlxPlist };
   const restored = await restorePartialEmlx(message, opts.path);
-  return { message: restored.message, attachmentsMissing: restored.missing };
+  return { message: restored.message, attachmentsMissing: restored.missing, emlxPlist };
+}
+
+/** Values (folding removed) of every header named `name`, top to bottom. */
+export function rawHeaderValues(lines: ParsedMail['headerLines'] | undefined, name: string): string[] {
+  return (lines ?? [])
+    .filter((h) => h.key.toLowerCase() === name)
+    .map((h) => h.line.slice(h.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
+}
+
+/**
+ * The message's date from its own Date header (not mailparser's `date`, which is "now" for an unreadable
+ * header), else from the fallbacks of `clues` plus the message's Received headers.
+ */
+export function dateOfMail(parsed: ParsedMail, clues: DateClues = {}): { date: Date; source: DateSource } | null {
+  return messageDate(rawHeaderValues(parsed.headerLines, 'date')[0], { ...clues, received: rawHeaderValues(parsed.headerLines, 'received') });
 }
 
 export function isoSeconds(d: Date): string {
@@ -180,12 +207,12 @@ export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Pro
  * Parses an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true; `path`, the
  * file's location, lets a `.partial.emlx` get its attachments back).
  */
-export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<ParsedEmail> {
-  const { message, attachmentsMissing } = await messageBytes(file, opts);
+export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean; path?: string; mtime?: Date } = {}): Promise<ParsedEmail> {
+  const { message, attachmentsMissing, emlxPlist } = await messageBytes(file, opts);
   const parsed = await readMail(message);
+  const dated = dateOfMail(parsed, { emlxPlist, fileMtime: opts.mtime });
   const headers = headerMap(parsed.headerLines ?? []);
   const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
-  const date = 'date' in headers && parsed.date && !Number.isNaN(parsed.date.getTime()) ? isoSeconds(parsed.date) : null;
   return {
     messageId: parsed.messageId ?? headers['message-id'] ?? null,
     subject: parsed.subject ?? null,
@@ -193,7 +220,8 @@ export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean; path
     to: addresses(parsed.to),
     cc: addresses(parsed.cc),
     bcc: addresses(parsed.bcc),
-    date,
+    date: dated ? isoSeconds(dated.date) : null,
+    dateSource: dated?.source ?? null,
     inReplyTo: parsed.inReplyTo ?? null,
     references: refs.filter((r) => r.length > 0),
     listUnsubscribe: headers['list-unsubscribe'] ?? null,
@@ -252,5 +280,5 @@ export async function parseEmailFile(requested: string, roots: string[]): Promis
     throw new EmailInputError(413, `File is ${stat.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES} bytes`);
   }
   const bytes = await fs.readFile(real);
-  return parseEmailBytes(bytes, { emlx: ext === '.emlx', path: real });
+  return parseEmailBytes(bytes, { emlx: ext === '.emlx', path: real, mtime: stat.mtime });
 }

@@ -147,7 +147,10 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
 
   const messageId = normaliseMessageId(msg.messageId);
   const fromFirst = msg.from[0]?.address.toLowerCase() ?? null;
-  const epoch = msg.date ? String(Math.floor(Date.parse(msg.date) / 1000)) : null;
+  // Only dates the message itself carries (Date, Received) key a message without Message-ID: a file's
+  // mtime or a mailbox's record of it must not give the same message another source id.
+  const ownDate = msg.date && (msg.dateSource === 'date_header' || msg.dateSource === 'received');
+  const epoch = ownDate ? String(Math.floor(Date.parse(msg.date!) / 1000)) : null;
   const fallbackParts = [epoch, msg.subject, fromFirst].filter((p): p is string => p !== null && p !== '');
   const messageKey = messageId ?? sha256(fallbackParts.length ? fallbackParts.join('|') : textHash);
   const sourceId = opts.sourceIdOverride ?? `${src.prefix}:${messageKey}`;
@@ -189,6 +192,10 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
   if (bodyEmpty) metadata.body_empty = true;
   if (msg.attachmentsMissing?.length) metadata.attachments_missing = msg.attachmentsMissing;
+  // Only a fallback is recorded: documents dated by their Date header keep the metadata (and so the
+  // gateway's idempotency key) they always had.
+  if (msg.dateSource && msg.dateSource !== 'date_header') metadata.date_source = msg.dateSource;
+  else if (!msg.date && src.fallbackTimestamp) metadata.date_source = 'imap_internal_date';
 
   const doc: EmailDocument = {
     source_type: src.sourceType,

@@ -310,7 +310,7 @@ export class LocalEmailCollector {
         let msg: CollectedMessage;
         try {
           if (st.size > MAX_EMAIL_FILE_BYTES) throw new Error(`file is ${st.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}`);
-          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true, path: file });
+          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true, path: file, mtime: st.mtime });
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as Error).message}`);

@@ -6,7 +6,8 @@
  */
 import crypto from 'node:crypto';
 import type { AddressObject } from 'mailparser';
-import { isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
+import type { DateSource } from '../../email/mail-date.ts';
+import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
 import type { MissingAttachment } from '../../email/partial-emlx.ts';
 
 export interface MailAddress {
@@ -32,9 +33,14 @@ export interface CollectedMessage {
   to: MailAddress[];
   cc: MailAddress[];
   bcc: MailAddress[];
-  /** UTC instant of the Date header, ISO 8601 without fractions; null when absent or unreadable. */
+  /**
+   * UTC instant of the Date header, ISO 8601 without fractions; when the header is absent or unreadable,
+   * the first trustworthy fallback (Received, mbox From line, .emlx plist, file mtime); null when none.
+   */
   date: string | null;
-  /** The Date header's own offset ("+09:00"), when it had one. */
+  /** Where `date` came from; null with it. */
+  dateSource: DateSource | null;
+  /** The Date header's own offset ("+09:00"), when it had one and `date` is from it. */
   dateOffset: string | null;
   inReplyTo: string | null;
   references: string[];
@@ -74,12 +80,15 @@ export function dateHeaderOffset(raw: string | undefined): string | null {
  * Parses message bytes (an .emlx file when `emlx`; its `path` lets a `.partial.emlx` get its
  * attachments back). Throws EmailInputError(422) for unreadable input.
  */
-export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolean; path?: string } = {}): Promise<CollectedMessage> {
-  const { message, attachmentsMissing } = await messageBytes(bytes, opts);
+export async function parseCollectedMessage(
+  bytes: Buffer,
+  opts: { emlx?: boolean; path?: string; mboxFromLine?: string | null; mtime?: Date | null } = {},
+): Promise<CollectedMessage> {
+  const { message, attachmentsMissing, emlxPlist } = await messageBytes(bytes, opts);
   const parsed = await readMail(message);
-  const headerNames = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
   const rawDate = parsed.headers.get('date');
-  const dateOk = headerNames.has('date') && parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime());
+  const dated = dateOfMail(parsed, { mboxFromLine: opts.mboxFromLine, emlxPlist, fileMtime: opts.mtime });
+  const dateOk = dated?.source === 'date_header';
   const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
   const listUnsub = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'list-unsubscribe');
   const rawDateLine = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'date')?.line;
@@ -92,7 +101,8 @@ export async function parseCollectedMessage(bytes: Buffer, opts: { emlx?: boolea
     to: addressList(parsed.to),
     cc: addressList(parsed.cc),
     bcc: addressList(parsed.bcc),
-    date: dateOk ? isoSeconds(parsed.date!) : null,
+    date: dated ? isoSeconds(dated.date) : null,
+    dateSource: dated?.source ?? null,
     dateOffset: dateOk ? dateHeaderOffset(rawDateValue) : null,
     inReplyTo: parsed.inReplyTo ?? null,
     references: refs.filter((r) => r.length > 0),
