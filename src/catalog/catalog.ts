@@ -88,7 +88,7 @@ export class Catalog {
     );
     if (!outcome.ok) throw new CatalogError(outcome.error!.status, outcome.error!.code, outcome.error!.message);
     await this.recheckStatus([outcome]);
-    if (!outcome.result!.duplicate) {
+    if (!outcome.result!.duplicate && !outcome.result!.skipped) {
       this.opts.onChunksQueued?.();
       this.opts.onDocumentsIngested?.([outcome.result!.doc_id]);
     }
@@ -145,8 +145,8 @@ export class Catalog {
               updated_at = now() WHERE batch_id = $1`,
       [batchId, status, success, failure, errors.length ? JSON.stringify({ errors }) : null],
     );
-    if (outcomes.some((o) => o.ok && !o.result!.duplicate)) this.opts.onChunksQueued?.();
-    const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate).map((o) => o.result!.doc_id);
+    const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate && !o.result!.skipped).map((o) => o.result!.doc_id);
+    if (stored.length > 0) this.opts.onChunksQueued?.();
     if (stored.length > 0) this.opts.onDocumentsIngested?.(stored);
     return {
       batch_id: batchId,

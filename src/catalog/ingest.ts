@@ -8,6 +8,7 @@
  * (see planRounds); the version logic relies on it.
  */
 import type { Queryable } from '../db/types.ts';
+import { judge, readBlockList } from '../forget/blocklist.ts';
 import { linkPeople } from '../people/linking.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
@@ -232,6 +233,53 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
   return { pending, recheck };
 }
 
+/**
+ * Items a forget blocked (POST /v1/forget with block: true) come back as skipped, never stored;
+ * kept items lose the blocked identifiers from their people. One small read per call.
+ */
+async function applyBlockList(
+  tx: Queryable,
+  items: IngestItem[],
+  outcomes: Map<number, BatchItemOutcome>,
+  phoneRegion: string,
+): Promise<IngestItem[]> {
+  const list = await readBlockList(tx);
+  if (!list) return items;
+  const kept: IngestItem[] = [];
+  for (const item of items) {
+    const r = item.request;
+    const verdict = judge(list, r, phoneRegion);
+    if (verdict.skip) {
+      outcomes.set(item.index, {
+        index: item.index,
+        ok: true,
+        result: {
+          submission_id: '',
+          doc_id: '',
+          external_id: r.external_id ?? r.source_id,
+          version_number: 0,
+          status: 'skipped',
+          document_status: 'skipped',
+          thread_id: null,
+          file_ids: [],
+          duplicate: false,
+          skipped: verdict.reason,
+          total_chunks: 0,
+        },
+      });
+      continue;
+    }
+    if (verdict.people) {
+      const blockedThread = r.thread?.participants ? judge(list, { ...r, people: r.thread.participants }, phoneRegion) : null;
+      const thread = r.thread && blockedThread && !blockedThread.skip && blockedThread.people
+        ? { ...r.thread, participants: blockedThread.people }
+        : r.thread;
+      kept.push({ ...item, request: { ...r, people: verdict.people, thread } });
+    } else kept.push(item);
+  }
+  return kept;
+}
+
 interface Prepared {
   item: IngestItem;
   text: string;
@@ -251,6 +299,9 @@ export async function ingestMany(
 ): Promise<BatchItemOutcome[]> {
   const outcomes = new Map<number, BatchItemOutcome>();
   const now = new Date().toISOString();
+  const all = items;
+  items = await applyBlockList(tx, items, outcomes, phoneRegion);
+  if (items.length === 0) return all.map((i) => outcomes.get(i.index)!);
 
   // 1. Submissions seen before: a duplicate while their document is still the active version.
   const existing = await tx.query<{
@@ -316,7 +367,7 @@ export async function ingestMany(
     }
     todo.push({ item, text, chunks, externalId: item.request.external_id ?? item.request.source_id });
   }
-  if (todo.length === 0) return items.map((i) => outcomes.get(i.index)!);
+  if (todo.length === 0) return all.map((i) => outcomes.get(i.index)!);
 
   // 2. Threads.
   const { ids: threadIds, emailThreads } = await resolveThreads(tx, todo.map((t) => t.item.request));
@@ -495,7 +546,7 @@ export async function ingestMany(
       } satisfies CatalogIngestResult,
     });
   });
-  return items.map((i) => outcomes.get(i.index)!);
+  return all.map((i) => outcomes.get(i.index)!);
 }
 
 export class ConcurrentSubmissionError extends CatalogError {

@@ -62,6 +62,8 @@ export interface CatalogIngestResult {
   thread_id: string | null;
   file_ids: string[];
   duplicate: boolean;
+  /** Set when a forget's block list kept the document out (nothing was stored). */
+  skipped?: 'blocked_source' | 'blocked_identifier';
   total_chunks: number;
 }
 

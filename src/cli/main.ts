@@ -22,6 +22,9 @@ commands:
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
   mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
+  forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
+         [--block] [--dry-run] [--yes]
+                                      erase it with everything derived from it (docs/forget.md)
   rethread                            group stored email into conversations again (and recompute
                                       relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
@@ -168,6 +171,11 @@ async function main(argv: string[]): Promise<void> {
       return rethreadCommand();
     case 'migrate':
       return migrateCommand();
+    case 'forget': {
+      const { runForgetCommand } = await import('../forget/cli.ts');
+      process.exitCode = await runForgetCommand(rest);
+      return;
+    }
     case 'mcp': {
       const { runMcpCommand } = await import('../mcp/stdio.ts');
       process.exitCode = await runMcpCommand(rest);

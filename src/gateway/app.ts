@@ -18,6 +18,8 @@ import type { ObjectStore } from '../files/object-store.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { documentRoutes } from './routes/documents.ts';
+import { forgetRoutes } from './routes/forget.ts';
+import { ForgetService } from '../forget/forget.ts';
 import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
@@ -163,6 +165,19 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(v2Routes, { catalog });
     await scope.register(peopleRoutes, { catalog });
     await scope.register(contactExportRoutes, { catalog });
+    const forget = new ForgetService({
+      db,
+      phoneRegion: config.defaultPhoneRegion,
+      deleteObject: deps.files ? (key) => deps.files!.store.delete(key) : undefined,
+      selfPersonId: async () => (await relationships.self(true))?.person_id ?? null,
+      afterForget: async () => {
+        // Nothing erased may answer from memory: the index applies the deletes now, caches go.
+        search.dropCaches();
+        await search.refreshIndex();
+        relationships.requestFull();
+      },
+    });
+    await scope.register(forgetRoutes, { service: forget });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
     // MCP over streamable HTTP: the same tools as `memex mcp`, calling these routes in process.
     await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: deps.mcpAllowWrite ?? mcpAllowWrite() });

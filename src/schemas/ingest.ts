@@ -76,6 +76,9 @@ export const IngestSubmissionResponse = Type.Object(
     thread_id: Nullable(Type.String()),
     file_ids: Type.Array(Type.String()),
     duplicate: Type.Boolean(),
+    skipped: Type.Optional(
+      Type.String({ description: 'blocked_source or blocked_identifier: a forget with block: true kept it out; nothing was stored' }),
+    ),
     total_chunks: Type.Integer(),
   },
   { title: 'IngestSubmissionResponse' },

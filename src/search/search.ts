@@ -50,6 +50,8 @@ export interface Search {
   refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
   /** Stops the index's background poll. */
   close(): void;
+  /** Drops every row, text and query vector kept in memory (after a forget: nothing erased may linger). */
+  dropCaches(): void;
   /** Number of times the embedder was called for a query (cache misses). */
   readonly queryEmbeddings: number;
   /** How often answers came from memory rather than the catalog (benchmarks). */
@@ -422,6 +424,12 @@ export function createSearch(deps: SearchDeps): Search {
       return { documents, passages, terms };
     },
     close: () => sync.close(),
+    dropCaches: () => {
+      docRows.clear();
+      chunkTexts.clear();
+      personNames.clear();
+      cache.clear();
+    },
     memoryStats: () => ({
       documents: { ...docRows.counters },
       chunks: { ...chunkTexts.counters },

@@ -177,7 +177,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
         const out = await service.ingestStored(m.meta, stored, upload, receivedAt);
         reply.header('x-file-sha256', out.file.file_sha256);
         reply.header('x-object-key', out.file.object_key);
-        return reply.code(out.result.duplicate ? 200 : 202).send({ ...toSubmissionResponse(out.result), ...out.file });
+        return reply.code(out.result.duplicate || out.result.skipped ? 200 : 202).send({ ...toSubmissionResponse(out.result), ...out.file });
       } catch (err) {
         if (err instanceof OcrUnavailableError) {
           reply.header('retry-after', '5');

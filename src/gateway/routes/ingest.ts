@@ -52,6 +52,7 @@ export function toSubmissionResponse(r: CatalogIngestResult): IngestSubmissionRe
     thread_id: r.thread_id,
     file_ids: r.file_ids,
     duplicate: r.duplicate,
+    ...(r.skipped ? { skipped: r.skipped } : {}),
     total_chunks: r.total_chunks,
   };
 }
@@ -76,7 +77,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
       const prepared = prepareIngest(req.body);
       const result = await catalog.ingest(prepared);
       reply.header('x-content-sha256', prepared.content_sha256);
-      return reply.code(result.duplicate ? 200 : 202).send(toSubmissionResponse(result));
+      return reply.code(result.duplicate || result.skipped ? 200 : 202).send(toSubmissionResponse(result));
     },
   );
 
@@ -118,7 +119,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
           const r = await catalog.ingest(prepared[0].request);
           results.push({
             index: 0,
-            status_code: r.duplicate ? 200 : 202,
+            status_code: r.duplicate || r.skipped ? 200 : 202,
             content_sha256: prepared[0].request.content_sha256,
             submission: toSubmissionResponse(r),
             error: null,
@@ -145,7 +146,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
           item.ok
             ? {
                 index: item.index,
-                status_code: item.result!.duplicate ? 200 : 202,
+                status_code: item.result!.duplicate || item.result!.skipped ? 200 : 202,
                 content_sha256: shaOf.get(item.index) ?? null,
                 submission: toSubmissionResponse(item.result!),
                 error: null,

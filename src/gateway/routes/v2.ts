@@ -166,7 +166,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
         rethrow(err);
       }
       const result = await catalog.ingest(prepared);
-      return reply.code(result.duplicate ? 200 : 202).send(toSubmissionResponse(result));
+      return reply.code(result.duplicate || result.skipped ? 200 : 202).send(toSubmissionResponse(result));
     },
   );
 
@@ -233,7 +233,7 @@ async function batchItem(catalog: Catalog, index: number, env: unknown): Promise
       if (!validateDocument(copy)) return fail(422, 'INGEST.INVALID_ENVELOPE', 'invalid document envelope', detailOf(validateDocument.errors, index));
       cleanStrings(copy);
       const r = await catalog.ingest(prepareV2Document(copy as DocumentEnvelopeT));
-      return { index, kind, status_code: r.duplicate ? 200 : 202, document: toSubmissionResponse(r), person: null, error: null };
+      return { index, kind, status_code: r.duplicate || r.skipped ? 200 : 202, document: toSubmissionResponse(r), person: null, error: null };
     }
     if (kind === 'person') {
       const copy = structuredClone(env);

@@ -1,0 +1,49 @@
+/** POST /v1/forget: erase a person, a document, a source or an identifier (docs/forget.md). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ForgetNotFoundError, type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
+import { ValidationErrorBody } from '../../schemas/common.ts';
+import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
+
+const NotFound = Type.Object({ detail: Type.String() });
+const TARGET_FIELDS = ['person_id', 'doc_id', 'source_type', 'identifier'] as const;
+
+function targetOf(body: ForgetRequestT): ForgetTarget | string {
+  const given = TARGET_FIELDS.filter((f) => body[f] !== undefined);
+  if (given.length !== 1) return `Give exactly one of ${TARGET_FIELDS.join(', ')} (got ${given.length ? given.join(', ') : 'none'})`;
+  if (body.source_account_id !== undefined && given[0] !== 'source_type') return 'source_account_id goes with source_type only';
+  if (body.identifier_type !== undefined && given[0] !== 'identifier') return 'identifier_type goes with identifier only';
+  if (body.person_id) return { person_id: body.person_id };
+  if (body.doc_id) return { doc_id: body.doc_id };
+  if (body.source_type) return { source_type: body.source_type, source_account_id: body.source_account_id ?? null };
+  return { identifier: body.identifier!, identifier_type: body.identifier_type ?? null };
+}
+
+export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }> = async (app, { service }) => {
+  app.post(
+    '/v1/forget',
+    {
+      schema: {
+        tags: ['forget'],
+        operationId: 'forget',
+        summary: 'Erase a person, document, source or identifier with everything derived from it (dry_run counts first)',
+        body: ForgetRequest,
+        response: { 200: ForgetResponse, 404: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const target = targetOf(req.body);
+      if (typeof target === 'string') {
+        return reply.code(422).send({ detail: [{ loc: ['body'], msg: target, type: 'value_error' }] });
+      }
+      try {
+        const result = await service.forget(target, { dryRun: req.body.dry_run ?? false, block: req.body.block ?? false });
+        req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');
+        return { ...result, target: target as Record<string, unknown> };
+      } catch (err) {
+        if (err instanceof ForgetNotFoundError) return reply.code(404).send({ detail: err.message });
+        throw err;
+      }
+    },
+  );
+};
