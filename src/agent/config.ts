@@ -78,7 +78,10 @@ export interface AgentConfig {
       max_image_bytes: number;
       /** Extra folders of <code>.traineddata.gz (searched before the bundled English data). */
       lang_paths: string[];
-      /** Hosts (besides loopback) that POST /v1/ocr {url} may fetch from. */
+      /**
+       * `host:port` (a bare host: the scheme's default port) that POST /v1/ocr {url} may fetch although it is a
+       * loopback, private or link-local address; public addresses need no entry.
+       */
       allowed_url_hosts: string[];
       url_timeout_ms: number;
     };

@@ -12,6 +12,7 @@
  *   document we sent, which holds the user's text.
  */
 import type { AgentConfig } from './config.ts';
+import { urlForLog } from './url-fetch.ts';
 
 export interface GatewayLogger {
   warn(obj: object, msg?: string): void;
@@ -116,7 +117,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       } catch (err) {
         statuses.push(0);
         const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (err as Error).message;
-        log?.warn({ url, attempt, reason }, 'gateway request failed');
+        log?.warn({ url: urlForLog(url), attempt, reason }, 'gateway request failed');
         continue;
       }
       const text = await res.text().catch(() => '');
@@ -132,10 +133,10 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       }
       lastBody = text.slice(0, MAX_LOGGED_BODY);
       if (RETRYABLE.has(res.status)) {
-        log?.warn({ url, attempt, status: res.status }, 'gateway asked to retry');
+        log?.warn({ url: urlForLog(url), attempt, status: res.status }, 'gateway asked to retry');
         continue;
       }
-      log?.warn({ url, status: res.status, response: lastBody }, 'gateway rejected the request');
+      log?.warn({ url: urlForLog(url), status: res.status, response: lastBody }, 'gateway rejected the request');
       throw new GatewayHttpError(res.status, `Gateway answered ${res.status}`, lastBody, statuses);
     }
     throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses);

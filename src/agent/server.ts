@@ -64,6 +64,10 @@ function loggerOptions(config: AgentConfig, enabled: boolean): FastifyServerOpti
       ],
       censor: '[REDACTED]',
     },
+    // Query strings can carry tokens and presigned signatures: log the path only.
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
+    },
   };
 }
 

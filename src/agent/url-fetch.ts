@@ -1,12 +1,15 @@
 /**
  * SSRF-safe download for POST /v1/ocr {url}.
  *
- * The agent runs next to the user's private services, so a URL is an attack surface: only http(s);
- * the address is checked at connect time (a custom DNS lookup), so a name that resolves to a loopback
- * address for the check and to something else for the connection (DNS rebinding) cannot slip through;
- * hosts other than loopback only when listed in modules.ocr.allowed_url_hosts; redirects are followed
- * by hand (at most 3) and every hop is checked again; the body is capped and the whole fetch has a
- * deadline.
+ * The agent runs next to the user's private services (its own API among them), so a URL is an attack
+ * surface: only http(s), no credentials; loopback, private, link-local and other special-purpose addresses
+ * are refused unless the URL's exact host and port are listed in modules.ocr.allowed_url_hosts (a local
+ * object store serving presigned URLs, say). The address is checked at connect time (a custom DNS lookup),
+ * so a name that resolves to a public address for a check and to a private one for the connection (DNS
+ * rebinding) cannot slip through; IP literals in any spelling (2130706433, 127.1, 0x7f.1, [::ffff:7f00:1])
+ * are normalised by the URL parser and checked the same way. Redirects are followed by hand (at most 3) and
+ * every hop is checked again; the body is capped and the whole fetch has a deadline. Logs carry the host
+ * and path only (urlForLog): query strings hold presigned signatures.
  */
 import dns from 'node:dns';
 import http from 'node:http';
@@ -24,20 +27,58 @@ export class UrlFetchError extends Error {
 }
 
 export interface UrlFetchOptions {
-  /** Host names (lowercase) allowed besides loopback addresses. */
+  /**
+   * `host:port` entries (lowercase; a bare `host` means the scheme's default port) that may be fetched even when
+   * they resolve to a loopback, private or link-local address.
+   */
   allowedHosts: string[];
   maxBytes: number;
   timeoutMs: number;
   maxRedirects?: number;
 }
 
-export function isLoopbackIp(address: string): boolean {
-  const a = address.toLowerCase();
-  if (net.isIPv4(a)) return a.startsWith('127.');
-  if (a === '::1') return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  return mapped ? mapped[1].startsWith('127.') : false;
+/** Address ranges no URL may reach unless allowed: IANA special-purpose blocks (RFC 6890 and successors). */
+const NON_PUBLIC = new net.BlockList();
+for (const [prefix, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) NON_PUBLIC.addSubnet(prefix, bits, 'ipv4');
+for (const [prefix, bits] of [
+  ['::', 96], // unspecified, loopback and IPv4-compatible (IPv4-mapped ::ffff:a.b.c.d is matched by the IPv4 rules)
+  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['2002::', 16],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) NON_PUBLIC.addSubnet(prefix, bits, 'ipv6');
+
+/** True for an address on the public internet; false for loopback, private, link-local and reserved ones. */
+export function isPublicAddress(address: string): boolean {
+  const a = address.replace(/^\[|\]$/g, '').toLowerCase();
+  const family = net.isIP(a);
+  if (family === 0) return false;
+  return !NON_PUBLIC.check(a, family === 4 ? 'ipv4' : 'ipv6');
 }
+
+/** A URL as logs may show it: host and path, never the query string or fragment (presigned signatures). */
+export function urlForLog(raw: string | URL): string {
+  try {
+    const u = typeof raw === 'string' ? new URL(raw) : raw;
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+function isAllowed(url: URL, allowedHosts: string[]): boolean {
+  const host = url.hostname.toLowerCase();
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return allowedHosts.some((entry) => {
+    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(entry);
+    return !!m && m[1] === host && (m[2] ?? (url.protocol === 'https:' ? '443' : '80')) === port;
+  });
+}
+
+const refusal = (host: string) =>
+  `URL host ${host} is not a public address (loopback, private, link-local or reserved); allow its host:port in modules.ocr.allowed_url_hosts to fetch it`;
 
 function checkUrl(raw: string): URL {
   let url: URL;
@@ -73,21 +114,20 @@ function requestOnce(
   deadline: number,
 ): Promise<{ redirect?: string; data?: Buffer; contentType?: string }> {
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const explicitlyAllowed = opts.allowedHosts.includes(hostname.toLowerCase());
+  const explicitlyAllowed = isAllowed(url, opts.allowedHosts);
 
   // IP literals never reach the lookup function, so check them here.
-  if (net.isIP(hostname) && !explicitlyAllowed && !isLoopbackIp(hostname)) {
-    return Promise.reject(new UrlFetchError(403, `URL host ${hostname} is not allowed (loopback or modules.ocr.allowed_url_hosts only)`));
+  if (net.isIP(hostname) && !explicitlyAllowed && !isPublicAddress(hostname)) {
+    return Promise.reject(new UrlFetchError(403, refusal(hostname)));
   }
   const lookup: net.LookupFunction = (host, options, callback) => {
     dns.lookup(host, { all: true }, (err, addresses) => {
       if (err) return (callback as (e: Error) => void)(err);
       const list = addresses as dns.LookupAddress[];
-      const usable = explicitlyAllowed ? list : list.filter((a) => isLoopbackIp(a.address));
-      if (usable.length === 0 || (!explicitlyAllowed && usable.length !== list.length)) {
-        return (callback as (e: Error) => void)(
-          Object.assign(new Error(`URL host ${host} is not allowed (loopback or modules.ocr.allowed_url_hosts only)`), { code: 'EHOSTNOTALLOWED' }),
-        );
+      // One non-public address among the answers refuses the host: the connection could pick any of them.
+      const usable = explicitlyAllowed ? list : list.filter((a) => isPublicAddress(a.address));
+      if (usable.length === 0 || usable.length !== list.length) {
+        return (callback as (e: Error) => void)(Object.assign(new Error(refusal(host)), { code: 'EHOSTNOTALLOWED' }));
       }
       const first = usable[0];
       if ((options as { all?: boolean }).all) return (callback as (e: null, a: dns.LookupAddress[]) => void)(null, usable);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentServer } from '../../src/agent/server.ts';
+import { isPublicAddress, urlForLog } from '../../src/agent/url-fetch.ts';
 import { auth, testConfig } from './helpers.ts';
 import { renderTextImage } from '../ocr/render-text.ts';
 
@@ -9,6 +10,7 @@ let agent: AgentServer;
 let base: string;
 let imageServer: http.Server;
 let imageBase: string;
+let agentPort: string;
 let png: Buffer;
 
 beforeAll(async () => {
@@ -20,6 +22,11 @@ beforeAll(async () => {
     }
     if (req.url === '/redirect-out') {
       res.writeHead(302, { location: 'http://203.0.113.9/permit.png' });
+      return res.end();
+    }
+    if (req.url === '/redirect-agent') {
+      // A redirect hop to the agent's own API, on a loopback port that is not allowed.
+      res.writeHead(302, { location: `http://127.0.0.1:${agentPort}/v1/health` });
       return res.end();
     }
     if (req.url === '/redirect-in') {
@@ -34,14 +41,18 @@ beforeAll(async () => {
     res.end();
   });
   await new Promise<void>((r) => imageServer.listen(0, '127.0.0.1', r));
-  imageBase = `http://127.0.0.1:${(imageServer.address() as AddressInfo).port}`;
+  const imagePort = (imageServer.address() as AddressInfo).port;
+  imageBase = `http://127.0.0.1:${imagePort}`;
+  // Loopback is refused by default: the test image server is allowed by its exact host and port.
+  const allowed = [`127.0.0.1:${imagePort}`, `localhost:${imagePort}`];
   const started = await startAgent({
-    config: testConfig({ modules: { ocr: { timeout_ms: 60_000, max_image_bytes: 200_000 } } }),
+    config: testConfig({ modules: { ocr: { timeout_ms: 60_000, max_image_bytes: 200_000, allowed_url_hosts: allowed } } }),
     port: 0,
     logger: false,
   });
   agent = started.app;
   base = started.url;
+  agentPort = new URL(base).port;
 });
 afterAll(async () => {
   await agent?.close();
@@ -79,7 +90,7 @@ describe('POST /v1/ocr', () => {
     checkResult((await res.json()) as Record<string, any>);
   });
 
-  it('recognises an image fetched from a loopback URL, following a same-host redirect', async () => {
+  it('recognises an image fetched from an allowed loopback host:port, following a same-host redirect', async () => {
     const res = await ocrUrl(`${imageBase}/permit.png`);
     expect(res.status).toBe(200);
     checkResult((await res.json()) as Record<string, any>);
@@ -88,10 +99,33 @@ describe('POST /v1/ocr', () => {
     expect((await ocrUrl(imageBase.replace('127.0.0.1', 'localhost') + '/permit.png')).status).toBe(200);
   });
 
-  it('refuses URLs to hosts that are not loopback or allowed, schemes other than http(s), and redirects out', async () => {
+  it('refuses loopback, private and link-local targets in every spelling, the agent itself included, and on redirect hops', async () => {
+    for (const host of [
+      `127.0.0.1:${agentPort}`, `localhost:${agentPort}`, `2130706433:${agentPort}`, `127.1:${agentPort}`, `0x7f.1:${agentPort}`,
+      `017700000001:${agentPort}`, `[::1]:${agentPort}`, `[::ffff:127.0.0.1]:${agentPort}`, `0:${agentPort}`, '127.0.0.1',
+      '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '[fe80::1]', '[fd00::1]', '[::ffff:10.0.0.1]',
+      '[64:ff9b::a00:1]',
+    ]) {
+      const res = await ocrUrl(`http://${host}/v1/health?X-Amz-Signature=secret`);
+      expect(res.status, host).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toMatch(/not a public address/);
+    }
+    // The allowed host:port redirecting to another loopback port: the hop is checked and refused.
+    expect((await ocrUrl(`${imageBase}/redirect-agent`)).status).toBe(403);
+  });
+
+  it('classifies addresses and logs URLs without their query strings', () => {
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '[2a00:1450::1]']) expect(isPublicAddress(a), a).toBe(true);
+    for (const a of ['127.0.0.1', '::1', '::', '0.0.0.0', '10.1.2.3', '::ffff:192.168.0.1', 'fe80::1', '224.0.0.1', '255.255.255.255', 'not-an-ip']) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+    expect(urlForLog('https://bucket.example.org:9000/a/b.png?X-Amz-Signature=secret#frag')).toBe('https://bucket.example.org:9000/a/b.png');
+  });
+
+  it('refuses URLs to hosts that are not allowed, schemes other than http(s), and redirects out', async () => {
     const outside = await ocrUrl('http://203.0.113.9/permit.png');
     expect(outside.status).toBe(403);
-    expect(((await outside.json()) as { error: string }).error).toMatch(/not allowed/);
+    expect(((await outside.json()) as { error: string }).error).toMatch(/not a public address/);
     expect((await ocrUrl('http://[::ffff:10.0.0.1]/x.png')).status).toBe(403);
     expect((await ocrUrl('file:///etc/passwd')).status).toBe(400);
     expect((await ocrUrl('ftp://127.0.0.1/x.png')).status).toBe(400);

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcrError, type OcrErrorCode } from '../../ocr/engine.ts';
 import type { AgentContext, AgentModule } from '../modules.ts';
-import { fetchUrlBytes, UrlFetchError } from '../url-fetch.ts';
+import { fetchUrlBytes, UrlFetchError, urlForLog } from '../url-fetch.ts';
 
 const OCR_STATUS: Record<OcrErrorCode, number> = {
   invalid_image: 400,
@@ -44,6 +44,7 @@ export function ocrModule(ctx: AgentContext): AgentModule {
             if (!body || typeof body !== 'object' || typeof body.url !== 'string' || body.url.trim() === '') {
               return reply.code(400).send({ error: 'Send multipart/form-data with a "file" part, or JSON {"url": "..."}' });
             }
+            req.log.info({ url: urlForLog(body.url.trim()) }, 'OCR fetching an image by URL');
             const fetched = await fetchUrlBytes(body.url.trim(), {
               allowedHosts: cfg.allowed_url_hosts,
               maxBytes: cfg.max_image_bytes,
