@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { openDatabase } from '../db/index.ts';
+import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
 import { startServer, type ServerRole } from '../server.ts';
 
@@ -191,8 +192,17 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** What a refused verb should do instead, when the embedded database belongs to another process. */
+const LOCKED_HINTS: Record<string, string> = {
+  serve: 'a memex server already owns this data directory; one server per DATA_DIR',
+  migrate: 'the server applies migrations when it starts; stop it to run `memex migrate` by hand',
+};
+
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) console.error(`memex: configuration error: ${err.message}`);
+  if (err instanceof DatabaseLockedError) {
+    const command = process.argv[2] ?? 'serve';
+    console.error(`memex: ${LOCKED_HINTS[command] ? `${LOCKED_HINTS[command]}.\n  ` : ''}${err.message}`);
+  } else if (err instanceof ConfigError) console.error(`memex: configuration error: ${err.message}`);
   else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     console.error(`memex: ${(err as Error).message}`);
     process.exit(2);

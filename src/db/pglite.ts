@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { acquireDatabaseLock } from './lock.ts';
 import type { Database, Queryable, QueryResult } from './types.ts';
 
 function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
@@ -17,13 +18,21 @@ function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
 
 /**
  * Embedded PostgreSQL (WASM) with pgvector. `dataDir` undefined keeps everything in memory
- * (tests); otherwise the directory is created and reopened on the next start.
+ * (tests); otherwise the directory is created and reopened on the next start, and this process
+ * holds its lock file until close (src/db/lock.ts): a second process is refused, not let in.
  */
 export async function openPglite(dataDir?: string): Promise<Database> {
-  if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-  // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
-  const pg = dataDir ? new PGlite(dataDir, { extensions: { vector } }) : new PGlite({ extensions: { vector } });
-  await pg.waitReady;
+  const release = dataDir ? acquireDatabaseLock(dataDir) : () => {};
+  let pg: PGlite;
+  try {
+    if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+    // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
+    pg = dataDir ? new PGlite(dataDir, { extensions: { vector } }) : new PGlite({ extensions: { vector } });
+    await pg.waitReady;
+  } catch (err) {
+    release();
+    throw err;
+  }
   const base = wrap(pg);
   return {
     kind: 'pglite',
@@ -33,7 +42,11 @@ export async function openPglite(dataDir?: string): Promise<Database> {
     },
     exec: base.exec,
     async close() {
-      await pg.close();
+      try {
+        await pg.close();
+      } finally {
+        release();
+      }
     },
   };
 }
