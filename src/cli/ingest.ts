@@ -2,10 +2,12 @@
  * `memex ingest PATH...`: uploads files (or every supported file under folders) to a running server's
  * POST /v1/ingest/file, with a progress bar, and skips files that did not change since the last run.
  *
- * Unchanged = same content hash as recorded in a local state file (keyed by gateway URL and absolute path). Size and
+ * Unchanged = the server confirms it holds this file: the state file remembers, per server instance (its
+ * `instance_id`: a new data directory or database is a new instance), each file's size, mtime and SHA-256. Size and
  * mtime equal to the recorded ones are taken as "same hash" without reading the file again (like rsync and git); any
- * difference re-hashes, so a touched but identical file is still skipped. The server is the second line of defence:
- * an upload it already has answers 200 duplicate, also counted as unchanged.
+ * difference re-hashes, so a touched but identical file is still a candidate. Candidates are then confirmed with
+ * POST /v1/ingest/file/known (same path and bytes as an active document) before they are skipped; anything the
+ * server does not hold is uploaded. An upload the server already has answers 200 duplicate, also counted unchanged.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, openAsBlob } from 'node:fs';
@@ -14,7 +16,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { resolveServerTarget, type ServerTarget } from './client.ts';
+import { createServerClient, resolveServerTarget, type ServerTarget } from './client.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -49,8 +51,9 @@ interface StateEntry {
   doc_id?: string;
 }
 interface StateFile {
-  version: 1;
-  files: Record<string, StateEntry>;
+  version: 2;
+  /** Keyed by the server's instance id. */
+  servers: Record<string, { url: string; files: Record<string, StateEntry> }>;
 }
 
 export interface IngestSummary {
@@ -176,11 +179,40 @@ export async function collectFiles(paths: string[], all = false): Promise<{ file
 async function loadState(file: string): Promise<StateFile> {
   try {
     const s = JSON.parse(await fs.readFile(file, 'utf8')) as StateFile;
-    if (s && s.version === 1 && s.files && typeof s.files === 'object') return s;
+    if (s && s.version === 2 && s.servers && typeof s.servers === 'object') return s;
   } catch {
     /* absent or unreadable: start fresh (the server's duplicate answer still prevents double documents) */
   }
-  return { version: 1, files: {} };
+  // Version 1 (keyed by URL, never confirmed) is dropped: the server decides again.
+  return { version: 2, servers: {} };
+}
+
+const KNOWN_BATCH = 1000;
+
+/**
+ * Asks the server which of these files it holds (POST /v1/ingest/file/known), in batches. Returns its instance id
+ * and the confirmed paths, or null when the server cannot answer (an older server: then nothing is skipped).
+ */
+async function confirmKnown(
+  opts: Options,
+  candidates: { path: string; sha256: string }[],
+): Promise<{ instanceId: string; known: Set<string> } | null> {
+  const client = createServerClient({ url: opts.gateway, token: opts.token, tokenSource: opts.token ? 'token' : 'none' });
+  let instanceId: string | undefined;
+  const known = new Set<string>();
+  for (let i = 0; i === 0 || i < candidates.length; i += KNOWN_BATCH) {
+    const batch = candidates.slice(i, i + KNOWN_BATCH).map((c) => ({ source: 'localfs', path: c.path, sha256: c.sha256 }));
+    let res: { instance_id: string; known: { path: string; sha256: string }[] };
+    try {
+      res = await client.request('POST', '/v1/ingest/file/known', { json: { files: batch } });
+    } catch {
+      return null;
+    }
+    if (instanceId && res.instance_id !== instanceId) return null; // the server changed under us: trust nothing
+    instanceId = res.instance_id;
+    for (const k of res.known) known.add(`${k.path}\0${k.sha256}`);
+  }
+  return { instanceId: instanceId!, known };
 }
 
 async function saveState(file: string, state: StateFile): Promise<void> {
@@ -237,13 +269,23 @@ type Outcome =
   | { kind: 'unchanged'; entry?: StateEntry }
   | { kind: 'failed'; reason: string };
 
-async function processFile(opts: Options, state: StateFile, file: string): Promise<Outcome> {
+/** SHA-256 of a file, taken from its state entry when size and mtime are unchanged. */
+async function currentHash(file: string, prev: StateEntry | undefined): Promise<{ sha256: string; size: number; mtimeMs: number }> {
   const st = await fs.stat(file);
-  const key = `${opts.gateway}|${file}`;
-  const prev = state.files[key];
-  if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs) return { kind: 'unchanged' };
-  const sha256 = await hashFile(file);
-  if (prev && prev.sha256 === sha256) return { kind: 'unchanged', entry: { ...prev, size: st.size, mtimeMs: st.mtimeMs } };
+  if (prev && prev.size === st.size && prev.mtimeMs === st.mtimeMs) return { sha256: prev.sha256, size: st.size, mtimeMs: st.mtimeMs };
+  return { sha256: await hashFile(file), size: st.size, mtimeMs: st.mtimeMs };
+}
+
+async function processFile(
+  opts: Options,
+  file: string,
+  prev: StateEntry | undefined,
+  confirmed: (file: string, sha256: string) => boolean,
+  hashed?: { sha256: string; size: number; mtimeMs: number },
+): Promise<Outcome> {
+  const { sha256, size, mtimeMs } = hashed ?? (await currentHash(file, undefined));
+  const st = { size, mtimeMs };
+  if (confirmed(file, sha256)) return { kind: 'unchanged', entry: { ...prev, sha256, size, mtimeMs } };
   const meta = {
     source: 'localfs',
     path: file,
@@ -312,6 +354,26 @@ export async function ingestFiles(
   io: { out: NodeJS.WritableStream } = { out: process.stderr },
 ): Promise<IngestSummary> {
   const state = await loadState(opts.statePath);
+  // Which server is this? Its section of the state names the candidates for "unchanged"; the server confirms them.
+  const hello = await confirmKnown(opts, []);
+  const section = hello ? (state.servers[hello.instanceId] ??= { url: opts.gateway, files: {} }) : { url: opts.gateway, files: {} };
+  section.url = opts.gateway;
+  const hashes = new Map<string, { sha256: string; size: number; mtimeMs: number }>();
+  const candidates: { path: string; sha256: string }[] = [];
+  for (const file of files) {
+    const prev = section.files[file];
+    if (!prev) continue;
+    try {
+      const h = await currentHash(file, prev);
+      hashes.set(file, h);
+      if (h.sha256 === prev.sha256) candidates.push({ path: file, sha256: h.sha256 });
+    } catch {
+      /* unreadable now: processFile reports it */
+    }
+  }
+  const answer = hello && candidates.length ? await confirmKnown(opts, candidates) : hello;
+  const trusted = answer && hello && answer.instanceId === hello.instanceId ? answer.known : new Set<string>();
+  const confirmed = (file: string, sha256: string) => trusted.has(`${file}\0${sha256}`);
   const summary: IngestSummary = { uploaded: [], unchanged: [], extractionFailed: [], failed: [] };
   const progress = makeProgress(opts.progress, files.length, io.out);
   let next = 0;
@@ -321,17 +383,17 @@ export async function ingestFiles(
       const file = files[next++];
       let o: Outcome;
       try {
-        o = await processFile(opts, state, file);
+        o = await processFile(opts, file, section.files[file], confirmed, hashes.get(file));
       } catch (e) {
         o = { kind: 'failed', reason: (e as Error).message };
       }
-      const key = `${opts.gateway}|${file}`;
+      const key = file;
       if (o.kind === 'uploaded') {
-        state.files[key] = o.entry;
+        section.files[key] = o.entry;
         summary.uploaded.push(file);
         if (o.extractionFailed) summary.extractionFailed.push(file);
       } else if (o.kind === 'unchanged') {
-        if (o.entry) state.files[key] = o.entry;
+        if (o.entry) section.files[key] = o.entry;
         summary.unchanged.push(file);
       } else {
         summary.failed.push({ path: file, reason: o.reason });

@@ -15,6 +15,7 @@
 import type { Readable } from 'node:stream';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../catalog/types.ts';
+import { serverInstanceId } from '../db/instance.ts';
 import type { Queryable } from '../db/types.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { OcrError } from '../ocr/engine.ts';
@@ -246,6 +247,25 @@ export class FileIngestService {
     );
     const s = r.rows[0]?.s;
     return s === 'ready' || s === 'failed' ? s : null;
+  }
+
+  /**
+   * Which of these uploads the server already holds: the same source identity and the same bytes as an active
+   * document (exactly what a re-upload would answer as a duplicate). `memex ingest` asks this before it skips a file
+   * its state file calls unchanged, so a lost or different database is never taken for one that holds the files.
+   */
+  async knownFiles(items: { meta: FileMeta; sha256: string }[]): Promise<{ instanceId: string; known: { index: number; doc_id: string }[] }> {
+    const instanceId = await serverInstanceId(this.deps.db);
+    if (items.length === 0) return { instanceId, known: [] };
+    const keys = items.map((it) => fileIdempotencyKey(it.meta, it.sha256.toLowerCase()));
+    const r = await this.deps.db.query<{ key: string; doc_id: string }>(
+      `SELECT s.idempotency_key AS key, d.doc_id
+         FROM ingest_submissions s JOIN documents d ON d.doc_id = s.result_doc_id
+        WHERE s.idempotency_key = ANY($1::text[]) AND s.status <> 'failed' AND d.is_active_version`,
+      [keys],
+    );
+    const byKey = new Map(r.rows.map((row) => [row.key, row.doc_id]));
+    return { instanceId, known: keys.flatMap((k, index) => (byKey.has(k) ? [{ index, doc_id: byKey.get(k)! }] : [])) };
   }
 
   /** The active document made from these bytes at this source identity, answered as a duplicate. */

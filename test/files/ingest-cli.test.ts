@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runIngestCommand } from '../../src/cli/ingest.ts';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import type { AddressInfo } from 'node:net';
 import { backend, createServerDatabase } from '../helpers/db.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
 import { renderTextImage } from '../ocr/render-text.ts';
 import { makeTextPdf } from './fixtures.ts';
 
@@ -133,6 +135,37 @@ describe('memex ingest PATH', () => {
     const r = await run([folder, '--url', url, '--token', TOKEN, '--state', fresh, '--no-progress']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/new: 0, unchanged: 5, failed: 0/);
+  }, 120_000);
+
+  it('a state file made against another server instance is not trusted, even at the same URL', async () => {
+    // Issue 23: after a new data directory the state said "unchanged: 2" and the server held nothing.
+    const small = path.join(dir, 'small');
+    await fs.mkdir(small, { recursive: true });
+    await fs.writeFile(path.join(small, 'a.txt'), 'Alpha note about the quarry.\n');
+    await fs.writeFile(path.join(small, 'b.txt'), 'Beta note about the orchard.\n');
+    const state = path.join(dir, 'state', 'instances.json');
+    const first = await startTestGateway({ files: {}, config: { authToken: TOKEN } });
+    await first.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (first.app.server.address() as AddressInfo).port;
+    const at = `http://127.0.0.1:${port}`;
+    const args = [small, '--url', at, '--token', TOKEN, '--state', state, '--no-progress'];
+    expect((await run(args)).out).toMatch(/new: 2, unchanged: 0/);
+    expect((await run(args)).out).toMatch(/new: 0, unchanged: 2/);
+    await first.close();
+
+    const second = await startTestGateway({ files: {}, config: { authToken: TOKEN } });
+    try {
+      await second.app.listen({ port, host: '127.0.0.1' });
+      const again = await run(args);
+      expect(again.out).toMatch(/new: 2, unchanged: 0, failed: 0/);
+      const held = await second.db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents WHERE is_active_version');
+      expect(held.rows[0].n).toBe(2);
+      // The instance id is part of the answer, so the first server's entries stay apart from the second's.
+      const saved = JSON.parse(await fs.readFile(state, 'utf8'));
+      expect(Object.keys(saved.servers)).toHaveLength(2);
+    } finally {
+      await second.close();
+    }
   }, 120_000);
 
   it('reports failures with reasons and exits 1: missing path, wrong token, server down', async () => {

@@ -5,7 +5,7 @@
  * `metadata.attachments[0]` describing the file. See docs/files.md.
  */
 import multipart from '@fastify/multipart';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Readable } from 'node:stream';
 import { FileIngestService, OcrUnavailableError } from '../../files/ingest-service.ts';
@@ -24,6 +24,32 @@ export const FileIngestResponse = Type.Object(
     extraction_status: Type.Union([Type.Literal('ready'), Type.Literal('failed')]),
   },
   { title: 'FileIngestResponse' },
+);
+
+const KnownFilesRequest = Type.Object(
+  {
+    files: Type.Array(
+      Type.Object(
+        {
+          path: Type.String({ minLength: 1, maxLength: 4096 }),
+          sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+          source: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_/.-]*$' })),
+          message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 1000 },
+    ),
+  },
+  { title: 'KnownFilesRequest', additionalProperties: false },
+);
+
+const KnownFilesResponse = Type.Object(
+  {
+    instance_id: Type.String({ format: 'uuid', description: 'This server instance (its database)' }),
+    known: Type.Array(Type.Object({ path: Type.String(), sha256: Type.String(), doc_id: Type.String({ format: 'uuid' }) })),
+  },
+  { title: 'KnownFilesResponse' },
 );
 
 const ErrorBody = Type.Object({ detail: Type.String(), error: Type.Optional(ErrorEnvelope) });
@@ -186,6 +212,34 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
         if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
         throw err; // catalog errors: the gateway's error handler
       }
+    },
+  );
+
+  app.post(
+    '/v1/ingest/file/known',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: 'Which uploads the server already holds (same source path and bytes), and its instance id',
+        description:
+          'Clients that remember what they uploaded (memex ingest) confirm it here before skipping a file: only files ' +
+          'listed in `known` would be answered as duplicates. `instance_id` changes with a new data directory or database.',
+        body: KnownFilesRequest,
+        response: { 200: KnownFilesResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const { files } = req.body as Static<typeof KnownFilesRequest>;
+      const items = files.map((f) => {
+        const parsed = parseFileMeta({ source: f.source, path: f.path, ...(f.message_id ? { message_id: f.message_id } : {}) });
+        return parsed.ok ? { meta: parsed.meta, sha256: f.sha256 } : null;
+      });
+      const valid = items.flatMap((it, i) => (it ? [{ ...it, i }] : []));
+      const { instanceId, known } = await service.knownFiles(valid);
+      return {
+        instance_id: instanceId,
+        known: known.map((k) => ({ path: files[valid[k.index].i].path, sha256: files[valid[k.index].i].sha256.toLowerCase(), doc_id: k.doc_id })),
+      };
     },
   );
 }
