@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { callOk, ToolError, type MemexApi } from './api.ts';
 
@@ -204,7 +205,62 @@ const ActivityOutput = {
 
 const NoteOutput = { document_id: z.string(), status: z.string(), duplicate: z.boolean(), resource_uri: z.string() };
 
+// ---------------------------------------------------------------- input schemas (built once)
+
+const SearchInput = {
+  query: z.string().min(1).max(2000).describe('What to look for, in words'),
+  k: z.number().int().min(1).max(50).default(10).describe('Hits to return, 1..50'),
+  source_type: z.string().min(1).max(64).optional().describe('email, chatapp, sms, note, file, …'),
+  person: z.string().min(1).max(320).optional().describe("Only documents involving this email, phone or handle"),
+  start_date: isoDate.optional(),
+  end_date: isoDate.optional().describe('A bare date includes that whole day'),
+  has_attachments: z.boolean().optional(),
+  thread_id: uuid.optional(),
+  context_window: z.number().int().min(0).max(20).default(0).describe('Also return this many thread neighbours per hit'),
+};
+
+const AskInput = {
+  question: z.string().min(1).max(2000),
+  k: z.number().int().min(1).max(20).default(5).describe('Passages to answer from, 1..20'),
+};
+
+const DocumentInput = {
+  document_id: uuid.describe('A document id from search, ask or another tool'),
+  include_thread: z.boolean().default(true),
+  max_chars: z.number().int().min(100).max(LIMITS.maxDocumentChars).default(LIMITS.documentChars),
+};
+
+const PeopleInput = {
+  query: z.string().min(1).max(200),
+  limit: z.number().int().min(1).max(50).default(10),
+  offset: z.number().int().min(0).max(100_000).default(0),
+};
+
+const PersonInput = {
+  person_id: uuid.describe('A person id from search_people or top_relationships'),
+  recent: z.number().int().min(1).max(20).default(5),
+};
+
+const TopInput = {
+  window: z.string().regex(/^\d{1,4}d$/i, 'must look like 90d (days)').default('90d'),
+  limit: z.number().int().min(1).max(50).default(10),
+  offset: z.number().int().min(0).max(100_000).default(0),
+};
+
+const ActivityInput = {
+  days: z.number().int().min(1).max(3650).default(7),
+  source_type: z.string().min(1).max(64).optional(),
+};
+
+const NoteInput = {
+  title: z.string().min(1).max(500).optional(),
+  text: z.string().min(1).max(LIMITS.noteChars),
+};
+
 // ---------------------------------------------------------------- the server
+
+/** One validator for every server instance: /mcp builds a server per request (Ajv is costly to create). */
+const validator = new AjvJsonSchemaValidator();
 
 export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
   const server = new McpServer(
@@ -214,6 +270,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         "memex is the user's personal data (messages, email, files, notes, contacts). Use search or ask to find things, " +
         'get_document to read one, search_people/get_person for who someone is, top_relationships and recent_activity for ' +
         'who and what matters lately. Document ids from any tool work with get_document and memex://document/{id}.',
+      jsonSchemaValidator: validator,
     },
   );
 
@@ -225,17 +282,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         'Hybrid (keyword + semantic) search over messages, email, files and notes. Returns up to k hits (max 50) with ' +
         `document ids, titles, snippets (≤ ${LIMITS.snippetChars} chars), dates and people. Filters narrow by source, person ` +
         '(email, phone or handle), dates, attachments or thread. Read a hit in full with get_document.',
-      inputSchema: {
-        query: z.string().min(1).max(2000).describe('What to look for, in words'),
-        k: z.number().int().min(1).max(50).default(10).describe('Hits to return, 1..50'),
-        source_type: z.string().min(1).max(64).optional().describe('email, chatapp, sms, note, file, …'),
-        person: z.string().min(1).max(320).optional().describe("Only documents involving this email, phone or handle"),
-        start_date: isoDate.optional(),
-        end_date: isoDate.optional().describe('A bare date includes that whole day'),
-        has_attachments: z.boolean().optional(),
-        thread_id: uuid.optional(),
-        context_window: z.number().int().min(0).max(20).default(0).describe('Also return this many thread neighbours per hit'),
-      },
+      inputSchema: SearchInput,
       outputSchema: SearchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -292,10 +339,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       description:
         'Answers a question from the k most relevant passages (k ≤ 20, default 5), with citations (document id, chunk id, ' +
         'score): exactly what POST /v1/ask returns. Without a configured LLM the answer is extractive.',
-      inputSchema: {
-        question: z.string().min(1).max(2000),
-        k: z.number().int().min(1).max(20).default(5).describe('Passages to answer from, 1..20'),
-      },
+      inputSchema: AskInput,
       outputSchema: AskOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -315,11 +359,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         `The document with its metadata, text (cut with a marker after max_chars, default ${LIMITS.documentChars}, ` +
         `max ${LIMITS.maxDocumentChars}), its attachments' text (≤ ${LIMITS.attachmentChars} chars each) and, with ` +
         `include_thread, up to ${LIMITS.threadNeighbours} thread neighbours on each side.`,
-      inputSchema: {
-        document_id: uuid.describe('A document id from search, ask or another tool'),
-        include_thread: z.boolean().default(true),
-        max_chars: z.number().int().min(100).max(LIMITS.maxDocumentChars).default(LIMITS.documentChars),
-      },
+      inputSchema: DocumentInput,
       outputSchema: DocumentOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -333,11 +373,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       description:
         'People whose name, nickname, organisation, email or phone matches the query; up to limit (max 50, default 10) ' +
         'per page, with offset for the next page. Returns ids for get_person.',
-      inputSchema: {
-        query: z.string().min(1).max(200),
-        limit: z.number().int().min(1).max(50).default(10),
-        offset: z.number().int().min(0).max(100_000).default(0),
-      },
+      inputSchema: PeopleInput,
       outputSchema: PeopleOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -375,10 +411,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       description:
         'A person: identifiers, organisation, the relationship score with its features in words, and the most recent ' +
         'documents exchanged with them (recent, max 20, default 5). Merged ids answer with the surviving person.',
-      inputSchema: {
-        person_id: uuid.describe('A person id from search_people or top_relationships'),
-        recent: z.number().int().min(1).max(20).default(5),
-      },
+      inputSchema: PersonInput,
       outputSchema: PersonOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -392,11 +425,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       description:
         'People ranked by relationship score (recency, volume, breadth, attachments, reply speed) among those contacted ' +
         'inside the window (e.g. 90d, up to 3650d); up to limit (max 50, default 10) per page, with offset.',
-      inputSchema: {
-        window: z.string().regex(/^\d{1,4}d$/i, 'must look like 90d (days)').default('90d'),
-        limit: z.number().int().min(1).max(50).default(10),
-        offset: z.number().int().min(0).max(100_000).default(0),
-      },
+      inputSchema: TopInput,
       outputSchema: TopOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -433,10 +462,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       description:
         'Activity of the last `days` days (default 7, max 3650), optionally of one source type: counts, the 5 busiest ' +
         `threads and the 5 most recent highlights (≤ ${LIMITS.highlightChars} chars each).`,
-      inputSchema: {
-        days: z.number().int().min(1).max(3650).default(7),
-        source_type: z.string().min(1).max(64).optional(),
-      },
+      inputSchema: ActivityInput,
       outputSchema: ActivityOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -488,10 +514,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         description:
           `Stores a note (source_type note, ≤ ${LIMITS.noteChars} chars) in memex; it becomes searchable once indexed. ` +
           'The same title and text again is recognised as a duplicate, not stored twice.',
-        inputSchema: {
-          title: z.string().min(1).max(500).optional(),
-          text: z.string().min(1).max(LIMITS.noteChars),
-        },
+        inputSchema: NoteInput,
         outputSchema: NoteOutput,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
