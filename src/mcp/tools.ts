@@ -109,13 +109,14 @@ const SearchHit = z.object({
 
 const SearchOutput = { query: z.string(), total: z.number().int(), returned: z.number().int(), hits: z.array(SearchHit) };
 
-const AskOutput = {
+/** The route's response as it is, so fields it gains later (legs, …) pass through. */
+const AskOutput = z.looseObject({
   query: z.string(),
   answer: z.string(),
-  citations: z.array(z.object({ document_id: z.string(), chunk_id: z.string(), score: z.number() })),
+  citations: z.array(z.looseObject({ document_id: z.string(), chunk_id: z.string(), score: z.number() })),
   answer_mode: z.string(),
   llm_error: z.string().optional(),
-};
+});
 
 const Neighbour = z.object({ document_id: z.string(), title: nullableString, date: z.string(), snippet: z.string(), position: z.enum(['before', 'after']) });
 

@@ -28,6 +28,8 @@ async function httpClient(token: string | null = TEST_TOKEN, base = url): Promis
     requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
   });
   await client.connect(transport);
+  // Listing makes the client check every tool's structured content against its output schema.
+  await client.listTools();
   return client;
 }
 
