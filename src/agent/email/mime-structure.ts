@@ -99,3 +99,39 @@ export function mimeLeaves(s: string): MimeLeaf[] {
   walk(0, s.length, '', 0);
   return out;
 }
+
+export interface LeafReplacement {
+  leaf: MimeLeaf;
+  /** The part's new header lines (no line breaks at the end); a Content-Transfer-Encoding: base64 is added. */
+  headerLines: string[];
+  /** The decoded content, written as base64. */
+  content: Buffer;
+}
+
+/** Header lines of a part's header block, each with its folding kept (joined with the message's line break). */
+export function leafHeaderLines(s: string, leaf: MimeLeaf): string[] {
+  const eol = s.includes('\r\n') ? '\r\n' : '\n';
+  return s
+    .slice(leaf.headerStart, leaf.bodyStart)
+    .replace(/\r?\n[ \t]+/g, (m) => m.replace(/\r?\n/, '\u0000'))
+    .split(/\r?\n/)
+    .filter((l) => l !== '')
+    .map((l) => l.replace(/\u0000/g, eol));
+}
+
+/** The message with the given parts' headers and bodies replaced (bodies as base64), in message order. */
+export function replaceLeaves(message: Buffer, s: string, replacements: LeafReplacement[]): Buffer {
+  if (replacements.length === 0) return message;
+  const eol = s.includes('\r\n') ? '\r\n' : '\n';
+  const pieces: Buffer[] = [];
+  let at = 0;
+  for (const r of [...replacements].sort((a, b) => a.leaf.headerStart - b.leaf.headerStart)) {
+    const lines = r.headerLines.filter((l) => !/^content-transfer-encoding\s*:/i.test(l));
+    lines.push('Content-Transfer-Encoding: base64');
+    const b64 = r.content.toString('base64').replace(/(.{76})(?=.)/g, `$1${eol}`);
+    pieces.push(message.subarray(at, r.leaf.headerStart), Buffer.from(lines.join(eol) + eol + eol + b64, 'latin1'));
+    at = r.leaf.end;
+  }
+  pieces.push(message.subarray(at));
+  return Buffer.concat(pieces);
+}

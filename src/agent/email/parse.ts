@@ -10,6 +10,7 @@ import path from 'node:path';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { expandHome } from '../config.ts';
 import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
+import { repairMime } from './mime-repair.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
 export interface EmailAttachmentInfo {
@@ -184,16 +185,22 @@ export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Pro
   }
   let parsed: ParsedMail;
   try {
-    parsed = await simpleParser(message, {
+    parsed = await simpleParser(repairMime(message), {
       // The spec's bodyPlainText/bodyHTML are the message's own parts: no generated text or HTML,
       // and cid: links stay as written.
       skipHtmlToText: true,
       skipTextToHtml: true,
       skipImageLinks: true,
       keepCidLinks: true,
+      // An attached message (message/rfc822) is an attachment, as mutt and Apple Mail list it, even when
+      // marked inline; its text is not mixed into the body of the message that carries it.
+      ignoreEmbedded: true,
     });
   } catch (err) {
     throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
+  }
+  for (const a of parsed.attachments) {
+    if (!a.filename && a.contentType === 'message/rfc822') a.filename = 'attached-message.eml';
   }
   // A message needs a header block with at least one of the headers every mail carries.
   const names = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));

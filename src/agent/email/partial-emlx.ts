@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { headerParam, mimeLeaves } from './mime-structure.ts';
+import { headerParam, leafHeaderLines, mimeLeaves, replaceLeaves, type LeafReplacement } from './mime-structure.ts';
 
 export interface MissingAttachment {
   /** IMAP part number of the attachment in the message ("2", "1.2"). */
@@ -75,12 +75,9 @@ export async function restorePartialEmlx(message: Buffer, emlxPath: string): Pro
   } catch {
     confineTo = mailboxDir;
   }
-  const eol = s.includes('\r\n') ? '\r\n' : '\n';
-  const pieces: Buffer[] = [];
+  const replacements: LeafReplacement[] = [];
   const missing: MissingAttachment[] = [];
-  let restored = 0;
   let total = 0;
-  let at = 0;
   for (const leaf of mimeLeaves(s)) {
     const declared = leaf.headers.get('x-apple-content-length');
     if (declared === undefined) continue;
@@ -98,20 +95,9 @@ export async function restorePartialEmlx(message: Buffer, emlxPath: string): Pro
       continue;
     }
     total += content.length;
-    // The part's headers, minus Mail.app's marker and the old transfer encoding, then the file as base64.
-    const headerLines = s
-      .slice(leaf.headerStart, leaf.bodyStart)
-      .replace(/\r?\n[ \t]+/g, (m) => m.replace(/\r?\n/, '\u0000'))
-      .split(/\r?\n/)
-      .filter((l) => l !== '' && !/^(x-apple-content-length|content-transfer-encoding)\s*:/i.test(l))
-      .map((l) => l.replace(/\u0000/g, eol));
-    headerLines.push('Content-Transfer-Encoding: base64');
-    const b64 = content.toString('base64').replace(/(.{76})(?=.)/g, `$1${eol}`);
-    pieces.push(message.subarray(at, leaf.headerStart), Buffer.from(headerLines.join(eol) + eol + eol + b64, 'latin1'));
-    at = leaf.end;
-    restored++;
+    // The part's headers minus Mail.app's marker; the file goes in as base64.
+    const headerLines = leafHeaderLines(s, leaf).filter((l) => !/^x-apple-content-length\s*:/i.test(l));
+    replacements.push({ leaf, headerLines, content });
   }
-  if (restored === 0) return { message, restored, missing };
-  pieces.push(message.subarray(at));
-  return { message: Buffer.concat(pieces), restored, missing };
+  return { message: replaceLeaves(message, s, replacements), restored: replacements.length, missing };
 }
