@@ -123,6 +123,7 @@ export function loadFilesConfig(env: NodeJS.ProcessEnv = process.env, dataDir?: 
     maxTextChars: int(env, 'EXTRACT_MAX_TEXT_CHARS', d.maxTextChars, 1_000, 1_000_000_000),
     maxMemoryMb: int(env, 'EXTRACT_MAX_MEMORY_MB', d.maxMemoryMb, 64, 65_536),
     maxHtmlChars: int(env, 'EXTRACT_MAX_HTML_CHARS', d.maxHtmlChars, 1_000, 1_000_000_000),
+    htmlTimeoutMs: int(env, 'EXTRACT_HTML_TIMEOUT_MS', d.htmlTimeoutMs, 100, 3_600_000),
   };
   const ocr: OcrConfig = {
     enabled: bool(env, 'OCR_ENABLED', true),

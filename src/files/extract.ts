@@ -14,9 +14,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import chardet from 'chardet';
-import { convert as htmlToText } from 'html-to-text';
 import iconv from 'iconv-lite';
 import { imageSize } from 'image-size';
+import { htmlToReadable, shutdownHtmlWorker } from './html-convert.ts';
 
 export interface ExtractLimits {
   /** Largest file extraction will read (bytes). */
@@ -35,8 +35,10 @@ export interface ExtractLimits {
   maxTextChars: number;
   /** Heap limit of the PDF worker thread. */
   maxMemoryMb: number;
-  /** Longest HTML converted (characters). Conversion runs on the caller's thread at ~5 MB/s, so this bounds the stall. */
+  /** Longest HTML converted (characters); longer HTML is cut first, with a warning. */
   maxHtmlChars: number;
+  /** Wall-clock budget of one HTML conversion (a worker thread, terminated past it; the extraction then fails). */
+  htmlTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ExtractLimits = {
@@ -49,6 +51,7 @@ export const DEFAULT_LIMITS: ExtractLimits = {
   maxTextChars: 5_000_000,
   maxMemoryMb: 512,
   maxHtmlChars: 8_000_000,
+  htmlTimeoutMs: 10_000,
 };
 
 export interface OcrResult {
@@ -296,34 +299,6 @@ function cleanText(s: string): string {
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-}
-
-function htmlToReadable(html: string, maxHtmlChars: number, warnings: string[]): string {
-  if (html.length > maxHtmlChars) {
-    warnings.push(`HTML cut at ${maxHtmlChars} characters before conversion`);
-    html = html.slice(0, maxHtmlChars);
-  }
-  return htmlToText(html, {
-    wordwrap: false,
-    preserveNewlines: false,
-    limits: { maxInputLength: maxHtmlChars + 1, maxDepth: 256, maxChildNodes: 100_000 },
-    selectors: [
-      { selector: 'script', format: 'skip' },
-      { selector: 'style', format: 'skip' },
-      { selector: 'noscript', format: 'skip' },
-      { selector: 'template', format: 'skip' },
-      { selector: 'svg', format: 'skip' },
-      { selector: 'img', format: 'skip' },
-      { selector: 'a', options: { ignoreHref: true } },
-      { selector: 'h1', options: { uppercase: false } },
-      { selector: 'h2', options: { uppercase: false } },
-      { selector: 'h3', options: { uppercase: false } },
-      { selector: 'h4', options: { uppercase: false } },
-      { selector: 'h5', options: { uppercase: false } },
-      { selector: 'h6', options: { uppercase: false } },
-      { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
-    ],
-  });
 }
 
 /** JSON to searchable lines `a.b[0].c: value`; keys and values both kept. */
@@ -591,9 +566,9 @@ class PdfWorkerPool {
 
 const pdfPool = new PdfWorkerPool();
 
-/** Stops the PDF worker thread (for orderly shutdown; it is unref'd, so it never blocks exit). */
-export function shutdownExtraction(): Promise<void> {
-  return pdfPool.close();
+/** Stops the PDF and HTML worker threads (for orderly shutdown; they are unref'd, so they never block exit). */
+export async function shutdownExtraction(): Promise<void> {
+  await Promise.all([pdfPool.close(), shutdownHtmlWorker()]);
 }
 
 async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
@@ -722,7 +697,7 @@ export async function extractText(input: ExtractInput, options: ExtractOptions =
         return { status: 'failed', method: 'none', text: '', error: `unsupported file type (${det.mimeType})`, warnings: [], detected: det };
       case 'html': {
         const { text: raw, charset, warnings } = decodeText(b, { html: true });
-        const lim = limitText(cleanText(htmlToReadable(raw, limits.maxHtmlChars, warnings)), limits.maxTextChars, warnings);
+        const lim = limitText(cleanText(await htmlToReadable(raw, limits, warnings)), limits.maxTextChars, warnings);
         return finishText('html', lim.text, charset, warnings, det, lim.truncated);
       }
       case 'json': {
