@@ -29,6 +29,7 @@ import { peopleRoutes } from './routes/people.ts';
 import { v2Routes } from './routes/v2.ts';
 import { searchRoutes } from './routes/search.ts';
 import { statusRoutes } from './routes/status.ts';
+import { statsRoutes } from './routes/stats.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { installValidation } from './validation.ts';
@@ -156,6 +157,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
     await scope.register(statusRoutes, { db, worker: deps.embedding?.worker });
+    await scope.register(statsRoutes, { db });
     await scope.register(selfPersonRoutes, { service: relationships });
     if (deps.files) {
       const service = new FileIngestService({ ...deps.files, catalog, db });

@@ -12,7 +12,14 @@ import { RelationshipsPage } from './pages/relationships.tsx';
 import { TimelinePage } from './pages/timeline.tsx';
 import { SourcesPage } from './pages/sources.tsx';
 
-const NAV: [string, string][] = [['search', 'Search']];
+const NAV: [string, string][] = [
+  ['search', 'Search'],
+  ['ask', 'Ask'],
+  ['people', 'People'],
+  ['relationships', 'Relationships'],
+  ['timeline', 'Timeline'],
+  ['sources', 'Sources'],
+];
 
 function useSignedIn(): boolean {
   const [signedIn, setSignedIn] = useState(() => getToken() !== null);

@@ -1,8 +1,195 @@
-import { Page } from '../components.tsx';
+/** People: search by name, phone (any format) or email; a person page with identifiers, merges, documents and the relationship in words. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, qs } from '../api.ts';
+import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
+import { href, replaceRoute } from '../router.ts';
+import { ScoreBar, explainFeatures, type Relationship } from './relationships.tsx';
 
-export function PeoplePage(_props: { params?: URLSearchParams }) {
-  return <Page title="People">Not built yet.</Page>;
+interface PersonHit {
+  person_id: string;
+  display_name: string;
+  organization: string | null;
+  emails: string[];
+  phones: string[];
 }
-export function PersonPage(_props: { id: string }) {
-  return <Page title="Person">Not built yet.</Page>;
+
+export function PeoplePage({ params }: { params: URLSearchParams }) {
+  const [q, setQ] = useState(params.get('q') ?? '');
+  const [hits, setHits] = useState<{ total: number; results: PersonHit[] } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    const t = setTimeout(() => {
+      api(`/search/people${qs({ q: q.trim() || undefined, limit: 50 })}`, { signal: ctl.signal })
+        .then((r) => {
+          setHits(r);
+          setError(null);
+        })
+        .catch((err) => ctl.signal.aborted || setError(err));
+    }, 150);
+    return () => {
+      clearTimeout(t);
+      ctl.abort();
+    };
+  }, [q]);
+
+  return (
+    <Page title="People">
+      <form role="search" onSubmit={(e) => e.preventDefault()}>
+        <label for="people-q">Find a person by name, email or phone</label>
+        <input
+          id="people-q"
+          type="search"
+          value={q}
+          autocomplete="off"
+          onInput={(e) => {
+            setQ(e.currentTarget.value);
+            replaceRoute(href('people', { q: e.currentTarget.value }));
+          }}
+        />
+      </form>
+      <ErrorNote error={error} />
+      {hits && (
+        <>
+          <p class="status" aria-live="polite">
+            {hits.total} {hits.total === 1 ? 'person' : 'people'}
+          </p>
+          <ul class="cards">
+            {hits.results.map((p) => (
+              <li key={p.person_id}>
+                <a href={href(`person/${p.person_id}`)}>{p.display_name}</a>
+                {p.organization && <span class="meta"> · {p.organization}</span>}
+                <p class="meta">{[...p.emails, ...p.phones].slice(0, 4).join(' · ')}</p>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </Page>
+  );
+}
+
+interface Person {
+  person_id: string;
+  display_name: string;
+  organization: string | null;
+  nicknames: string[];
+  notes: string | null;
+  identifiers: { kind: string; value_raw: string; value_canonical: string; label: string | null }[];
+  urls: { label: string; url: string }[];
+  merged_from: string[];
+}
+interface Merge {
+  merge_id: string;
+  target_person_id: string;
+  source_person_id: string;
+  reason: string;
+  created_at: string;
+}
+interface Doc {
+  doc_id: string;
+  title: string | null;
+  text: string;
+  source_type: string;
+  content_timestamp: string;
+}
+
+export function PersonPage({ id }: { id: string }) {
+  const [person, setPerson] = useState<Person | null>(null);
+  const [merges, setMerges] = useState<Merge[]>([]);
+  const [docs, setDocs] = useState<{ documents: Doc[]; total: number } | null>(null);
+  const [rel, setRel] = useState<Relationship | null | 'none'>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    const signal = ctl.signal;
+    setPerson(null);
+    api<Person>(`/v1/people/${encodeURIComponent(id)}`, { signal })
+      .then(async (p) => {
+        setPerson(p);
+        const [m, d] = await Promise.all([
+          api<{ merges: Merge[] }>(`/v1/people/merges${qs({ person_id: p.person_id })}`, { signal }),
+          api<{ documents: Doc[]; total: number }>(`/v1/documents${qs({ person_id: p.person_id, limit: 50 })}`, { signal }),
+        ]);
+        setMerges(m.merges);
+        setDocs(d);
+        try {
+          const top = await api<{ relationships: Relationship[] }>(`/v1/crm/relationships/top${qs({ person_id: p.person_id, window: '3650d' })}`, { signal });
+          setRel(top.relationships[0] ?? 'none');
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 404) setRel('none');
+          else throw err;
+        }
+      })
+      .catch((err) => signal.aborted || setError(err));
+    return () => ctl.abort();
+  }, [id]);
+
+  if (error) return <ErrorNote error={error} />;
+  if (!person) return <p class="status">Loading…</p>;
+  return (
+    <Page title={person.display_name}>
+      {person.organization && <p>{person.organization}</p>}
+      {person.nicknames.length > 0 && <p class="meta">Also known as {person.nicknames.join(', ')}</p>}
+      <section aria-labelledby="ids-h">
+        <h2 id="ids-h">Identifiers</h2>
+        <ul>
+          {person.identifiers.map((i) => (
+            <li key={i.kind + i.value_canonical}>
+              <span class="meta">{i.kind}{i.label ? ` (${i.label})` : ''}:</span> {i.value_raw}
+            </li>
+          ))}
+          {person.identifiers.length === 0 && <li class="meta">none</li>}
+        </ul>
+      </section>
+      <section aria-labelledby="rel-h">
+        <h2 id="rel-h">Relationship</h2>
+        {rel === null ? (
+          <p class="status">Loading…</p>
+        ) : rel === 'none' ? (
+          <p class="meta">No relationship score yet (no messages exchanged, or the self person is not known: see Relationships).</p>
+        ) : (
+          <>
+            <ScoreBar score={rel.score} label="Relationship score (0 to 100)" />
+            <p class="explain">{explainFeatures(rel.features)}</p>
+          </>
+        )}
+      </section>
+      {merges.length > 0 && (
+        <section aria-labelledby="merges-h">
+          <h2 id="merges-h">Merge history</h2>
+          <ul>
+            {merges.map((m) => (
+              <li key={m.merge_id}>
+                <When iso={m.created_at} withTime />: {m.source_person_id === person.person_id ? 'merged into ' : 'absorbed '}
+                <a href={href(`person/${m.source_person_id === person.person_id ? m.target_person_id : m.source_person_id}`)}>
+                  {m.source_person_id === person.person_id ? m.target_person_id : m.source_person_id}
+                </a>{' '}
+                ({m.reason})
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <section aria-labelledby="docs-h">
+        <h2 id="docs-h">Documents{docs ? ` (${docs.total})` : ''}</h2>
+        {docs && (
+          <ol class="hits">
+            {docs.documents.map((d) => (
+              <li key={d.doc_id} class="hit">
+                <a class="hit-link" href={href(`doc/${d.doc_id}`)}>
+                  {titleOf(d.title, d.text)}
+                </a>
+                <p class="meta">
+                  <SourceBadge type={d.source_type} /> · <When iso={d.content_timestamp} />
+                </p>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </Page>
+  );
 }

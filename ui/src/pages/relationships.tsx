@@ -1,5 +1,137 @@
-import { Page } from '../components.tsx';
+/** Relationships: who matters in a window (30/90/365 days), score bars, and setting the self person. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, qs } from '../api.ts';
+import { ErrorNote, Page } from '../components.tsx';
+import { href, navigate } from '../router.ts';
 
-export function RelationshipsPage(_props: { params?: URLSearchParams }) {
-  return <Page title="relationships">Not built yet.</Page>;
+export interface Relationship {
+  person_id: string;
+  display_name: string;
+  organization: string | null;
+  score: number;
+  last_contact_at: string | null;
+  features: Record<string, any>;
+}
+
+const WINDOWS = ['30d', '90d', '365d'];
+
+function plural(n: number, one: string, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function duration(seconds: number): string {
+  if (seconds < 90) return 'within a minute or so';
+  if (seconds < 3600) return `within ${Math.round(seconds / 60)} minutes`;
+  if (seconds < 5400) return 'within an hour';
+  if (seconds < 86400) return `within ${Math.round(seconds / 3600)} hours`;
+  return `within ${plural(Math.round(seconds / 86400), 'day')}`;
+}
+
+/** The score's features in a sentence ("12 messages in the last 30 days, last contact 2 days ago, …"). */
+export function explainFeatures(f: Record<string, any>): string {
+  const parts: string[] = [];
+  if (typeof f.messages_30d === 'number') parts.push(`${plural(f.messages_30d, 'message')} in the last 30 days`);
+  if (typeof f.days_since_last_message === 'number') {
+    const d = Math.round(f.days_since_last_message);
+    parts.push(d <= 0 ? 'last contact today' : d === 1 ? 'last contact yesterday' : `last contact ${d} days ago`);
+  }
+  if (typeof f.distinct_threads_90d === 'number' && f.distinct_threads_90d > 0) {
+    parts.push(`${plural(f.distinct_threads_90d, 'conversation')} in the last 90 days`);
+  }
+  if (typeof f.attachments_30d === 'number' && f.attachments_30d > 0) parts.push(`${plural(f.attachments_30d, 'attachment')} shared in 30 days`);
+  if (typeof f.avg_reply_latency_seconds === 'number') parts.push(`usually replies ${duration(f.avg_reply_latency_seconds)}`);
+  if (!parts.length) return 'No features recorded yet.';
+  const s = parts.join(', ');
+  return `${s[0].toUpperCase()}${s.slice(1)}.`;
+}
+
+/** The relationship score runs from 0 to 100 (src/relationships/score.ts). */
+export function ScoreBar({ score, label }: { score: number; label: string }) {
+  const pct = Math.max(0, Math.min(100, score));
+  return (
+    <span class="scorebar" role="meter" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(pct)} aria-label={label}>
+      <svg viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true">
+        <rect class="track" x="0" y="0" width="100" height="8" rx="2" />
+        <rect class="fill" x="0" y="0" width={pct} height="8" rx="2" />
+      </svg>
+      <span class="value">{Math.round(pct)}</span>
+    </span>
+  );
+}
+
+function SelfPerson({ onSet }: { onSet: () => void }) {
+  const [identifier, setIdentifier] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  async function submit(e: Event) {
+    e.preventDefault();
+    try {
+      await api('/v1/admin/self-person', { method: 'PUT', body: { identifier: identifier.trim() } });
+      await api('/v1/admin/relationships/recompute', { method: 'POST' });
+      onSet();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <form class="selfperson" onSubmit={submit}>
+      <p>memex does not know yet which person is you. Give one of your email addresses or phone numbers:</p>
+      <label for="self-id">Your email or phone</label>
+      <div class="row">
+        <input id="self-id" type="text" required value={identifier} onInput={(e) => setIdentifier(e.currentTarget.value)} />
+        <button type="submit">This is me</button>
+      </div>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+export function RelationshipsPage({ params }: { params: URLSearchParams }) {
+  const win = WINDOWS.includes(params.get('window') ?? '') ? params.get('window')! : '90d';
+  const [data, setData] = useState<{ relationships: Relationship[]; total_count: number } | null>(null);
+  const [noSelf, setNoSelf] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    setError(null);
+    api(`/v1/crm/relationships/top${qs({ window: win, limit: 100 })}`, { signal: ctl.signal })
+      .then((r) => {
+        setData(r);
+        setNoSelf(false);
+      })
+      .catch((err) => {
+        if (ctl.signal.aborted) return;
+        if (err instanceof ApiError && err.status === 404) setNoSelf(true);
+        else setError(err);
+      });
+    return () => ctl.abort();
+  }, [win, reload]);
+
+  return (
+    <Page title="Relationships">
+      <div class="tabs" role="group" aria-label="Window">
+        {WINDOWS.map((w) => (
+          <button key={w} type="button" class={w === win ? 'tab active' : 'tab'} aria-pressed={w === win} onClick={() => navigate(href('relationships', { window: w }))}>
+            {parseInt(w, 10)} days
+          </button>
+        ))}
+      </div>
+      <ErrorNote error={error} />
+      {noSelf && <SelfPerson onSet={() => setReload((n) => n + 1)} />}
+      {data && !noSelf && (
+        <ol class="ranking">
+          {data.relationships.map((r) => (
+            <li key={r.person_id}>
+              <a href={href(`person/${r.person_id}`)}>{r.display_name}</a>
+              {r.organization && <span class="meta"> · {r.organization}</span>}
+              <ScoreBar score={r.score} label={`Relationship score of ${r.display_name}`} />
+              <p class="explain">{explainFeatures(r.features)}</p>
+            </li>
+          ))}
+          {data.relationships.length === 0 && <li class="empty">Nobody in this window.</li>}
+        </ol>
+      )}
+    </Page>
+  );
 }

@@ -223,7 +223,15 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       )}
 
       <p id="search-status" class="status" aria-live="polite">
-        {loading ? 'Searching…' : result ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}` : q.trim() ? '' : 'Recent documents'}
+        {loading
+          ? 'Searching…'
+          : result
+            ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}`
+            : q.trim()
+              ? ''
+              : active.length
+                ? 'Type to search within these filters. Recent documents:'
+                : 'Recent documents'}
       </p>
       <ErrorNote error={error} />
 

@@ -1,5 +1,212 @@
-import { Page } from '../components.tsx';
+/**
+ * Sources and status: documents per source and account with their last ingest, the embedding
+ * queue, failures with reasons and a retry, and uploads by drag and drop (or a file picker) with
+ * per-file progress through POST /v1/ingest/file.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, uploadFile } from '../api.ts';
+import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.tsx';
+import { href } from '../router.ts';
 
-export function SourcesPage(_props: { params?: URLSearchParams }) {
-  return <Page title="sources">Not built yet.</Page>;
+interface SourceRow {
+  source_type: string;
+  source_account_id: string | null;
+  documents: number;
+  with_attachments: number;
+  last_ingested_at: string | null;
+  last_content_at: string | null;
+}
+interface Status {
+  documents: { total: number };
+  chunks: { pending: number; processing: number; embedded: number; failed: number; total: number };
+  queue: { waiting: number; eta_seconds: number | null };
+  throughput: { chunks_embedded: { last_minute: number; last_15_minutes: number } };
+  failures: { chunks: { reason: string; count: number }[]; documents: { source_type: string; reason: string; count: number }[] };
+}
+interface Upload {
+  id: number;
+  name: string;
+  size: number;
+  loaded: number;
+  state: 'uploading' | 'done' | 'duplicate' | 'failed';
+  message?: string;
+  docId?: string;
+}
+
+let nextUpload = 1;
+
+export function SourcesPage() {
+  const [sources, setSources] = useState<SourceRow[] | null>(null);
+  const [status, setStatus] = useState<Status | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [uploads, setUploads] = useState<Upload[]>([]);
+  const [over, setOver] = useState(false);
+  const [retried, setRetried] = useState<string | null>(null);
+  const [refresh, setRefresh] = useState(0);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    Promise.all([api<{ sources: SourceRow[] }>('/v1/stats/sources', { signal: ctl.signal }), api<Status>('/v1/status', { signal: ctl.signal })])
+      .then(([s, st]) => {
+        setSources(s.sources);
+        setStatus(st);
+      })
+      .catch((err) => ctl.signal.aborted || setError(err));
+    return () => ctl.abort();
+  }, [refresh]);
+
+  function patch(id: number, p: Partial<Upload>) {
+    setUploads((list) => list.map((u) => (u.id === id ? { ...u, ...p } : u)));
+  }
+
+  async function send(files: File[]) {
+    const items = files.map((f) => ({ id: nextUpload++, name: f.name, size: f.size, loaded: 0, state: 'uploading' as const }));
+    setUploads((list) => [...items, ...list]);
+    // One at a time: the server extracts text (and OCR) per file; parallel uploads only queue there.
+    for (const [i, file] of files.entries()) {
+      const id = items[i].id;
+      try {
+        const r = await uploadFile(file, (p) => patch(id, { loaded: p.loaded }));
+        patch(id, { loaded: file.size, state: r.duplicate ? 'duplicate' : 'done', docId: r.doc_id });
+      } catch (err) {
+        patch(id, { state: 'failed', message: (err as Error).message });
+      }
+    }
+    setRefresh((n) => n + 1);
+  }
+
+  async function retry() {
+    try {
+      const r = await api<{ queued: number }>('/v1/admin/embedding/reindex-failed', { method: 'POST' });
+      setRetried(`${r.queued} ${r.queued === 1 ? 'chunk' : 'chunks'} queued again for embedding.`);
+      setRefresh((n) => n + 1);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  return (
+    <Page title="Sources">
+      <section aria-labelledby="upload-h">
+        <h2 id="upload-h">Upload</h2>
+        <div
+          class={over ? 'dropzone over' : 'dropzone'}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setOver(true);
+          }}
+          onDragLeave={() => setOver(false)}
+          onDrop={(e) => {
+            e.preventDefault();
+            setOver(false);
+            const files = [...(e.dataTransfer?.files ?? [])];
+            if (files.length) void send(files);
+          }}
+        >
+          <p>Drop files here, or</p>
+          <label class="button" for="files">
+            Choose files
+          </label>
+          <input
+            id="files"
+            class="visually-hidden"
+            type="file"
+            multiple
+            onChange={(e) => {
+              const files = [...(e.currentTarget.files ?? [])];
+              e.currentTarget.value = '';
+              if (files.length) void send(files);
+            }}
+          />
+        </div>
+        {uploads.length > 0 && (
+          <ul class="uploads" aria-live="polite">
+            {uploads.map((u) => (
+              <li key={u.id} class={`upload ${u.state}`}>
+                <span class="name">{u.name}</span> <span class="meta">{formatBytes(u.size)}</span>{' '}
+                <progress max={u.size || 1} value={u.loaded} aria-label={`Upload of ${u.name}`} />{' '}
+                <span class="state">
+                  {u.state === 'uploading' && 'uploading…'}
+                  {u.state === 'done' && 'stored'}
+                  {u.state === 'duplicate' && 'already stored'}
+                  {u.state === 'failed' && `failed: ${u.message}`}
+                </span>{' '}
+                {u.docId && <a href={href(`doc/${u.docId}`)}>open</a>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <ErrorNote error={error} />
+
+      {status && (
+        <section aria-labelledby="queue-h">
+          <h2 id="queue-h">Embedding queue</h2>
+          <dl class="stats">
+            <div><dt>pending</dt><dd>{status.chunks.pending}</dd></div>
+            <div><dt>processing</dt><dd>{status.chunks.processing}</dd></div>
+            <div><dt>embedded</dt><dd>{status.chunks.embedded}</dd></div>
+            <div><dt>failed</dt><dd>{status.chunks.failed}</dd></div>
+            <div><dt>per second (15 min)</dt><dd>{status.throughput.chunks_embedded.last_15_minutes.toFixed(2)}</dd></div>
+          </dl>
+          {(status.failures.chunks.length > 0 || status.failures.documents.length > 0) && (
+            <>
+              <h3>Failures</h3>
+              <ul class="failures">
+                {status.failures.chunks.map((f) => (
+                  <li key={`c${f.reason}`}>
+                    {f.count} {f.count === 1 ? 'chunk' : 'chunks'} not embedded: {f.reason}
+                  </li>
+                ))}
+                {status.failures.documents.map((f) => (
+                  <li key={`d${f.source_type}${f.reason}`}>
+                    {f.count} {f.source_type} {f.count === 1 ? 'document' : 'documents'}: {f.reason}
+                  </li>
+                ))}
+              </ul>
+              {status.chunks.failed > 0 && (
+                <button type="button" onClick={retry}>
+                  Retry failed chunks
+                </button>
+              )}
+            </>
+          )}
+          {retried && <p role="status">{retried}</p>}
+        </section>
+      )}
+
+      {sources && (
+        <section aria-labelledby="sources-h">
+          <h2 id="sources-h">Documents by source</h2>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Source</th>
+                  <th scope="col">Account</th>
+                  <th scope="col">Documents</th>
+                  <th scope="col">With attachments</th>
+                  <th scope="col">Last ingest</th>
+                  <th scope="col">Newest item</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sources.map((s) => (
+                  <tr key={`${s.source_type}/${s.source_account_id}`}>
+                    <td><a href={href('search', { source_type: s.source_type })}><SourceBadge type={s.source_type} /></a></td>
+                    <td>{s.source_account_id ?? '—'}</td>
+                    <td>{s.documents}</td>
+                    <td>{s.with_attachments}</td>
+                    <td><When iso={s.last_ingested_at} withTime /></td>
+                    <td><When iso={s.last_content_at} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+    </Page>
+  );
 }

@@ -1,0 +1,41 @@
+/** GET /v1/stats/timeline and GET /v1/stats/sources: counts for the web UI's timeline and sources pages. */
+import { Type } from '@sinclair/typebox';
+import { TIMELINE_BUCKETS } from '../catalog/stats.ts';
+import { Nullable, StringEnum, Timestamp } from './common.ts';
+
+export const TimelineQuery = Type.Object({
+  bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { default: 'month', description: 'Width of each bar (UTC)' })),
+  start_date: Type.Optional(Timestamp),
+  end_date: Type.Optional({ ...Timestamp, description: 'Exclusive; a bare date excludes that day' }),
+});
+
+export const TimelineResponse = Type.Object(
+  {
+    bucket: Type.String(),
+    buckets: Type.Array(
+      Type.Object({
+        start: Type.String({ description: 'Start of the bucket (UTC ISO)' }),
+        source_type: Type.String(),
+        count: Type.Integer(),
+      }),
+      { description: 'Active documents per bucket of content time and source type, oldest first; empty buckets left out' },
+    ),
+  },
+  { title: 'TimelineResponse' },
+);
+
+export const SourcesResponse = Type.Object(
+  {
+    sources: Type.Array(
+      Type.Object({
+        source_type: Type.String(),
+        source_account_id: Nullable(Type.String()),
+        documents: Type.Integer(),
+        with_attachments: Type.Integer(),
+        last_ingested_at: Nullable(Type.String({ description: 'Latest ingest of a document of this source and account' })),
+        last_content_at: Nullable(Type.String({ description: 'Newest content timestamp' })),
+      }),
+    ),
+  },
+  { title: 'SourcesResponse' },
+);

@@ -1,0 +1,240 @@
+/**
+ * The web UI's other pages in Chromium: ask with citations, people and a person page, relationships
+ * (setting the self person, windows, score bars), timeline brushing into a search, sources with
+ * drag-and-drop upload (per-file progress, then the document and its download) and the retry of
+ * failed items; phone width and dark mode; axe-core on each page. With MEMEX_UI_SCREENSHOTS=DIR the
+ * screenshots of docs/ui.md are written there. Runs on both backends.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
+import { noteBody, TEST_TOKEN } from '../helpers/gateway.ts';
+
+// Functions passed to page.evaluate run in the browser, where these exist.
+declare const window: any, document: any, location: any, DataTransfer: any, File: any;
+
+const SHOTS = process.env.MEMEX_UI_SCREENSHOTS;
+const DAY = 86400_000;
+
+let h: UiHarness;
+let page: Page;
+let errors: string[];
+let aliceId: string;
+
+async function ingest(body: Record<string, unknown>): Promise<string> {
+  const res = await h.gw.request('POST', '/v1/ingest', body);
+  expect(res.statusCode, res.body).toBe(202);
+  return res.json().doc_id;
+}
+
+function message(i: number, daysAgo: number, from: [string, string], to: [string, string], text: string, thread: string) {
+  return noteBody({
+    source_type: 'email',
+    source_id: `m-${i}`,
+    title: text.split('.')[0],
+    content: { mime_type: 'text/plain', data: text },
+    content_timestamp: new Date(Date.now() - daysAgo * DAY).toISOString(),
+    thread: { external_id: thread },
+    people: [
+      { identifier: from[0], role: 'sender', display_name: from[1] },
+      { identifier: to[0], role: 'recipient', display_name: to[1] },
+    ],
+  });
+}
+
+/** A screenshot (taken on every run); kept, at most 1000 px wide and palette-compressed, when MEMEX_UI_SCREENSHOTS names a folder. */
+async function shot(name: string, p: Page = page) {
+  const png = await p.screenshot();
+  if (!SHOTS) return;
+  const { default: sharp } = await import('sharp');
+  await sharp(png).resize({ width: 1000, withoutEnlargement: true }).png({ palette: true, quality: 80, compressionLevel: 9 }).toFile(path.join(SHOTS, `${name}.png`));
+}
+
+beforeAll(async () => {
+  h = await startUiHarness({ files: {} });
+  const me: [string, string] = ['me@example.com', 'Me'];
+  const alice: [string, string] = ['alice@example.com', 'Alice Liddell'];
+  const bob: [string, string] = ['bob@example.com', 'Bob Stone'];
+  let i = 0;
+  for (const d of [40, 20, 9, 5, 2]) await ingest(message(i++, d, alice, me, `Quarterly budget review number ${i}. The budget is on track.`, 'budget'));
+  for (const d of [3, 1]) await ingest(message(i++, d, me, alice, `Reply about the budget ${i}. Thanks for the numbers.`, 'budget'));
+  await ingest(message(i++, 200, bob, me, 'Old note about the garden fence.', 'fence'));
+  await ingest(
+    noteBody({
+      source_type: 'sms',
+      source_id: 'sms-carol',
+      title: null,
+      content: { data: 'Carol here: running late for the budget meeting.' },
+      content_timestamp: new Date(Date.now() - 400 * DAY).toISOString(),
+      people: [{ identifier: '+1 415 555 0100', role: 'sender', display_name: 'Carol Danvers' }],
+    }),
+  );
+  const people = await h.gw.request('GET', '/search/people?q=alice');
+  aliceId = people.json().results[0].person_id;
+  ({ page, errors } = await signedInPage(h));
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('ask', () => {
+  it('answers with numbered citations that open the cited document', async () => {
+    await page.getByRole('link', { name: 'Ask' }).click();
+    await page.getByLabel('Question').fill('Is the quarterly budget on track?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const cite = page.locator('.answer-text a.cite').first();
+    await cite.waitFor();
+    expect(await cite.textContent()).toMatch(/^\[\d+\]$/);
+    expect(await page.locator('.citations li').count()).toBeGreaterThan(0);
+    expect(await page.locator('.citations a').first().textContent()).toMatch(/budget/i);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot('ask');
+    const href = await cite.getAttribute('href');
+    expect(href).toMatch(/^#\/doc\/[0-9a-f-]{36}\?chunk=/);
+    await cite.click();
+    await page.locator('#doc-title').waitFor();
+    expect(await page.locator('pre.text').first().textContent()).toMatch(/budget/i);
+  });
+});
+
+describe('relationships and people', () => {
+  it('asks for the self person when unknown, then ranks people with score bars and explanations', async () => {
+    await page.getByRole('link', { name: 'Relationships' }).click();
+    await page.getByLabel('Your email or phone').fill('me@example.com');
+    await page.getByRole('button', { name: 'This is me' }).click();
+    const first = page.locator('.ranking li').first();
+    await first.locator('a', { hasText: 'Alice Liddell' }).waitFor();
+    const score = Number(await first.getByRole('meter').getAttribute('aria-valuenow'));
+    expect(score).toBeGreaterThan(0);
+    expect(score).toBeLessThanOrEqual(100);
+    expect(await first.locator('.explain').textContent()).toMatch(/^\d+ messages in the last 30 days, last contact (yesterday|\d+ days ago)/);
+    expect(await page.locator('.ranking li', { hasText: 'Bob Stone' }).count()).toBe(0); // 200 days ago: outside 90 days
+    expect(await axeViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: '365 days' }).click();
+    await page.locator('.ranking li', { hasText: 'Bob Stone' }).waitFor();
+    await shot('relationships');
+    await page.getByRole('button', { name: '30 days' }).click();
+    await page.waitForFunction(() => location.hash.includes('window=30d') && document.querySelectorAll('.ranking li').length === 1);
+  });
+
+  it('finds people by name and by phone in another format, and shows a person page', async () => {
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.getByLabel('Find a person by name, email or phone').fill('(415) 555-0100');
+    await page.locator('.cards a', { hasText: 'Carol Danvers' }).waitFor();
+    await page.getByLabel('Find a person by name, email or phone').fill('alice');
+    await page.waitForFunction(() => document.querySelectorAll('.cards li').length === 1);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.locator('.cards a', { hasText: 'Alice Liddell' }).click();
+    await page.getByRole('heading', { name: 'Alice Liddell', level: 1 }).waitFor();
+    expect(page.url()).toContain(`#/person/${aliceId}`);
+    expect(await page.locator('section[aria-labelledby="ids-h"]').textContent()).toContain('alice@example.com');
+    await page.locator('.explain').waitFor();
+    expect(await page.locator('.explain').textContent()).toMatch(/messages in the last 30 days/);
+    const dates = await page.locator('section[aria-labelledby="docs-h"]').locator('time').evaluateAll((ts) => ts.map((t: any) => t.dateTime));
+    expect(dates.length).toBe(7);
+    expect([...dates].sort().reverse()).toEqual(dates); // newest first
+    expect(await axeViolations(page)).toEqual([]);
+    await shot('person');
+  });
+});
+
+describe('timeline', () => {
+  it('draws bars per month and turns a brushed range into a search filter', async () => {
+    await page.getByRole('link', { name: 'Timeline' }).click();
+    const bars = page.locator('svg.timeline a.bar');
+    await bars.first().waitFor();
+    const n = await bars.count();
+    expect(n).toBeGreaterThanOrEqual(3);
+    expect(await axeViolations(page)).toEqual([]);
+    await shot('timeline');
+    const first = await bars.first().boundingBox();
+    const last = await bars.nth(n - 1).boundingBox();
+    await page.mouse.move(first!.x + first!.width / 2, first!.y + first!.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(last!.x + last!.width / 2, last!.y + last!.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await page.getByRole('searchbox').waitFor();
+    const params = new URLSearchParams(page.url().split('?')[1]);
+    expect(params.get('start_date')).toMatch(/^\d{4}-\d{2}-01$/);
+    expect(params.get('end_date')! > params.get('start_date')!).toBe(true);
+    await page.getByRole('searchbox').fill('budget');
+    await page.locator('#search-status').filter({ hasText: /\d+ documents?/ }).waitFor();
+    expect(await page.locator('.hit').count()).toBeGreaterThan(0);
+    await shot('search');
+  });
+});
+
+describe('sources', () => {
+  it('uploads dropped files with per-file progress, then opens one and downloads it', async () => {
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.locator('.dropzone').waitFor();
+    // A real drop event carrying files, as the browser fires it for a drag from the desktop.
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['Receipt for the new bicycle, 420 euros.'], 'bicycle receipt.txt', { type: 'text/plain' }));
+      dt.items.add(new File(['Notes from the <b>kick-off</b> meeting.'], 'kickoff.md', { type: 'text/markdown' }));
+      document.querySelector('.dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await page.locator('.upload.done').nth(1).waitFor();
+    expect(await page.locator('.upload progress').evaluateAll((ps) => ps.map((p: any) => p.value === p.max))).toEqual([true, true]);
+    // The same file again through the picker: recognised as already stored.
+    await page.locator('#files').setInputFiles({ name: 'bicycle receipt.txt', mimeType: 'text/plain', buffer: Buffer.from('Receipt for the new bicycle, 420 euros.') });
+    await page.locator('.upload.duplicate').waitFor();
+    await page.locator('tbody tr', { hasText: 'localfs' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await shot('sources');
+
+    await page.locator('.upload.done', { hasText: 'bicycle receipt.txt' }).getByRole('link', { name: 'open' }).click();
+    await page.locator('.attachments').waitFor();
+    expect(await page.locator('.attachments strong').textContent()).toBe('bicycle receipt.txt');
+    await shot('document');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+    expect(download.suggestedFilename()).toBe('bicycle receipt.txt');
+    const saved = await download.path();
+    expect(fs.readFileSync(saved!, 'utf8')).toBe('Receipt for the new bicycle, 420 euros.');
+  });
+
+  it('shows failed items with their reason and queues them again on Retry', async () => {
+    await h.gw.db.query(
+      `UPDATE chunks SET embedding_status = 'failed', embedding_error = 'embedding provider unreachable (test)'
+        WHERE chunk_id = (SELECT chunk_id FROM chunks ORDER BY created_at LIMIT 1)`,
+    );
+    await page.goto(`${h.url}/#/sources`);
+    await page.locator('.failures li', { hasText: 'embedding provider unreachable (test)' }).waitFor();
+    await page.getByRole('button', { name: 'Retry failed chunks' }).click();
+    await page.getByRole('status').filter({ hasText: '1 chunk queued again' }).waitFor();
+    const r = await h.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM chunks WHERE embedding_status = 'failed'`);
+    expect(r.rows[0].n).toBe(0);
+    await page.locator('.failures').waitFor({ state: 'detached' });
+  });
+});
+
+describe('layout', () => {
+  it('fits a 375 px phone screen without sideways scrolling, in dark mode too', async () => {
+    const context = await h.browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme: 'dark' });
+    const phone = await context.newPage();
+    await phone.goto(`${h.url}/`);
+    await phone.evaluate((t) => sessionStorage.setItem('memex.token', t), TEST_TOKEN);
+    await phone.reload();
+    for (const route of ['#/search?q=budget', `#/person/${aliceId}`, '#/sources', '#/relationships?window=365d', '#/timeline']) {
+      await phone.goto(`${h.url}/${route}`);
+      await phone.locator('#page-title, #search-status').first().waitFor();
+      await phone.waitForLoadState('networkidle');
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, route).toBeLessThanOrEqual(0);
+    }
+    const bg = await phone.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(21, 23, 27)');
+    await phone.goto(`${h.url}/#/search?q=budget`);
+    await phone.locator('.hit').first().waitFor();
+    expect(await axeViolations(phone)).toEqual([]);
+    await shot('search-phone-dark', phone);
+    await context.close();
+    expect(errors).toEqual([]);
+  });
+});
+
+declare const sessionStorage: any, getComputedStyle: any, DragEvent: any;
