@@ -5,6 +5,7 @@
  * to know the address the server listens on.
  */
 import type { FastifyInstance } from 'fastify';
+import { createServerClient, ServerError, type ServerTarget } from '../cli/client.ts';
 
 export interface ApiRequest {
   method: 'GET' | 'POST';
@@ -42,30 +43,25 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** The routes of a memex server at `baseUrl` (stdio transport). */
-export function httpApi(baseUrl: string, token: string | undefined, timeoutMs = 60_000): MemexApi {
-  const base = baseUrl.replace(/\/+$/, '');
+/** The routes of a running memex server (stdio transport), found by the client verbs' rule (src/cli/client.ts). */
+export function httpApi(target: ServerTarget, timeoutMs = 60_000): MemexApi {
+  const client = createServerClient(target);
   return {
-    where: base,
+    where: target.url,
     async call(req) {
       let res: Response;
       try {
-        res = await fetch(base + pathWithQuery(req), {
-          method: req.method,
-          headers: {
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        res = await client.fetch(req.method, req.path, {
+          query: req.query,
+          json: req.body,
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (err) {
-        const timedOut = (err as Error).name === 'TimeoutError';
-        throw new ToolError(
-          timedOut
-            ? `the memex server at ${base} did not answer within ${timeoutMs / 1000} s; check that it is healthy (memex status)`
-            : `cannot reach the memex server at ${base}: start it with \`memex serve\` (or set MEMEX_URL to where it runs)`,
-        );
+        if (err instanceof ServerError) throw new ToolError(err.message);
+        if ((err as Error).name === 'TimeoutError') {
+          throw new ToolError(`the memex server at ${target.url} did not answer within ${timeoutMs / 1000} s; check that it is healthy (memex status)`);
+        }
+        throw err;
       }
       return { status: res.status, body: parseBody(await res.text()) };
     },
@@ -108,8 +104,10 @@ export async function callOk(api: MemexApi, req: ApiRequest, names: Record<strin
   const res = await api.call(req);
   if (res.status >= 200 && res.status < 300) return res.body;
   if (res.status === 401 || res.status === 403) {
+    const detail = typeof res.body?.detail === 'string' ? `: ${res.body.detail}` : '';
     throw new ToolError(
-      `the memex server at ${api.where} refused the token (${res.status}): set AUTH_TOKEN or --token to the server's token (DATA_DIR/auth-token)`,
+      `the memex server at ${api.where} refused the token (${res.status}${detail}); give memex the server's token ` +
+        '(AUTH_TOKEN, --token, or DATA_DIR pointing at the data directory holding auth-token)',
     );
   }
   if (res.status === 422 || res.status === 400) {
