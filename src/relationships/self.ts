@@ -2,15 +2,21 @@
  * The self person: whose relationships the CRM ranks. Resolution order (first that yields a live
  * person wins; merged ids resolve to their survivor):
  *
- *  1. the stored override, system_settings key `self_person_id` (PUT /v1/admin/self-person);
- *  2. configured identifiers, env SELF_IDENTIFIERS (emails, phones or chat handles, in order);
+ *  1. the stored override, system_settings key `self_person_id`, when set by hand
+ *     (PUT /v1/admin/self-person, source `manual`);
+ *  2. configured identifiers, env SELF_IDENTIFIERS (emails, phones or chat handles, in order): they
+ *     beat a setting stored automatically (a contact sync's `self_identifier`), which comes next;
  *  3. a contact card marked as "me" (a `contact` document with metadata.contact.is_me / me = true,
  *     or metadata.is_me = true), the newest one;
  *  4. the identity that sent most outbound messages: among the latest 20 000 active message
  *     documents, in those a collector marked as sent by the user (metadata.message.is_from_me,
  *     metadata.is_from_me, a direction of outgoing/outbound) the person linked as `sender`, and in
  *     those with a people[] entry marked metadata.self = true the person of that identifier; the
- *     person counted most often wins (ties: the smaller person id).
+ *     person counted most often wins (ties: the smaller person id);
+ *  5. plain mail (imports and mail stores without any "from me" marker): the address that sends
+ *     the messages filed in a Sent folder (metadata.mailbox) and receives the most messages
+ *     elsewhere; without a Sent folder, the address that receives most of the mail, when it is on
+ *     at least half of the received messages.
  */
 import type { Queryable } from '../db/types.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../people/identifiers.ts';
@@ -22,7 +28,7 @@ export const MESSAGE_SOURCE_TYPES = ['chatapp', 'sms', 'email', 'email_local'] a
 /** Detection looks at this many of the newest message documents (bounded cost on any archive). */
 const DETECTION_SAMPLE = 20000;
 
-export type SelfSource = 'setting' | 'config' | 'contact_card' | 'outbound_messages';
+export type SelfSource = 'setting' | 'config' | 'contact_card' | 'outbound_messages' | 'mailboxes';
 
 export interface SelfResolution {
   person_id: string;
@@ -169,21 +175,76 @@ export async function detectFromOutbound(db: Queryable, region: string): Promise
   };
 }
 
-/** Detection without the stored override (paths 2–4). */
+/** Mailbox names of sent mail, in the languages mail clients use (IMAP folders, import folders). */
+const SENT_MAILBOX_RE = '\\m(sent|gesendet|gesendete|envoy[ée]s|enviados|enviadas|inviata|inviati|verzonden|skickat|sendt|wys[łl]ane)\\M';
+
+export async function detectFromMailboxes(db: Queryable): Promise<SelfResolution | null> {
+  const r = await db.query<{ person_id: string; sent: number; received: number; total_received: number }>(
+    `WITH d AS (
+       SELECT doc_id, coalesce(metadata->>'mailbox', '') ~* $1 AS in_sent FROM documents
+        WHERE is_active_version AND status <> 'failed' AND source_type IN ('email', 'email_local')
+        ORDER BY content_timestamp DESC LIMIT ${DETECTION_SAMPLE}),
+     counts AS (
+       SELECT dp.person_id,
+              count(DISTINCT d.doc_id) FILTER (WHERE d.in_sent AND dp.role = 'sender')::int AS sent,
+              count(DISTINCT d.doc_id) FILTER (WHERE NOT d.in_sent AND dp.role IN ('recipient', 'participant'))::int AS received
+         FROM d JOIN document_people dp ON dp.doc_id = d.doc_id GROUP BY dp.person_id)
+     SELECT person_id, sent, received, (SELECT count(*)::int FROM d WHERE NOT in_sent) AS total_received
+       FROM counts WHERE sent > 0 OR received > 0`,
+    [SENT_MAILBOX_RE],
+  );
+  const totals = new Map<string, { sent: number; received: number }>();
+  for (const row of r.rows) {
+    const [root] = await resolvePersons(db, [row.person_id]);
+    if (!root) continue;
+    const t = totals.get(root) ?? { sent: 0, received: 0 };
+    t.sent += row.sent;
+    t.received += row.received;
+    totals.set(root, t);
+  }
+  const totalReceived = r.rows[0]?.total_received ?? 0;
+  const better = (a: [string, { sent: number; received: number }], b: [string, { sent: number; received: number }] | null) =>
+    !b || a[1].received > b[1].received || (a[1].received === b[1].received && (a[1].sent > b[1].sent || (a[1].sent === b[1].sent && a[0] < b[0])));
+  let best: [string, { sent: number; received: number }] | null = null;
+  const senders = [...totals].filter(([, t]) => t.sent > 0);
+  if (senders.length > 0) {
+    // Who sends what the Sent folder holds; among several (aliases, delegates) the one who receives most.
+    for (const e of senders) if (better(e, best)) best = e;
+  } else {
+    for (const e of totals) if (better(e, best)) best = e;
+    if (best && (best[1].received < 2 || best[1].received * 2 < totalReceived)) best = null;
+  }
+  if (!best) return null;
+  return {
+    person_id: best[0],
+    source: 'mailboxes',
+    evidence: { sent_from_sent_folder: best[1].sent, received: best[1].received, received_messages: totalReceived },
+  };
+}
+
+/** Detection without the stored override (paths 2–5). */
 export async function detectSelf(db: Queryable, opts: { selfIdentifiers: string[]; phoneRegion: string }): Promise<SelfResolution | null> {
   return (
     (await detectFromConfig(db, opts.selfIdentifiers, opts.phoneRegion)) ??
     (await detectFromContactCard(db)) ??
-    (await detectFromOutbound(db, opts.phoneRegion))
+    (await detectFromOutbound(db, opts.phoneRegion)) ??
+    (await detectFromMailboxes(db))
   );
 }
 
-/** The self person: the stored override when it names a live person, else detection. */
+/**
+ * The self person: a stored override set by hand, else SELF_IDENTIFIERS, else a setting stored
+ * automatically, else detection.
+ */
 export async function resolveSelf(db: Queryable, opts: { selfIdentifiers: string[]; phoneRegion: string }): Promise<SelfResolution | null> {
   const setting = await readSelfSetting(db);
-  if (setting) {
-    const root = await resolvePerson(db, setting.stored_person_id);
-    if (root) return { person_id: root, source: 'setting', evidence: { stored_person_id: setting.stored_person_id } };
-  }
-  return detectSelf(db, opts);
+  const stored = setting ? await resolvePerson(db, setting.stored_person_id) : null;
+  const fromSetting = (): SelfResolution | null =>
+    stored ? { person_id: stored, source: 'setting', evidence: { stored_person_id: setting!.stored_person_id, stored_by: setting!.source } } : null;
+  if (setting?.source === 'manual' && stored) return fromSetting();
+  return (
+    (await detectFromConfig(db, opts.selfIdentifiers, opts.phoneRegion)) ??
+    fromSetting() ??
+    (await detectSelf(db, { ...opts, selfIdentifiers: [] }))
+  );
 }

@@ -27,7 +27,10 @@ export class RelationshipService {
   private refreshTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private lastSelf: string | null = null;
-  private cachedSelf: { value: SelfResolution | null; at: number } | null = null;
+  /** A known self person, kept for a minute (detection reads recent messages). Never an unknown one. */
+  private cachedSelf: { value: SelfResolution; at: number } | null = null;
+  /** Selves asked for by id (GET …/top?self_person_id=) whose edges this process computed and keeps fresh. */
+  private askedSelves = new Set<string>();
   private closed = false;
   /** Outcome of the last refresh (for tests and logs). */
   lastResult: RecomputeResult | null = null;
@@ -108,23 +111,18 @@ export class RelationshipService {
     try {
       // Incremental refreshes reuse the self person found within the last minute.
       const self = await this.self(full);
-      if (!self) return;
+      if (!self) return await this.refreshAsked(null, full ? undefined : docs);
       let result: RecomputeResult;
       if (full || self.person_id !== this.lastSelf) {
         result = await recomputeRelationships(this.db, { ...base, selfPersonId: self.person_id });
       } else {
-        const r = await this.db.query<{ person_id: string }>(
-          `SELECT DISTINCT dp.person_id FROM document_people dp JOIN documents d ON d.doc_id = dp.doc_id
-            WHERE dp.doc_id = ANY($1::uuid[]) AND d.source_type = ANY($2::text[])
-              AND dp.role IN ('sender', 'recipient', 'participant', 'contact')`,
-          [docs, [...MESSAGE_SOURCE_TYPES]],
-        );
-        const persons = r.rows.map((x) => x.person_id);
+        const persons = await this.personsOf(docs);
         if (persons.length === 0) return;
         result = await recomputeRelationships(this.db, { ...base, selfPersonId: self.person_id, persons });
       }
       this.lastSelf = self.person_id;
       this.lastResult = result;
+      await this.refreshAsked(self.person_id, full ? undefined : docs);
       this.log?.info(
         { mode: result.mode, edges_upserted: result.edges_upserted, edges_removed: result.edges_removed, ms: result.duration_ms },
         'relationship edges refreshed',
@@ -138,12 +136,54 @@ export class RelationshipService {
     }
   }
 
-  /** The self person, cached for a minute unless `fresh` (detection reads recent messages). */
+  /**
+   * The self person, cached for a minute unless `fresh`. "Unknown" is never cached: a self person
+   * that appears (a document, a setting, a contact card) is seen by the next request.
+   */
   async self(fresh = false): Promise<SelfResolution | null> {
     if (!fresh && this.cachedSelf && Date.now() - this.cachedSelf.at < 60_000) return this.cachedSelf.value;
     const value = await resolveSelf(this.db, this.config);
-    this.cachedSelf = { value, at: Date.now() };
+    this.cachedSelf = value ? { value, at: Date.now() } : null;
     return value;
+  }
+
+  /**
+   * Makes sure the edges of `selfId` exist before they are read: the first time a person is asked
+   * for (or the self person before the service's first refresh), its edges are computed now and
+   * kept; later refreshes keep them fresh along with the self person's.
+   */
+  async ensureEdges(selfId: string): Promise<void> {
+    if (selfId === this.lastSelf || this.askedSelves.has(selfId)) return;
+    await this.recompute({ selfPersonId: selfId });
+    if (selfId !== this.lastSelf) this.askedSelves.add(selfId);
+  }
+
+  /** The persons linked to these message documents: whose edges they can change. */
+  private async personsOf(docs: string[]): Promise<string[]> {
+    const r = await this.db.query<{ person_id: string }>(
+      `SELECT DISTINCT dp.person_id FROM document_people dp JOIN documents d ON d.doc_id = dp.doc_id
+        WHERE dp.doc_id = ANY($1::uuid[]) AND d.source_type = ANY($2::text[])
+          AND dp.role IN ('sender', 'recipient', 'participant', 'contact')`,
+      [docs, [...MESSAGE_SOURCE_TYPES]],
+    );
+    return r.rows.map((x) => x.person_id);
+  }
+
+  /** The asked-for selves get the refresh the self person got (targeted by `docs`, or full). */
+  private async refreshAsked(mainSelf: string | null, docs: string[] | undefined): Promise<void> {
+    if (mainSelf) this.askedSelves.delete(mainSelf);
+    if (this.askedSelves.size === 0) return;
+    const persons = docs ? await this.personsOf(docs) : undefined;
+    if (persons && persons.length === 0) return;
+    for (const selfId of this.askedSelves) {
+      await recomputeRelationships(this.db, {
+        halfLifeDays: this.config.halfLifeDays,
+        selfIdentifiers: this.config.selfIdentifiers,
+        phoneRegion: this.config.phoneRegion,
+        selfPersonId: selfId,
+        persons,
+      });
+    }
   }
 
   /** Full recompute now (CLI, admin). */

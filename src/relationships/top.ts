@@ -14,6 +14,8 @@ export function parseWindow(raw: string | undefined | null): number | null {
 }
 
 export interface TopRelationship {
+  /** Whose edge this is (the self person asked for, or any self when none is known). */
+  self_person_id: string;
   person_id: string;
   score: number;
   last_contact_at: string | null;
@@ -37,25 +39,30 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? n
 
 /**
  * Edges of `selfId` whose last contact lies in [now - days, now], live persons only, ordered by
- * score then recency (person id breaks ties so pages are stable).
+ * score then recency (person id breaks ties so pages are stable). With `selfId` null (no self
+ * person known) the edges of every self are ranked together, as the original system did
+ * (spec-notes 4.5): one row per (self, person).
  */
 export async function topRelationships(
   db: Queryable,
-  selfId: string,
+  selfId: string | null,
   q: { days: number; limit: number; offset: number; now?: Date; personId?: string },
 ): Promise<TopResult> {
   const end = q.now ?? new Date();
   const start = new Date(end.getTime() - q.days * 86400_000);
+  const params: unknown[] = [start.toISOString()];
+  const where = ['e.last_contact_at >= $1', 'e.person_id <> e.self_person_id'];
+  if (selfId) where.push(`e.self_person_id = $${params.push(selfId)}`);
+  else where.push(`EXISTS (SELECT 1 FROM people s WHERE s.person_id = e.self_person_id AND s.merged_into IS NULL AND NOT s.deleted)`);
+  if (q.personId) where.push(`e.person_id = $${params.push(q.personId)}`);
   const base = `FROM relationship_edges e JOIN people p ON p.person_id = e.person_id AND p.merged_into IS NULL AND NOT p.deleted
-               WHERE e.self_person_id = $1 AND e.last_contact_at >= $2 AND e.person_id <> $1
-               ${q.personId ? 'AND e.person_id = $3' : ''}`;
-  const params: unknown[] = [selfId, start.toISOString(), ...(q.personId ? [q.personId] : [])];
+               WHERE ${where.join(' AND ')}`;
   const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, params);
   const page = await db.query<Record<string, any>>(
-    `SELECT e.person_id, e.score, e.last_contact_at, e.decay_bucket, e.edge_features, e.updated_at,
+    `SELECT e.self_person_id, e.person_id, e.score, e.last_contact_at, e.decay_bucket, e.edge_features, e.updated_at,
             p.display_name, p.organization
        ${base}
-      ORDER BY e.score DESC, e.last_contact_at DESC, e.person_id
+      ORDER BY e.score DESC, e.last_contact_at DESC, e.person_id, e.self_person_id
       LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, q.limit, q.offset],
   );
@@ -82,6 +89,7 @@ export async function topRelationships(
   }
   return {
     relationships: page.rows.map((r) => ({
+      self_person_id: r.self_person_id,
       person_id: r.person_id,
       score: Number(r.score),
       last_contact_at: iso(r.last_contact_at),

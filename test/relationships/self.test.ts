@@ -121,5 +121,14 @@ describe(`self person on ${backend}`, () => {
     expect(await resolveSelf(gw.db, cfg)).toMatchObject({ person_id: h.ids.eve, source: 'setting' });
     await gw.request('DELETE', '/v1/admin/self-person');
     expect(await resolveSelf(gw.db, cfg)).toMatchObject({ person_id: h.ids.bob, source: 'config' });
+
+    // A setting stored automatically (a contact sync's self_identifier) does not beat SELF_IDENTIFIERS,
+    // only detection.
+    await gw.db.query(`INSERT INTO system_settings (key, value) VALUES ('self_person_id', $1)`, [
+      JSON.stringify({ self_person_id: h.ids.eve, source: 'host_contacts' }),
+    ]);
+    expect(await resolveSelf(gw.db, cfg)).toMatchObject({ person_id: h.ids.bob, source: 'config' });
+    expect(await resolveSelf(gw.db, opts)).toMatchObject({ person_id: h.ids.eve, source: 'setting' });
+    await gw.request('DELETE', '/v1/admin/self-person');
   });
 });

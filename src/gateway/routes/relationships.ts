@@ -11,6 +11,7 @@ import {
   detectSelf,
   personByIdentifier,
   readSelfSetting,
+  resolveSelf,
   writeSelfSetting,
 } from '../../relationships/self.ts';
 import { DEFAULT_WINDOW, MAX_WINDOW_DAYS, parseWindow, topRelationships } from '../../relationships/top.ts';
@@ -31,6 +32,7 @@ const TopQuery = Type.Object(
 );
 
 const Relationship = Type.Object({
+  self_person_id: Type.String({ description: 'Whose edge: the self person (any self when none is known)' }),
   person_id: Type.String(),
   score: Type.Number(),
   last_contact_at: Nullable(Type.String()),
@@ -44,7 +46,7 @@ const Relationship = Type.Object({
 });
 
 const TopResponse = Type.Object({
-  self_person_id: Type.String(),
+  self_person_id: Nullable(Type.String({ description: 'null: no self person is known; the edges of every self are ranked' })),
   relationships: Type.Array(Relationship),
   window: Type.String(),
   window_start: Type.String(),
@@ -113,14 +115,10 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
         selfId = await resolvePerson(service.db, q.self_person_id);
         if (!selfId) return reply.code(404).send({ detail: `Self person ${q.self_person_id} not found` });
       } else {
+        // No self person known: the edges of every self (those asked for by id before).
         selfId = (await service.self())?.person_id ?? null;
-        if (!selfId) {
-          return reply.code(404).send({
-            detail:
-              'The self person is unknown: set it with PUT /v1/admin/self-person, configure SELF_IDENTIFIERS, or pass self_person_id',
-          });
-        }
       }
+      if (selfId) await service.ensureEdges(selfId);
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
       const top = await topRelationships(service.db, selfId, { days, limit, offset, personId: q.person_id });
@@ -134,7 +132,8 @@ async function selfState(service: RelationshipService) {
   const setting = await readSelfSetting(db);
   const resolvedOverride = setting ? await resolvePerson(db, setting.stored_person_id) : null;
   const detected = await detectSelf(db, service.config);
-  const id = resolvedOverride ?? detected?.person_id ?? null;
+  const inUse = await resolveSelf(db, service.config);
+  const id = inUse?.person_id ?? null;
   let name: string | null = null;
   if (id) {
     const r = await db.query<{ display_name: string }>('SELECT display_name FROM people WHERE person_id = $1', [id]);
@@ -145,7 +144,7 @@ async function selfState(service: RelationshipService) {
   else if (!id) warning = 'self person not yet known: no override, no SELF_IDENTIFIERS match, no "me" contact card, no outbound messages';
   return {
     self_person_id: id,
-    source: resolvedOverride ? 'setting' : (detected?.source ?? null),
+    source: inUse?.source ?? null,
     display_name: name,
     override: setting
       ? { stored_person_id: setting.stored_person_id, resolved_person_id: resolvedOverride, source: setting.source, updated_at: setting.updated_at }
