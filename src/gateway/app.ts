@@ -166,7 +166,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     }
     await scope.register(v2Routes, { catalog });
     await scope.register(peopleRoutes, { catalog });
-    await scope.register(contactExportRoutes, { catalog });
     const forget = new ForgetService({
       db,
       phoneRegion: config.defaultPhoneRegion,
@@ -188,8 +187,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.catalogToken ?? config.authToken, 'catalog token'));
     await scope.register(catalogRoutes, { catalog, db });
-    // Contact sync is guarded by the catalog token (spec-notes A5), like the catalog routes.
+  });
+
+  // Contact sync is a gateway route (spec 4.4, 5: clients send AUTH_TOKEN); the catalog token,
+  // which guarded it in the original system (spec-notes A5), is accepted too.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', bearerGuard([config.authToken, config.catalogToken], 'token'));
     await scope.register(contactIngestRoutes, { catalog });
+    await scope.register(contactExportRoutes, { catalog });
   });
 
   // Spec 5.4: the relationship route may require the catalog token instead of the gateway token.

@@ -177,15 +177,24 @@ describe('contact ingest authentication', () => {
   });
   const body = { device_id: 'd', batch_id: 'b', people: [] };
 
-  it('needs the catalog token when one is configured', async () => {
+  it('takes the gateway token (spec 4.4, 5) and the catalog token when one is configured', async () => {
     const missing = await guarded.request('POST', '/catalog/contacts/ingest', body, { authorization: '' });
     expect(missing.statusCode).toBe(401);
-    expect(missing.json()).toEqual({ detail: 'Missing catalog token' });
-    const gatewayToken = await guarded.request('POST', '/catalog/contacts/ingest', body, { authorization: `Bearer ${TEST_TOKEN}` });
-    expect(gatewayToken.statusCode).toBe(403);
-    expect(gatewayToken.json()).toEqual({ detail: 'Invalid catalog token' });
-    const ok = await guarded.request('POST', '/catalog/contacts/ingest', body, { authorization: 'Bearer catalog-secret-42' });
-    expect(ok.statusCode).toBe(200);
+    expect(missing.json()).toEqual({ detail: 'Missing token' });
+    for (const token of [TEST_TOKEN, 'catalog-secret-42']) {
+      const auth = { authorization: `Bearer ${token}` };
+      expect((await guarded.request('POST', '/catalog/contacts/ingest', body, auth)).statusCode, token).toBe(200);
+      expect((await guarded.request('GET', '/catalog/contacts/change-token?device_id=d', undefined, auth)).statusCode, token).toBe(200);
+      expect((await guarded.request('GET', '/catalog/contacts/export?full=true', undefined, auth)).statusCode, token).toBe(200);
+    }
+    const wrong = await guarded.request('GET', '/catalog/contacts/export', undefined, { authorization: 'Bearer nope' });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.json()).toEqual({ detail: 'Invalid token' });
+    // The other catalog routes keep the catalog token only.
+    const catalogRoute = await guarded.request('POST', '/v1/catalog/documents', {}, {
+      authorization: `Bearer ${TEST_TOKEN}`,
+    });
+    expect(catalogRoute.statusCode).toBe(403);
   });
 
   it('falls back to the gateway token when no catalog token is configured', async () => {
