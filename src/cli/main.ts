@@ -17,8 +17,10 @@ commands:
   ingest PATH...                      upload files and folders to the running server (docs/files.md)
   import FILE.vcf                     import vCard 3.0/4.0 contacts into the running server (docs/people.md)
   import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)
-  status                              embedding queue: counts per status, throughput, queue age
-  reindex --failed                    put failed chunks back in the embedding queue
+  status                              documents per source and status, the embedding queue, throughput,
+                                      failures (asks the running server when there is one)
+  reindex --failed                    put failed chunks back in the embedding queue (via the running
+                                      server when there is one)
   reindex --model NAME                re-embed everything with another model (the old vectors serve
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
@@ -69,18 +71,18 @@ async function operatorDatabase(config: ServerConfig): Promise<Database> {
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 }
 
+/** Over HTTP when a server answers (src/cli/operator.ts), else from the database. */
 async function status(): Promise<void> {
-  const { embeddingStatus } = await import('../embedding/index.ts');
+  const op = await import('./operator.ts');
+  const server = await op.runningServer();
+  if (server) {
+    for (const line of op.formatStatus(await op.statusOverHttp(server))) console.log(line);
+    return;
+  }
+  const { serverStatus } = await import('../embedding/index.ts');
   const db = await operatorDatabase(loadServerConfig());
   try {
-    const s = await embeddingStatus(db);
-    const c = s.chunks;
-    console.log(`chunks      ${c.total} total: ${c.embedded} embedded, ${c.pending} pending, ${c.processing} processing, ${c.failed} failed`);
-    console.log(`documents   ${s.documents.indexed} indexed, ${s.documents.enriched} waiting for embeddings`);
-    console.log(`queue age   ${Math.round(s.queueAgeSeconds)} s (expired leases: ${s.expiredLeases})`);
-    console.log(`throughput  ${s.throughput.lastMinute.toFixed(1)} chunks/s (last minute), ${s.throughput.last15Minutes.toFixed(1)} (last 15 min)`);
-    if (s.etaSeconds !== undefined) console.log(`eta         ${Math.round(s.etaSeconds)} s`);
-    for (const m of s.models) console.log(`model       ${m.model} (${m.dimensions ?? '?'} dims, ${m.state}): ${m.vectors} vectors`);
+    for (const line of op.formatStatus(await serverStatus(db))) console.log(line);
   } finally {
     await db.close();
   }
@@ -92,6 +94,16 @@ async function reindex(args: string[]): Promise<void> {
     options: { failed: { type: 'boolean', default: false }, model: { type: 'string' }, wait: { type: 'boolean', default: false } },
   });
   if (values.failed === Boolean(values.model)) throw new UsageError('reindex needs exactly one of --failed or --model NAME');
+  if (values.failed) {
+    const op = await import('./operator.ts');
+    const server = await op.runningServer();
+    if (server) {
+      const r = await server.request<{ queued: number }>('POST', '/v1/admin/embedding/reindex-failed');
+      console.log(`${r.queued} failed chunk(s) queued again`);
+      if (values.wait) await op.watchQueueOverHttp(server);
+      return;
+    }
+  }
   const ops = await import('../embedding/index.ts');
   const db = await operatorDatabase(loadServerConfig());
   try {

@@ -84,17 +84,27 @@ export async function watchEmbeddingQueue(
   db: Database,
   opts: { intervalMs?: number; signal?: AbortSignal; stream?: NodeJS.WritableStream; plain?: boolean } = {},
 ): Promise<void> {
-  const first = await embeddingStatus(db);
-  const start = first.chunks.embedded + first.chunks.failed;
-  let total = first.chunks.pending + first.chunks.processing;
+  await watchQueue(async () => (await embeddingStatus(db)).chunks, opts);
+}
+
+type ChunkCounts = { pending: number; processing: number; embedded: number; failed: number };
+
+/** watchEmbeddingQueue over any reader of the chunk counts (the database, or a server's GET /v1/status). */
+export async function watchQueue(
+  read: () => Promise<ChunkCounts>,
+  opts: { intervalMs?: number; signal?: AbortSignal; stream?: NodeJS.WritableStream; plain?: boolean } = {},
+): Promise<void> {
+  const first = await read();
+  const start = first.embedded + first.failed;
+  let total = first.pending + first.processing;
   const p = createProgress({ label: 'embedding', total, stream: opts.stream, plain: opts.plain });
   try {
     for (;;) {
-      const s = await embeddingStatus(db);
-      const done = Math.max(0, s.chunks.embedded + s.chunks.failed - start);
-      total = Math.max(total, done + s.chunks.pending + s.chunks.processing);
+      const c = await read();
+      const done = Math.max(0, c.embedded + c.failed - start);
+      total = Math.max(total, done + c.pending + c.processing);
       p.update(done, total);
-      if (s.chunks.pending + s.chunks.processing === 0 || opts.signal?.aborted) break;
+      if (c.pending + c.processing === 0 || opts.signal?.aborted) break;
       await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1000));
     }
   } finally {

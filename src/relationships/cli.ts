@@ -1,7 +1,8 @@
 /**
  * `memex relationships --recompute [--self <person_id>]`: a full recompute of the relationship
- * edges, printed as JSON. Opens the database directly, so with the embedded PGlite it must run
- * while the server is stopped (a running server offers POST /v1/admin/relationships/recompute).
+ * edges, printed as JSON. When a server answers (src/cli/operator.ts) it asks it over HTTP
+ * (POST /v1/admin/relationships/recompute); otherwise it opens the database directly. `--self`
+ * needs the database (the route computes for the stored or detected self person).
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig } from '../config/server.ts';
@@ -26,7 +27,24 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
     return null;
   }
   if (values.self !== undefined && !isUuid(values.self)) throw new ConfigError('--self must be a person id (uuid)');
+  const { runningServer } = await import('../cli/operator.ts');
+  const running = await runningServer(env);
   const server = loadServerConfig(env);
+  if (running && values.self === undefined) {
+    const result = await running.request<RecomputeResult>('POST', '/v1/admin/relationships/recompute');
+    console.log(JSON.stringify(result));
+    if (!result.self_person_id) {
+      console.error('memex: no self person known: set SELF_IDENTIFIERS or PUT /v1/admin/self-person');
+      process.exitCode = 1;
+    }
+    return result;
+  }
+  if (running && !server.databaseUrl) {
+    throw new ConfigError(
+      '--self needs the database, which the running server holds (PGlite serves one process): stop the server, ' +
+        'or set the self person with PUT /v1/admin/self-person and run without --self',
+    );
+  }
   const rel = loadRelationshipConfig(env);
   const db = await openDatabase({ databaseUrl: server.databaseUrl, dataDir: server.dataDir });
   try {

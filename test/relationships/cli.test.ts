@@ -24,6 +24,8 @@ describe(`memex relationships --recompute on ${backend}`, () => {
       const env = {
         AUTH_TOKEN: TEST_TOKEN,
         LOG_LEVEL: 'silent',
+        // No server there: the command opens the database itself (not whatever answers on :8085).
+        MEMEX_URL: 'http://127.0.0.1:1',
         ...(testDb.url ? { DATABASE_URL: testDb.url } : { DATA_DIR: dir }),
       };
       const result = await relationshipsCommand(['--recompute'], env);

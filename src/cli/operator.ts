@@ -1,0 +1,65 @@
+/**
+ * The operator verbs `memex status`, `memex reindex --failed` and `memex relationships --recompute`
+ * ask a running server over HTTP when one answers (with the embedded database only the server
+ * process can open it), and open the database themselves otherwise. The server is found, and the
+ * token chosen, by the client rule of src/cli/client.ts (--url/MEMEX_URL/PORT, --token/AUTH_TOKEN/
+ * DATA_DIR/auth-token).
+ */
+import type { StatusResponseT } from '../schemas/status.ts';
+import { createServerClient, resolveServerTarget, type ServerClient } from './client.ts';
+
+/** The running server's client, or undefined when none answers its health check within a second. */
+export async function runningServer(env: NodeJS.ProcessEnv = process.env): Promise<ServerClient | undefined> {
+  const client = createServerClient(resolveServerTarget({}, env));
+  try {
+    const res = await client.fetch('GET', '/v1/healthz', { signal: AbortSignal.timeout(1000) });
+    await res.body?.cancel();
+    return res.status === 200 || res.status === 503 ? client : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const rate = (x: number) => x.toFixed(1);
+
+/** `memex status` lines, the same whichever way the report was read. */
+export function formatStatus(s: StatusResponseT): string[] {
+  const c = s.chunks;
+  const bySource = new Map<string, string[]>();
+  for (const r of s.documents.by_source) {
+    const list = bySource.get(r.source_type) ?? [];
+    list.push(`${r.count} ${r.status}`);
+    bySource.set(r.source_type, list);
+  }
+  const lines = [
+    `documents   ${s.documents.total} total`,
+    ...[...bySource].map(([source, parts]) => `  ${source.padEnd(10)}${parts.join(', ')}`),
+    `chunks      ${c.total} total: ${c.embedded} embedded, ${c.pending} pending, ${c.processing} processing, ${c.failed} failed`,
+    `queue       ${s.queue.waiting} waiting, oldest ${Math.round(s.queue.age_seconds)} s (expired leases: ${s.queue.expired_leases})` +
+      (s.queue.eta_seconds === null ? '' : `, eta ${s.queue.eta_seconds} s`),
+    `throughput  ${rate(s.throughput.chunks_embedded.last_minute)} chunks/s embedded (last minute), ` +
+      `${rate(s.throughput.chunks_embedded.last_15_minutes)} (last 15 min); ` +
+      `${rate(s.throughput.documents_ingested.last_minute)} documents/s ingested (last minute)`,
+    ...s.models.map((m) => `model       ${m.model} (${m.dimensions ?? '?'} dims, ${m.state}): ${m.vectors} vectors`),
+  ];
+  if (s.worker) {
+    lines.push(
+      `worker      ${s.worker.running ? 'running' : 'stopped'} since ${s.worker.started_at}: ${s.worker.embedded} embedded, ` +
+        `${s.worker.failed} failed${s.worker.last_error ? `; last error: ${s.worker.last_error}` : ''}`,
+    );
+  }
+  for (const f of s.failures.chunks) lines.push(`failed      ${f.count} chunk(s): ${f.reason}`);
+  for (const f of s.failures.documents) lines.push(`failed      ${f.count} ${f.source_type} document(s): ${f.reason}`);
+  return lines;
+}
+
+/** GET /v1/status. */
+export function statusOverHttp(client: ServerClient): Promise<StatusResponseT> {
+  return client.request<StatusResponseT>('GET', '/v1/status');
+}
+
+/** Follows the server's queue until nothing is pending or processing (reindex --wait). */
+export async function watchQueueOverHttp(client: ServerClient, opts: { intervalMs?: number } = {}): Promise<void> {
+  const { watchQueue } = await import('../embedding/progress.ts');
+  await watchQueue(async () => (await statusOverHttp(client)).chunks, opts);
+}
