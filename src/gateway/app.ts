@@ -30,6 +30,8 @@ import { v2Routes } from './routes/v2.ts';
 import { searchRoutes } from './routes/search.ts';
 import { statusRoutes } from './routes/status.ts';
 import { statsRoutes } from './routes/stats.ts';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
+import type { PooledEmbedder } from '../embedding/pool.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { installValidation } from './validation.ts';
@@ -63,6 +65,8 @@ export interface GatewayDeps {
    * first search does not wait for it (`memex serve`; tests build it at their first search).
    */
   warmSearchIndex?: boolean;
+  /** Prometheus metrics (GET /metrics); built here when absent. */
+  metrics?: GatewayMetrics;
   /** POST /mcp may register add_note (default: MCP_ALLOW_WRITE=true in the environment). */
   mcpAllowWrite?: boolean;
   /**
@@ -107,6 +111,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   installInputGuard(app);
   installErrorHandling(app);
 
+  const embedder = deps.embedding?.embedder as Partial<PooledEmbedder> | undefined;
+  const metrics =
+    deps.metrics ?? createGatewayMetrics({ db, pool: typeof embedder?.stats === 'function' ? () => embedder.stats!() : undefined });
+  app.addHook('onResponse', async (req, reply) => {
+    // The route template (never the URL: ids and query text stay out of label values).
+    metrics.observeRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+  });
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -142,7 +154,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(ingestRoutes, { catalog });
     const search =
       deps.search ??
-      createSearch({ db, embedder: deps.embedding?.embedder ?? null, onIndexError: (err) => app.log.warn({ err }, 'search index poll failed') });
+      createSearch({
+        db,
+        embedder: deps.embedding?.embedder ?? null,
+        onIndexError: (err) => app.log.warn({ err }, 'search index poll failed'),
+        onLegTiming: metrics.observeLeg,
+      });
     // A search service passed in belongs to the caller; one built here is closed with the gateway.
     if (!deps.search) app.addHook('onClose', async () => search.close());
     if (deps.warmSearchIndex) {
@@ -156,7 +173,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     }
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog });
-    await scope.register(statusRoutes, { db, worker: deps.embedding?.worker });
+    await scope.register(statusRoutes, { db, worker: deps.embedding?.worker, metrics });
     await scope.register(statsRoutes, { db });
     await scope.register(selfPersonRoutes, { service: relationships });
     if (deps.files) {

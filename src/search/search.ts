@@ -320,6 +320,7 @@ export function createSearch(deps: SearchDeps): Search {
       if (!embedder) {
         legs.vector_error = 'no embedder configured';
         legs.vector_skipped = 'no_embedder';
+        deps.onLegTiming?.('vector', 0, 'no_embedder');
         return [];
       }
       legs.vector_model = embedder.name;

@@ -69,4 +69,40 @@ describe(`GET /v1/status on ${backend}`, () => {
       expect.arrayContaining(['documents', 'chunks', 'queue', 'throughput', 'models', 'failures', 'worker']),
     );
   });
+
+  it('GET /metrics: Prometheus text with request latency per route, ingest outcomes, queue gauges and search legs', async () => {
+    expect((await gw.request('GET', '/metrics', undefined, { authorization: '' })).statusCode).toBe(401);
+    const scrape = async () => {
+      const res = await gw.request('GET', '/metrics');
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      const lines = res.body.split('\n');
+      return {
+        text: res.body,
+        value: (series: string) => Number(lines.find((l) => l.startsWith(series + ' '))?.slice(series.length + 1) ?? 0),
+      };
+    };
+    const before = await scrape();
+    const dup = noteBody({ content: { mime_type: 'text/plain', data: 'A note sent twice.' } });
+    await gw.request('POST', '/v1/ingest', dup);
+    await gw.request('POST', '/v1/ingest', dup);
+    await gw.request('POST', '/v1/ingest', { source_type: 'note' });
+    await gw.request('GET', '/v1/search?q=harbour');
+    const after = await scrape();
+    const delta = (series: string) => after.value(series) - before.value(series);
+    expect(delta('gateway_http_request_duration_ms_count{method="GET",route="/v1/search"}')).toBe(1);
+    expect(delta('gateway_http_requests_total{method="GET",route="/v1/search",status="200"}')).toBe(1);
+    expect(delta('gateway_ingest_requests_total{route="/v1/ingest",outcome="stored"}')).toBe(1);
+    expect(delta('gateway_ingest_requests_total{route="/v1/ingest",outcome="duplicate"}')).toBe(1);
+    expect(delta('gateway_ingest_requests_total{route="/v1/ingest",outcome="rejected"}')).toBe(1);
+    expect(delta('search_leg_duration_ms_count{leg="lexical"}')).toBe(1);
+    expect(delta('search_vector_skipped_total{reason="no_embedder"}')).toBe(1);
+    const status = (await gw.request('GET', '/v1/status')).json();
+    expect(after.value('embedding_queue_chunks{status="pending"}')).toBe(status.chunks.pending);
+    expect(after.value('catalog_documents{source_type="note",status="enriched"}')).toBe(
+      status.documents.by_source.find((r: any) => r.source_type === 'note' && r.status === 'enriched').count,
+    );
+    // Label values are route templates: no query text, no ids.
+    expect(after.text).not.toContain('harbour');
+  });
 });

@@ -1,17 +1,22 @@
 /**
- * GET /v1/status (documents, the embedding queue, throughput, failures) and the operator action
- * POST /v1/admin/embedding/reindex-failed, so `memex status` and `memex reindex --failed` work
- * beside a running server (the embedded database serves one process only).
+ * GET /v1/status (documents, the embedding queue, throughput, failures), GET /metrics (Prometheus)
+ * and the operator action POST /v1/admin/embedding/reindex-failed, so `memex status` and
+ * `memex reindex --failed` work beside a running server (the embedded database serves one process
+ * only). All behind the gateway token.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Database } from '../../db/types.ts';
 import { reindexFailed } from '../../embedding/ops.ts';
 import { serverStatus } from '../../embedding/report.ts';
 import type { EmbeddingWorker } from '../../embedding/worker.ts';
+import type { GatewayMetrics } from '../metrics.ts';
 import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
 
-export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: EmbeddingWorker }> = async (app, opts) => {
-  const { db, worker } = opts;
+export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: EmbeddingWorker; metrics: GatewayMetrics }> = async (
+  app,
+  opts,
+) => {
+  const { db, worker, metrics } = opts;
   let running = worker !== undefined;
   void worker?.done.then(() => {
     running = false;
@@ -28,6 +33,21 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: Em
       },
     },
     async () => serverStatus(db, local),
+  );
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['status'],
+        summary: 'Prometheus metrics: request latency per route, ingest outcomes, embedding queue, search legs',
+        produces: ['text/plain'],
+      },
+    },
+    async (_req, reply) => {
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.scrape();
+    },
   );
 
   app.post(
