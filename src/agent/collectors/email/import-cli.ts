@@ -19,6 +19,7 @@ import { effectiveRedaction } from '../../email/analyze.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
 import { createGatewayClient, type GatewayClient } from '../../gateway-client.ts';
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
+import { readMboxFile } from './mbox.ts';
 import { parseCollectedMessage } from './message.ts';
 import { submitEmail } from './submit.ts';
 
@@ -120,71 +121,15 @@ export interface RawMail {
   location: string;
   mailbox: string;
   emlx: boolean;
+  /** The mbox `From ` line, whose date stands in for a broken Date header. */
+  fromLine?: string | null;
 }
 
-/**
- * Splits an mbox file into messages, streaming (mbox files can be gigabytes). A message starts at a
- * `From ` line at the start of the file or after an empty line; `>From ` quoting (mboxrd/mboxo) is
- * undone by removing one `>`.
- */
+/** The messages of an mbox file (see mbox.ts); one too large comes out empty, to be counted and reported. */
 export async function* readMbox(file: string, mailbox: string): AsyncGenerator<RawMail> {
-  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-  let carry = Buffer.alloc(0);
-  let lines: Buffer[] = [];
-  let size = 0;
-  let prevEmpty = true;
-  let index = 0;
-  let oversized = false;
-  const flush = (): RawMail | null => {
-    if (lines.length === 0) return null;
-    // The empty line before the next "From " belongs to the separator.
-    if (lines.length && lines[lines.length - 1].length <= 1) lines.pop();
-    const bytes = Buffer.concat(lines);
-    lines = [];
-    size = 0;
-    index++;
-    const was = oversized;
-    oversized = false;
-    if (was) return { bytes: Buffer.alloc(0), location: `${file}#${index}`, mailbox, emlx: false };
-    return { bytes, location: `${file}#${index}`, mailbox, emlx: false };
-  };
-  const handleLine = (line: Buffer): RawMail | null => {
-    let out: RawMail | null = null;
-    const isFrom = line.length >= 5 && line[0] === 0x46 && line.subarray(0, 5).toString('latin1') === 'From ';
-    if (isFrom && prevEmpty) {
-      out = flush();
-      prevEmpty = false;
-      return out; // the separator line itself is not part of the message
-    }
-    let l = line;
-    if (l[0] === 0x3e && /^>+From /.test(l.subarray(0, Math.min(l.length, 80)).toString('latin1'))) l = l.subarray(1);
-    if (size + l.length > MAX_EMAIL_FILE_BYTES) oversized = true;
-    else {
-      lines.push(l);
-      size += l.length;
-    }
-    prevEmpty = line.length === 1 || (line.length === 2 && line[0] === 0x0d);
-    return out;
-  };
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    let buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
-    let start = 0;
-    for (;;) {
-      const nl = buf.indexOf(0x0a, start);
-      if (nl === -1) break;
-      const m = handleLine(buf.subarray(start, nl + 1));
-      if (m) yield m;
-      start = nl + 1;
-    }
-    carry = Buffer.from(buf.subarray(start));
-    buf = Buffer.alloc(0);
+  for await (const m of readMboxFile(file, { maxMessageBytes: MAX_EMAIL_FILE_BYTES })) {
+    yield { bytes: m.bytes, location: `${file}#${m.index}`, mailbox, emlx: false, fromLine: m.fromLine };
   }
-  if (carry.length) {
-    const m = handleLine(carry);
-    if (m) yield m;
-  }
-  const last = flush();
-  if (last) yield last;
 }
 
 function isMaildir(dir: string): boolean {
@@ -314,7 +259,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     }
     let msg;
     try {
-      msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx, path: raw.emlx ? raw.location : undefined });
+      msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx, path: raw.emlx ? raw.location : undefined, mboxFromLine: raw.fromLine });
     } catch (err) {
       sum.unreadable++;
       opts.onProblem?.(raw.location, (err as Error).message);
