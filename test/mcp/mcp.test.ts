@@ -277,6 +277,34 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
   });
 });
 
+describe(`route parameters the tools need, on ${backend}`, () => {
+  it('GET /v1/crm/relationships/top?person_id= answers one edge', async () => {
+    const bob = (await gw.request('GET', `/v1/crm/relationships/top?window=3650d&person_id=${h.ids.bob}`)).json();
+    expect(bob).toMatchObject({ total_count: 1, relationships: [{ person_id: h.ids.bob }] });
+    const news = (await gw.request('GET', `/v1/crm/relationships/top?window=3650d&person_id=${h.ids.news}`)).json();
+    expect(news).toMatchObject({ total_count: 0, relationships: [] });
+    expect((await gw.request('GET', '/v1/crm/relationships/top?person_id=bob')).statusCode).toBe(422);
+  });
+
+  it('GET /v1/documents?person_id= lists the documents linked to a person', async () => {
+    const r = (await gw.request('GET', `/v1/documents?person_id=${h.ids.bob}`)).json();
+    expect(r.total).toBe(6);
+    expect(r.documents.map((d: any) => d.text).sort()).toEqual(['message b1', 'message b2', 'message g1', 'message g2', 'message g3', 'message g4']);
+    expect((await gw.request('GET', '/v1/documents?person_id=42')).statusCode).toBe(422);
+  });
+
+  it('GET /v1/context/general?days=&source_type= narrows every figure', async () => {
+    const all = (await gw.request('GET', '/v1/context/general')).json();
+    const notes = (await gw.request('GET', '/v1/context/general?days=1&source_type=note')).json();
+    expect(notes).toMatchObject({ total_messages: 2, total_threads: 0, top_threads: [] });
+    expect(notes.recent_highlights.map((x: any) => x.doc_id).sort()).toEqual([docs.lisbon, docs.boiler].sort());
+    const sms = (await gw.request('GET', '/v1/context/general?days=3650&source_type=sms')).json();
+    expect(sms.total_messages).toBeLessThan(all.total_messages);
+    expect(sms.top_threads.every((t: any) => t.source_type === 'sms')).toBe(true);
+    expect((await gw.request('GET', '/v1/context/general?days=0')).statusCode).toBe(422);
+  });
+});
+
 describe(`MCP over stdio (memex mcp) on ${backend}`, () => {
   it('serves every tool against the running server; add_note only with MCP_ALLOW_WRITE=true', async () => {
     const { client, transport, stderr } = stdioClient({ MEMEX_URL: url, AUTH_TOKEN: TEST_TOKEN, MCP_ALLOW_WRITE: 'true' });
