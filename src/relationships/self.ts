@@ -14,9 +14,8 @@
  *     those with a people[] entry marked metadata.self = true the person of that identifier; the
  *     person counted most often wins (ties: the smaller person id);
  *  5. plain mail (imports and mail stores without any "from me" marker): the address that sends
- *     the messages filed in a Sent folder (metadata.mailbox) and receives the most messages
- *     elsewhere; without a Sent folder, the address that receives most of the mail, when it is on
- *     at least half of the received messages.
+ *     the messages filed in a Sent folder (metadata.mailbox) and, among several, receives the most
+ *     messages elsewhere.
  */
 import type { Queryable } from '../db/types.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../people/identifiers.ts';
@@ -206,14 +205,9 @@ export async function detectFromMailboxes(db: Queryable): Promise<SelfResolution
   const better = (a: [string, { sent: number; received: number }], b: [string, { sent: number; received: number }] | null) =>
     !b || a[1].received > b[1].received || (a[1].received === b[1].received && (a[1].sent > b[1].sent || (a[1].sent === b[1].sent && a[0] < b[0])));
   let best: [string, { sent: number; received: number }] | null = null;
-  const senders = [...totals].filter(([, t]) => t.sent > 0);
-  if (senders.length > 0) {
-    // Who sends what the Sent folder holds; among several (aliases, delegates) the one who receives most.
-    for (const e of senders) if (better(e, best)) best = e;
-  } else {
-    for (const e of totals) if (better(e, best)) best = e;
-    if (best && (best[1].received < 2 || best[1].received * 2 < totalReceived)) best = null;
-  }
+  // Who sends what the Sent folder holds; among several (aliases, delegates) the one who receives
+  // most. Without a Sent folder nobody is guessed: receiving much alone also fits a mailing list.
+  for (const e of totals) if (e[1].sent > 0 && better(e, best)) best = e;
   if (!best) return null;
   return {
     person_id: best[0],

@@ -98,7 +98,8 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
     api(`/v1/crm/relationships/top${qs({ window: win, limit: 100 })}`, { signal: ctl.signal })
       .then((r) => {
         setData(r);
-        setNoSelf(false);
+        // No self person known: the route ranks every self's edges (self_person_id null); ask who "me" is.
+        setNoSelf(r.self_person_id == null);
       })
       .catch((err) => {
         if (ctl.signal.aborted) return;
