@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
 import { imageSize } from 'image-size';
+import { canonicalJson } from '../util/hash.ts';
 import { htmlToReadable, shutdownHtmlWorker } from './html-convert.ts';
 
 export interface ExtractLimits {
@@ -318,7 +319,8 @@ function jsonToText(value: unknown, maxChars: number): { text: string; truncated
   const walk = (v: unknown, p: string, depth: number) => {
     if (truncated) return;
     if (depth > 64) {
-      push(`${p}: ${JSON.stringify(v).slice(0, 10_000)}`);
+      // canonicalJson is iterative: JSON.stringify would overflow the stack on a file nested 100,000 levels deep.
+      push(`${p}: ${canonicalJson(v).slice(0, 10_000)}`);
       return;
     }
     if (Array.isArray(v)) {

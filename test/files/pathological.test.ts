@@ -1,9 +1,10 @@
 /**
- * Pathological HTML (issue 22): conversion runs in a worker thread within a time budget, and a file over the
- * budget is stored with extraction_failed and the reason instead of stalling the server.
+ * Pathological files (issue 22): HTML conversion runs in a worker thread within a time budget, and a file over the
+ * budget is stored with extraction_failed and the reason instead of stalling the server; deeply nested JSON is
+ * extracted without recursion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shutdownExtraction } from '../../src/files/extract.ts';
+import { extractText, shutdownExtraction } from '../../src/files/extract.ts';
 import { htmlToReadable } from '../../src/files/html-convert.ts';
 import { backend } from '../helpers/db.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
@@ -46,6 +47,16 @@ describe('HTML conversion off the event loop', () => {
     const cut = await htmlToReadable(`<p>${'word '.repeat(1000)}</p>`, { ...LIMITS, maxHtmlChars: 1000 }, warnings);
     expect(cut.length).toBeLessThan(1000);
     expect(warnings).toEqual(['HTML cut at 1000 characters before conversion']);
+  });
+});
+
+describe('deeply nested JSON files', () => {
+  it('extracts a JSON file nested 100,000 levels deep', async () => {
+    const json = '{"a":'.repeat(100_000) + '"bottom"' + '}'.repeat(100_000);
+    const r = await extractText({ buffer: Buffer.from(json), filename: 'deep.json' });
+    expect(r.status).toBe('ready');
+    expect(r.method).toBe('json');
+    expect(r.text).toMatch(/^a\.a\.a/);
   });
 });
 
