@@ -406,7 +406,8 @@ export class Catalog {
       `SELECT cd.doc_id, count(*)::int AS total_chunks,
               count(*) FILTER (WHERE c.embedding_status = 'embedded')::int AS embedded_chunks,
               count(*) FILTER (WHERE c.embedding_status IN ('pending', 'processing'))::int AS pending_chunks,
-              count(*) FILTER (WHERE c.embedding_status = 'failed')::int AS failed_chunks
+              count(*) FILTER (WHERE c.embedding_status = 'failed')::int AS failed_chunks,
+              min(c.embedding_error) FILTER (WHERE c.embedding_status = 'failed') AS embedding_error
          FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
         WHERE cd.doc_id = ANY($1::uuid[]) GROUP BY cd.doc_id`,
       [docIds],
@@ -446,7 +447,8 @@ export class Catalog {
         total_chunks: counts.total_chunks,
         embedded_chunks: counts.embedded_chunks,
         pending_chunks: counts.pending_chunks,
-        error: s.error_details ?? null,
+        failed_chunks: counts.failed_chunks,
+        error: s.error_details ?? embeddingFailure(counts),
       };
     }
     const batch = await this.db.query<Record<string, any>>('SELECT * FROM ingest_batches WHERE batch_id = $1', [id]);
@@ -469,9 +471,13 @@ export class Catalog {
         total_chunks: c.total_chunks,
         embedded_chunks: c.embedded_chunks,
         pending_chunks: c.pending_chunks,
+        failed_chunks: c.failed_chunks,
+        error: embeddingFailure(c),
       };
     });
-    const sum = (k: 'total_chunks' | 'embedded_chunks' | 'pending_chunks') => perSub.reduce((a, s) => a + s[k], 0);
+    const sum = (k: 'total_chunks' | 'embedded_chunks' | 'pending_chunks' | 'failed_chunks') =>
+      perSub.reduce((a, s) => a + s[k], 0);
+    const failed = sum('failed_chunks');
     return {
       submission_id: b.batch_id,
       status: b.status,
@@ -480,7 +486,12 @@ export class Catalog {
       total_chunks: sum('total_chunks'),
       embedded_chunks: sum('embedded_chunks'),
       pending_chunks: sum('pending_chunks'),
-      error: b.error_details ?? null,
+      failed_chunks: failed,
+      error:
+        b.error_details ??
+        (failed > 0
+          ? { ...perSub.find((x) => x.error)!.error, failed_chunks: failed }
+          : null),
       batch: {
         batch_id: b.batch_id,
         status: b.status,
@@ -494,7 +505,21 @@ export class Catalog {
 }
 
 function zeroCounts(): ChunkCounts {
-  return { total_chunks: 0, embedded_chunks: 0, pending_chunks: 0, failed_chunks: 0 };
+  return { total_chunks: 0, embedded_chunks: 0, pending_chunks: 0, failed_chunks: 0, embedding_error: null };
+}
+
+/**
+ * A document whose chunks could not be embedded has a processing error (spec §7: recorded in
+ * IngestStatusResponse.error): how many chunks failed and the first reason the worker recorded.
+ */
+function embeddingFailure(c: ChunkCounts): Record<string, unknown> | null {
+  if (c.failed_chunks === 0) return null;
+  return {
+    error_code: 'EMBEDDING.FAILED',
+    message: `${c.failed_chunks} of ${c.total_chunks} chunk(s) could not be embedded: ${c.embedding_error ?? 'unknown error'}`,
+    failed_chunks: c.failed_chunks,
+    retryable: true,
+  };
 }
 
 function toItemError(err: unknown): { code: string; message: string; status: number } {

@@ -90,6 +90,8 @@ export interface ChunkCounts {
   embedded_chunks: number;
   pending_chunks: number;
   failed_chunks: number;
+  /** The first recorded reason of a failed chunk (null when none failed). */
+  embedding_error: string | null;
 }
 
 export class CatalogError extends Error {

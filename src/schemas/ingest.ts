@@ -120,6 +120,7 @@ export const IngestStatusResponse = Type.Object(
     total_chunks: Type.Integer(),
     embedded_chunks: Type.Integer(),
     pending_chunks: Type.Integer(),
+    failed_chunks: Type.Integer({ description: 'Chunks whose embedding failed (see error)' }),
     error: Nullable(JsonObject),
     batch: Type.Optional(
       Type.Object({
@@ -137,6 +138,8 @@ export const IngestStatusResponse = Type.Object(
             total_chunks: Type.Integer(),
             embedded_chunks: Type.Integer(),
             pending_chunks: Type.Integer(),
+            failed_chunks: Type.Integer(),
+            error: Nullable(JsonObject),
           }),
         ),
       }),
