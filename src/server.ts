@@ -21,6 +21,7 @@ import { shutdownExtraction } from './files/extract.ts';
 import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
 import type { ObjectStore } from './files/object-store.ts';
 import { buildGateway } from './gateway/app.ts';
+import { gcIntervalMs, startPeriodicGc } from './maintenance/gc.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
 import type { OcrEngine } from './ocr/engine.ts';
@@ -57,6 +58,7 @@ export async function startServer(
   const { config, generatedFile } = ensureAuthToken(base);
   // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
   const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
+  const gcEvery = gcIntervalMs(opts.env ?? process.env);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (role !== 'all' && db.kind === 'pglite') {
     await db.close();
@@ -112,6 +114,7 @@ export async function startServer(
   // Email stored before conversation threading (migration 090) is re-threaded once, in the background.
   const rethreadStop = new AbortController();
   const rethread = startPendingRethread(db, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
+  const gc = startPeriodicGc(db, store, gcEvery, log.child({ component: 'gc' }));
   const signIn = new SignInCodes();
   const app = await buildGateway({
     config,
@@ -144,6 +147,7 @@ export async function startServer(
       closed = true;
       rethreadStop.abort();
       await rethread;
+      await gc.stop();
       await app.close();
       await ocrEngine?.close();
       await shutdownExtraction();

@@ -28,6 +28,7 @@ commands:
   forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
          [--block] [--dry-run] [--yes]
                                       erase it with everything derived from it (docs/forget.md)
+  gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses
   rethread                            group stored email into conversations again (and recompute
                                       relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
@@ -187,6 +188,11 @@ async function main(argv: string[]): Promise<void> {
     case 'forget': {
       const { runForgetCommand } = await import('../forget/cli.ts');
       process.exitCode = await runForgetCommand(rest);
+      return;
+    }
+    case 'gc': {
+      const { runGcCommand } = await import('../maintenance/cli.ts');
+      process.exitCode = await runGcCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'mcp': {

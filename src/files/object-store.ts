@@ -42,6 +42,8 @@ export interface ObjectStore {
   delete(objectKey: string): Promise<void>;
   /** Local path of a stored object when the backend keeps objects on this machine (local backend), else undefined. */
   localPath?(objectKey: string): string;
+  /** Every stored object with its modification time (local backend; garbage collection of unreferenced objects). */
+  list?(): AsyncIterable<{ objectKey: string; modifiedAt: Date }>;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -292,7 +294,10 @@ export class LocalObjectStore implements ObjectStore {
     const finalPath = this.localPath(objectKey);
     try {
       if (await isFile(finalPath)) {
-        // Dedup: the bytes are already stored; skip the fsync and the publish.
+        // Dedup: the bytes are already stored; skip the fsync and the publish. The new mtime tells
+        // garbage collection (src/maintenance/gc.ts) the object is in use again before its record exists.
+        const now = new Date();
+        await fs.utimes(finalPath, now, now).catch(() => {});
         return { sha256: spooled.sha256, objectKey, sizeBytes: spooled.sizeBytes, existed: true };
       }
       await fsyncFile(spooled.tempPath); // data on disk before the link makes it visible
@@ -316,6 +321,19 @@ export class LocalObjectStore implements ObjectStore {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`object ${objectKey} not found`);
       throw new ObjectStoreUnavailableError(`reading object failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async *list(): AsyncIterable<{ objectKey: string; modifiedAt: Date }> {
+    const top = path.join(this.root, 'sha256');
+    for (const a of await fs.readdir(top).catch(() => [] as string[])) {
+      for (const b of await fs.readdir(path.join(top, a)).catch(() => [] as string[])) {
+        for (const name of await fs.readdir(path.join(top, a, b)).catch(() => [] as string[])) {
+          if (!isSha256(name)) continue;
+          const st = await fs.stat(path.join(top, a, b, name)).catch(() => null);
+          if (st?.isFile()) yield { objectKey: objectKeyFor(name), modifiedAt: st.mtime };
+        }
+      }
     }
   }
 

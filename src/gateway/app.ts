@@ -19,6 +19,7 @@ import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { forgetRoutes } from './routes/forget.ts';
+import { maintenanceRoutes } from './routes/maintenance.ts';
 import { ForgetService } from '../forget/forget.ts';
 import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
@@ -196,6 +197,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       },
     });
     await scope.register(forgetRoutes, { service: forget });
+    await scope.register(maintenanceRoutes, { db, store: deps.files?.store });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
     // MCP over streamable HTTP: the same tools as `memex mcp`, calling these routes in process.
     await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: deps.mcpAllowWrite ?? mcpAllowWrite() });

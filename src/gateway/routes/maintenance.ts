@@ -1,0 +1,57 @@
+/** POST /v1/admin/gc: collect what no document references (src/maintenance/gc.ts). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Database } from '../../db/types.ts';
+import type { ObjectStore } from '../../files/object-store.ts';
+import { collectGarbage } from '../../maintenance/gc.ts';
+import { ValidationErrorBody } from '../../schemas/common.ts';
+
+export const GcRequest = Type.Object(
+  {
+    dry_run: Type.Optional(Type.Boolean({ default: false })),
+    grace_seconds: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 365 * 86400, description: 'Keep what is younger than this (default 3600)' }),
+    ),
+  },
+  { additionalProperties: false, title: 'GcRequest' },
+);
+
+const Count = Type.Integer({ minimum: 0 });
+export const GcResponse = Type.Object(
+  {
+    dry_run: Type.Boolean(),
+    chunks: Count,
+    vectors: Count,
+    retired_vectors: Count,
+    files: Count,
+    objects: Count,
+    change_log_rows: Count,
+    duration_ms: Count,
+  },
+  { title: 'GcResponse' },
+);
+
+export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ db: Database; store?: ObjectStore }> = async (app, { db, store }) => {
+  app.post(
+    '/v1/admin/gc',
+    {
+      schema: {
+        tags: ['admin'],
+        operationId: 'collectGarbage',
+        summary: 'Collect chunks, vectors, files and stored objects that no document references',
+        body: Type.Optional(GcRequest),
+        response: { 200: GcResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => {
+      const body = req.body ?? {};
+      const grace = body.grace_seconds;
+      const result = await collectGarbage(db, store, {
+        dryRun: body.dry_run ?? false,
+        graceMs: grace === undefined ? undefined : grace * 1000,
+      });
+      req.log.info(result, 'garbage collected');
+      return result;
+    },
+  );
+};
