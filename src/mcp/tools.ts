@@ -33,6 +33,7 @@ export const LIMITS = {
   threadScan: 1_000,
   highlightChars: 500,
   noteChars: 100_000,
+  metadataChars: 8_000,
 } as const;
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID (as returned by search)');
@@ -59,6 +60,18 @@ function peopleNames(people: unknown): string[] {
     }
   }
   return [...new Set(out)].slice(0, 20);
+}
+
+/** Metadata as stored, or when its JSON is longer than the cap, its scalar fields (strings cut) and a marker. */
+function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
+  if (JSON.stringify(metadata).length <= LIMITS.metadataChars) return metadata;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(metadata)) {
+    if (typeof v === 'string') out[k] = v.length > 200 ? `${v.slice(0, 200)}…` : v;
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+  }
+  out._truncated = `metadata over ${LIMITS.metadataChars} characters: nested fields left out`;
+  return out;
 }
 
 function ok<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult {
@@ -358,7 +371,8 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       title: 'Read one document',
       description:
         `The document with its metadata, text (cut with a marker after max_chars, default ${LIMITS.documentChars}, ` +
-        `max ${LIMITS.maxDocumentChars}), its attachments' text (≤ ${LIMITS.attachmentChars} chars each) and, with ` +
+        `max ${LIMITS.maxDocumentChars}), metadata (nested fields dropped past ${LIMITS.metadataChars} chars), its ` +
+        `attachments' text (≤ ${LIMITS.attachmentChars} chars each, ≤ 20) and, with ` +
         `include_thread, up to ${LIMITS.threadNeighbours} thread neighbours on each side.`,
       inputSchema: DocumentInput,
       outputSchema: DocumentOutput,
@@ -591,7 +605,7 @@ async function getDocument(api: MemexApi, id: string, includeThread: boolean, ma
     text: body.text,
     text_chars: (doc.text ?? '').length,
     truncated: body.truncated,
-    metadata,
+    metadata: boundedMetadata(metadata),
     attachments,
     thread,
     resource_uri: documentUri(doc.doc_id),

@@ -74,6 +74,8 @@ beforeAll(async () => {
       content: { mime_type: 'text/plain', data: w.text },
       content_timestamp: new Date(Date.now() - 3600_000).toISOString(),
       metadata: {
+        // The Lisbon note carries oversized nested metadata (a mail's headers, say).
+        ...(w.key === 'lisbon' ? { folder: 'travel', headers: { received: 'x'.repeat(9000) } } : {}),
         attachments:
           w.key === 'boiler'
             ? [{ index: 0, kind: 'image', filename: 'invoice.jpg', mime_type: 'image/jpeg', ocr: { text: 'INVOICE 4471 pressure valve 89.00 EUR' } }]
@@ -146,6 +148,10 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       const boiler = (await call(c, 'get_document', { document_id: docs.boiler })).structuredContent as any;
       expect(boiler).toMatchObject({ document_id: docs.boiler, title: 'Boiler service', truncated: false, thread: null });
       expect(boiler.attachments).toEqual([{ filename: 'invoice.jpg', mime_type: 'image/jpeg', kind: 'image', text: 'INVOICE 4471 pressure valve 89.00 EUR' }]);
+
+      const lisbon = (await call(c, 'get_document', { document_id: docs.lisbon })).structuredContent as any;
+      expect(lisbon.metadata).toMatchObject({ folder: 'travel', _truncated: expect.stringContaining('8000') });
+      expect(lisbon.metadata.headers).toBeUndefined();
 
       const short = (await call(c, 'get_document', { document_id: docs.boiler, max_chars: 100 })).structuredContent as any;
       expect(short.truncated).toBe(true);
