@@ -1,8 +1,9 @@
 /**
  * A bounded fuzz test (issue 22): malformed bodies, wrong types, oversized values, hostile strings and broken
  * encodings sent over loopback HTTP to every operation the OpenAPI document lists when the test runs (routes other
- * work adds are covered as they appear). It fails on any 5xx and on any answer slower than 5 s (scaled by the
- * machine's load, see `slowBound`), listing each failing request so it can be replayed.
+ * work adds are covered as they appear). It fails on any 5xx, on any 422 not in the `{detail:[{loc,msg,type}]}`
+ * shape and on any answer slower than 5 s (scaled by the machine's load, see `slowBound`), listing each failing
+ * request so it can be replayed.
  *
  * Bounded in count (ROUNDS_MAX cases per operation) and time (TIME_BUDGET_MS of sending per backend, but at least
  * ROUNDS_MIN rounds, so every operation is covered); operations take turns, one case each per round. The generator
@@ -184,6 +185,8 @@ interface Probe {
 }
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+/** Most of an answer read (error bodies are small; a document list may not be). */
+const MAX_READ = 256 * 1024;
 const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 
 /** Raw JSON-ish bodies that are broken in some way. */
@@ -368,8 +371,12 @@ function send(port: number, probe: Probe, timeoutMs: number): Promise<{ status: 
       { host: '127.0.0.1', port, agent: false, method: probe.method, path: probe.path, headers: { ...probe.headers, ...(probe.body ? { 'content-length': String(probe.body.length) } : {}) } },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.length < 8 && chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body: Buffer.concat(chunks).toString('utf8').slice(0, 300) }));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_READ) chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', (e) => resolve({ status: -1, ms: performance.now() - started, body: `response error: ${e.message}` }));
       },
     );
@@ -381,6 +388,16 @@ function send(port: number, probe: Probe, timeoutMs: number): Promise<{ status: 
 }
 
 // ------------------------------------------------------------------------------------------------ the test
+
+/** A 422 body in the spec's shape. */
+function validationShaped(body: string): boolean {
+  try {
+    const d = JSON.parse(body).detail;
+    return Array.isArray(d) && d.length > 0 && d.every((i: any) => Array.isArray(i.loc) && typeof i.msg === 'string' && typeof i.type === 'string');
+  } catch {
+    return body.length >= MAX_READ; // cut short by the reader: the shape cannot be judged
+  }
+}
 
 let gw: TestGateway;
 let port: number;
@@ -430,8 +447,9 @@ describe(`fuzzing every OpenAPI operation on ${backend}`, () => {
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
         sent.set(`${op.method} ${op.path}`, (sent.get(`${op.method} ${op.path}`) ?? 0) + 1);
         const what = `${probe.method} ${probe.path.slice(0, 160)} [${probe.label}] (seed ${SEED}, round ${round})`;
-        if (r.status >= 500 || r.status < 0) failures.push(`${what} -> ${r.status} ${r.body}`);
+        if (r.status >= 500 || r.status < 0) failures.push(`${what} -> ${r.status} ${r.body.slice(0, 300)}`);
         else if (r.ms > bound) failures.push(`${what} -> answered in ${Math.round(r.ms)} ms (bound ${Math.round(bound)} ms)`);
+        else if (r.status === 422 && !validationShaped(r.body)) failures.push(`${what} -> 422 not in the {detail:[{loc,msg,type}]} shape: ${r.body.slice(0, 300)}`);
       }
     }
     if (process.env.MEMEX_FUZZ_VERBOSE) console.log(`${requests} requests, statuses`, Object.fromEntries(statuses));
