@@ -1,7 +1,9 @@
 /**
  * `memex import mail` (runMailImport) into a LIVE gateway: an mbox file (with ">From " quoting) and a
  * Maildir with a Maildir++ subfolder; the same payload and idempotency as the collector, so a second
- * import is all duplicates; plain progress lines when not on a TTY; usage errors.
+ * import is all duplicates (unchanged files are not even read: the manifest), a changed file is sent
+ * again and a vanished one forgotten; one logical message per Message-ID across folders; the counts add
+ * up; plain progress lines when not on a TTY; usage errors.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,29 +54,65 @@ describe('memex import mail', () => {
     fs.writeFileSync(path.join(md, '.Work', 'cur', '1700000002.M3.host:2,'), simpleMessage(9001));
     fs.writeFileSync(path.join(md, '.Work', 'new', '1700000003.M4.host'), 'garbage without headers\u0000');
 
-    const out = sink();
-    const err = sink();
-    const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env: { HOME: process.env.HOME } });
-    expect(code).toBe(1); // one unreadable message
-    expect(out.text).toMatch(/^mail import: 500 messages read/m);
-    expect(out.text).toMatch(/done: 606 messages, 605 new, 0 duplicates, 0 rejected, 0 not reachable, 1 unreadable/);
-    expect(err.text).toMatch(/1700000003\.M4\.host: /);
+    // The same message (one Message-ID, one body) in the mbox and in the Maildir, with different headers.
+    fs.writeFileSync(path.join(md, '.Work', 'cur', '1700000005.M5.host:2,S'), `Status: RO\r\nX-Folder: Work\r\n${simpleMessage(5001)}`);
+    const env = { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(dir, 'state.json') };
+    const run = async () => {
+      const o = sink();
+      const e = sink();
+      const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--batch', '50'], { stdout: o, stderr: e, env });
+      return { code, out: o.text, err: e.text };
+    };
+    const docs = async () =>
+      (await live.gw.db.query<{ source_id: string; text: string; metadata: any; version_number: number; is_active_version: boolean }>(
+        `SELECT d.external_id AS source_id, d.text, d.metadata, d.version_number, d.is_active_version FROM documents d WHERE d.source_type = 'email_local'`,
+      )).rows;
 
-    const rows = await live.gw.db.query<{ source_id: string; text: string; metadata: any }>(
-      `SELECT s.source_id, d.text, d.metadata FROM ingest_submissions s JOIN documents d ON d.doc_id = s.result_doc_id WHERE s.source_type = 'email_local'`,
-    );
-    expect(rows.rows).toHaveLength(605);
-    const quoted = rows.rows.find((r) => r.source_id === 'email:quote-1@example.org')!;
+    const first = await run();
+    expect(first.code).toBe(1); // one unreadable message
+    expect(first.out).toMatch(/^mail import: 5\d\d messages read, \d+ accepted/m);
+    // 607 read = 605 new + 1 duplicate (the second copy of msg-5001) + 1 unreadable.
+    expect(first.out).toMatch(/done: 607 messages, 605 new, 1 duplicates, 0 rejected, 0 not reachable, 1 unreadable/);
+    expect(first.err).toMatch(/1700000003\.M4\.host: /);
+    const rows = await docs();
+    expect(rows).toHaveLength(605);
+    expect(rows.every((r) => r.version_number === 1)).toBe(true);
+    const quoted = rows.find((r) => r.source_id === 'email:quote-1@example.org')!;
     expect(quoted.text).toContain('From the archive');
-    expect(rows.rows.find((r) => r.source_id === 'email:msg-9001@example.org')!.metadata.mailbox).toBe('Work');
-    expect(rows.rows.find((r) => r.source_id === 'email:sjis-1@example.jp')!.metadata.mailbox).toBe('INBOX');
+    // No folder in the document: a message is one logical message whichever folders hold it.
+    expect(rows.find((r) => r.source_id === 'email:msg-9001@example.org')!.metadata.mailbox).toBeUndefined();
 
-    const again = sink();
-    const code2 = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN], { stdout: again, stderr: sink(), env: { HOME: process.env.HOME } });
-    expect(code2).toBe(1);
-    expect(again.text).toMatch(/done: 606 messages, 0 new, 605 duplicates/);
-    const count = await live.gw.db.query<{ n: number }>(`SELECT count(DISTINCT result_doc_id)::int AS n FROM ingest_submissions WHERE source_type = 'email_local'`);
-    expect(count.rows[0].n).toBe(605);
+    // Unchanged: all duplicates, the files are not read again (only the unreadable one, which is reported again).
+    const again = await run();
+    expect(again.code).toBe(1);
+    expect(again.out).toMatch(/done: 607 messages, 0 new, 606 duplicates \(606 in unchanged files, not read\), 0 rejected, 0 not reachable, 1 unreadable/);
+    expect(await docs()).toHaveLength(605);
+
+    // Without the manifest the gateway still answers duplicates: no new versions.
+    const o3 = sink();
+    await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--rescan'], { stdout: o3, stderr: sink(), env });
+    expect(o3.text).toMatch(/done: 607 messages, 0 new, 606 duplicates, 0 rejected/);
+    expect((await docs()).every((r) => r.version_number === 1)).toBe(true);
+
+    // A changed file is read and sent again (a new version); a vanished one is forgotten; flags (a rename) change nothing.
+    const changed = path.join(md, '.Work', 'cur', '1700000002.M3.host:2,');
+    fs.writeFileSync(changed, simpleMessage(9001, { body: 'The corrected text of message 9001.' }));
+    fs.rmSync(path.join(md, 'cur', '1700000000.M1.host:2,S'));
+    fs.renameSync(path.join(md, 'new', '1700000001.M2.host'), path.join(md, 'cur', '1700000001.M2.host:2,S'));
+    const fourth = await run();
+    expect(fourth.out).toMatch(/done: 606 messages, 1 new, 604 duplicates \(604 in unchanged files, not read\), 0 rejected, 0 not reachable, 1 unreadable/);
+    const after = await docs();
+    expect(after.filter((r) => r.source_id === 'email:msg-9001@example.org' && r.is_active_version).map((r) => r.text)).toEqual(['The corrected text of message 9001.']);
+    const state = JSON.parse(fs.readFileSync(env.MEMEX_MAIL_IMPORT_STATE, 'utf8'));
+    const keys = Object.keys(state.gateways[live.url].sources);
+    expect(keys.some((k) => k.includes('1700000000.M1'))).toBe(false);
+
+    // A server that does not hold what the manifest names (new data directory): the manifest is not trusted.
+    state.gateways[live.url].confirm = ['00000000-0000-4000-8000-000000000000'];
+    fs.writeFileSync(env.MEMEX_MAIL_IMPORT_STATE, JSON.stringify(state));
+    const fifth = await run();
+    expect(fifth.out).toMatch(/done: 606 messages, 0 new, 605 duplicates, 0 rejected/);
+    expect(fifth.out).not.toMatch(/unchanged files/);
   });
 
   it('token from DATA_DIR/auth-token when no flag or variable is given; usage errors exit 2', async () => {

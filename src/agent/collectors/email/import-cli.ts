@@ -2,9 +2,11 @@
  * `memex import mail PATH` — imports mbox files and Maildir folders (plus loose .eml/.emlx files) into the
  * gateway with the same §2.6 payload and idempotency as the local collector, for users off macOS.
  *
- * Stateless by design: the gateway's idempotency makes a second import of the same mail a run of
- * duplicates (nothing twice), and a message that failed is simply sent again by the next import.
- * Progress: a cli-progress bar on a TTY, plain lines (every 500 messages and at the end) otherwise.
+ * The gateway's idempotency makes a second import of the same mail a run of duplicates (nothing twice),
+ * and a message that failed is simply sent again by the next import. A manifest (manifest.ts: per source
+ * its size, mtime and Message-IDs, confirmed with the server before it is trusted) lets an unchanged
+ * source be skipped without reading it, so re-importing an unchanged folder takes about as long as
+ * listing it. Progress: a cli-progress bar on a TTY, plain lines (every 500 messages and at the end) otherwise.
  *
  * Server and token: the rule of every client verb (src/cli/client.ts: --url / MEMEX_URL, --token / AUTH_TOKEN),
  * then an agent configuration file's gateway.base_url / gateway.auth_token, then DATA_DIR/auth-token.
@@ -21,7 +23,8 @@ import { createGatewayClient, type GatewayClient } from '../../gateway-client.ts
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { readMboxFile } from './mbox.ts';
 import { parseCollectedMessage } from './message.ts';
-import { submitEmail } from './submit.ts';
+import { MailManifest, defaultManifestPath, sourceKey, type ManifestEntry } from './manifest.ts';
+import { submitEmailBatch, type BatchItem } from './submit.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -32,7 +35,11 @@ options:
   --token TOKEN        bearer token (default: AUTH_TOKEN, the agent config file, the file DATA_DIR/auth-token)
   --config FILE        agent configuration file (redaction settings, gateway defaults)
   --limit N            stop after N messages
-  --concurrency N      submissions in flight (default 4)
+  --concurrency N      batches in flight (default 2)
+  --batch N            messages per POST /v1/ingest:batch (default 100, at most 1000)
+  --state FILE         manifest of what was sent (default: MEMEX_MAIL_IMPORT_STATE, else
+                       $XDG_STATE_HOME/memex/mail-import-state.json or ~/.local/state/memex/...)
+  --rescan             read every source again, even the ones the manifest knows unchanged
   --no-attachments     do not upload attachments
   --dry-run            parse and build documents, send nothing
   -h, --help           this text`;
@@ -46,6 +53,9 @@ export interface ImportArgs {
   configPath?: string;
   limit: number | null;
   concurrency: number;
+  batch: number;
+  statePath?: string;
+  rescan: boolean;
   attachments: boolean;
   dryRun: boolean;
   help: boolean;
@@ -54,7 +64,7 @@ export interface ImportArgs {
 export class UsageError extends Error {}
 
 export function parseImportArgs(argv: string[]): ImportArgs {
-  const a: ImportArgs = { paths: [], limit: null, concurrency: 4, attachments: true, dryRun: false, help: false };
+  const a: ImportArgs = { paths: [], limit: null, concurrency: 2, batch: 100, rescan: false, attachments: true, dryRun: false, help: false };
   const args = [...argv];
   if (args[0] === 'mail') args.shift();
   for (let i = 0; i < args.length; i++) {
@@ -96,6 +106,18 @@ export function parseImportArgs(argv: string[]): ImportArgs {
         a.concurrency = n;
         break;
       }
+      case '--batch': {
+        const n = Number(value(x));
+        if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UsageError('--batch must be an integer between 1 and 1000');
+        a.batch = n;
+        break;
+      }
+      case '--state':
+        a.statePath = path.resolve(value(x));
+        break;
+      case '--rescan':
+        a.rescan = true;
+        break;
       case '--no-attachments':
         a.attachments = false;
         break;
@@ -154,6 +176,8 @@ export interface ImportSource {
   path: string;
   mailbox: string;
   bytes: number;
+  /** Modification time (ms), for the manifest. */
+  mtimeMs: number;
 }
 
 /** What PATH holds: an mbox file, a Maildir (with Maildir++ subfolders), or a tree containing those. */
@@ -162,8 +186,8 @@ export async function discoverSources(input: string): Promise<ImportSource[]> {
   const st = await fsp.stat(root);
   const out: ImportSource[] = [];
   if (st.isFile()) {
-    if (/\.(eml|emlx)$/i.test(root)) out.push({ kind: 'file', path: root, mailbox: path.basename(path.dirname(root)), bytes: st.size });
-    else out.push({ kind: 'mbox', path: root, mailbox: path.basename(root).replace(/\.mbox$/i, ''), bytes: st.size });
+    if (/\.(eml|emlx)$/i.test(root)) out.push({ kind: 'file', path: root, mailbox: path.basename(path.dirname(root)), bytes: st.size, mtimeMs: st.mtimeMs });
+    else out.push({ kind: 'mbox', path: root, mailbox: path.basename(root).replace(/\.mbox$/i, ''), bytes: st.size, mtimeMs: st.mtimeMs });
     return out;
   }
   const walk = async (dir: string, maildirRoot: string | null) => {
@@ -181,7 +205,7 @@ export async function discoverSources(input: string): Promise<ImportSource[]> {
         for (const n of names.sort()) {
           const p = path.join(d, n);
           const s = await fsp.lstat(p);
-          if (s.isFile()) out.push({ kind: 'maildir', path: p, mailbox: maildirName(dir, mdRoot ?? dir), bytes: s.size });
+          if (s.isFile()) out.push({ kind: 'maildir', path: p, mailbox: maildirName(dir, mdRoot ?? dir), bytes: s.size, mtimeMs: s.mtimeMs });
         }
       }
     }
@@ -198,8 +222,8 @@ export async function discoverSources(input: string): Promise<ImportSource[]> {
         await walk(p, here ? mdRoot : maildirRoot);
       } else if (e.isFile() && !here) {
         const s = await fsp.stat(p);
-        if (/\.(eml|emlx)$/i.test(e.name)) out.push({ kind: 'file', path: p, mailbox: path.basename(dir), bytes: s.size });
-        else if (/\.mbox$/i.test(e.name) || e.name === 'mbox') out.push({ kind: 'mbox', path: p, mailbox: e.name.replace(/\.mbox$/i, ''), bytes: s.size });
+        if (/\.(eml|emlx)$/i.test(e.name)) out.push({ kind: 'file', path: p, mailbox: path.basename(dir), bytes: s.size, mtimeMs: s.mtimeMs });
+        else if (/\.mbox$/i.test(e.name) || e.name === 'mbox') out.push({ kind: 'mbox', path: p, mailbox: e.name.replace(/\.mbox$/i, ''), bytes: s.size, mtimeMs: s.mtimeMs });
       }
     }
   };
@@ -207,22 +231,25 @@ export async function discoverSources(input: string): Promise<ImportSource[]> {
   return out;
 }
 
-async function* readSources(sources: ImportSource[]): AsyncGenerator<RawMail> {
-  for (const s of sources) {
-    if (s.kind === 'mbox') {
-      yield* readMbox(s.path, s.mailbox);
-    } else if (s.bytes > MAX_EMAIL_FILE_BYTES) {
-      yield { bytes: Buffer.alloc(0), location: s.path, mailbox: s.mailbox, emlx: false };
-    } else {
-      yield { bytes: await fsp.readFile(s.path), location: s.path, mailbox: s.mailbox, emlx: /\.emlx$/i.test(s.path) };
-    }
+/** The messages of one source, in order. */
+async function* readSource(s: ImportSource): AsyncGenerator<RawMail> {
+  if (s.kind === 'mbox') {
+    yield* readMbox(s.path, s.mailbox);
+  } else if (s.bytes > MAX_EMAIL_FILE_BYTES) {
+    yield { bytes: Buffer.alloc(0), location: s.path, mailbox: s.mailbox, emlx: false };
+  } else {
+    yield { bytes: await fsp.readFile(s.path), location: s.path, mailbox: s.mailbox, emlx: /\.emlx$/i.test(s.path) };
   }
 }
 
 export interface ImportSummary {
+  /** Messages read (or known unchanged from the manifest). */
   messages: number;
+  /** New and duplicate messages the gateway accepted, plus unchanged and in-run copies. */
   accepted: number;
   duplicates: number;
+  /** Of the duplicates: messages of unchanged sources, not read again (manifest). */
+  unchanged: number;
   rejected: number;
   unreadable: number;
   retryLater: number;
@@ -233,71 +260,174 @@ export interface ImportOptions {
   gateway: GatewayClient;
   config: AgentConfig;
   limit?: number | null;
+  /** Batches in flight (default 2). */
   concurrency?: number;
+  /** Messages per POST /v1/ingest:batch (default 100). */
+  batchSize?: number;
   attachments?: boolean;
   dryRun?: boolean;
+  /** What earlier imports sent; sources it knows unchanged are not read. */
+  manifest?: MailManifest | null;
   onMessage?: (summary: ImportSummary, bytes: number) => void;
   onProblem?: (location: string, reason: string) => void;
 }
 
-/** Imports every message of the sources; the core of `memex import mail`, usable without the CLI. */
+interface SourceProgress {
+  key: string;
+  entry: ManifestEntry;
+  outstanding: number;
+  read: boolean;
+  failed: boolean;
+  submissionId: string | null;
+}
+
+interface Pending {
+  item: BatchItem;
+  location: string;
+  bytes: number;
+  source: SourceProgress;
+}
+
+/**
+ * Imports every message of the sources; the core of `memex import mail`, usable without the CLI. Messages
+ * go to the gateway in batches (POST /v1/ingest:batch) while the next ones are parsed; attachments of a
+ * batch are uploaded a few at a time. One logical message per Message-ID: a copy of a message already sent
+ * in this import (the same message in two folders) is counted as a duplicate and not sent again.
+ * Every message read ends in exactly one count: new, duplicate, rejected, not reachable or unreadable.
+ */
 export async function importMail(sources: ImportSource[], opts: ImportOptions): Promise<ImportSummary> {
-  const sum: ImportSummary = { messages: 0, accepted: 0, duplicates: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0 };
+  const sum: ImportSummary = { messages: 0, accepted: 0, duplicates: 0, unchanged: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0 };
   const redaction = effectiveRedaction(undefined, opts.config.modules.mail.redact_pii);
   const claims = new Map<string, string>(); // source_id -> text hash, this import
+  const unchangedIds = new Set<string>(); // message keys of unchanged sources (not read)
   const inFlight = new Set<Promise<void>>();
-  const concurrency = opts.concurrency ?? 4;
-  for await (const raw of readSources(sources)) {
-    if (opts.limit && sum.messages >= opts.limit) break;
-    sum.messages++;
-    const report = () => opts.onMessage?.(sum, raw.bytes.length);
-    if (raw.bytes.length === 0) {
-      sum.unreadable++;
-      opts.onProblem?.(raw.location, `empty or larger than ${MAX_EMAIL_FILE_BYTES} bytes`);
-      report();
-      continue;
-    }
-    let msg;
-    try {
-      msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx, path: raw.emlx ? raw.location : undefined, mboxFromLine: raw.fromLine });
-    } catch (err) {
-      sum.unreadable++;
-      opts.onProblem?.(raw.location, (err as Error).message);
-      report();
-      continue;
-    }
-    const src = { sourceType: 'email_local' as const, prefix: 'email', redaction, mailbox: raw.mailbox };
-    let built = buildEmailDocument(msg, src);
-    const prev = claims.get(built.document.source_id);
-    if (prev !== undefined && prev !== built.textHash) {
-      built = buildEmailDocument(msg, src, { sourceIdOverride: disambiguatedSourceId(built.document.source_id, built.textHash) });
-    } else if (prev === undefined) claims.set(built.document.source_id, built.textHash);
-    if (opts.dryRun) {
-      report();
-      continue;
-    }
-    const p = submitEmail(opts.gateway, built, {
-      attachments: msg.attachments,
+  const concurrency = opts.concurrency ?? 2;
+  const batchSize = opts.batchSize ?? 100;
+  const manifest = opts.dryRun ? null : (opts.manifest ?? null);
+  let batch: Pending[] = [];
+
+  const settle = (src: SourceProgress) => {
+    if (src.read && src.outstanding === 0 && !src.failed) manifest?.record(src.key, src.entry, src.submissionId);
+  };
+  const send = (items: Pending[]) => {
+    const p = submitEmailBatch(opts.gateway, items.map((i) => i.item), {
       uploadAttachments: opts.attachments ?? true,
       maxAttachmentBytes: opts.config.modules.mail.max_attachment_bytes,
-    }).then((out) => {
-      sum.attachmentsUploaded += out.attachmentsUploaded;
-      if (out.status === 'accepted') {
-        sum.accepted++;
-        if (out.duplicate) sum.duplicates++;
-      } else {
-        if (out.status === 'rejected') sum.rejected++;
-        else sum.retryLater++;
-        opts.onProblem?.(raw.location, out.error ?? 'not accepted');
-      }
-      report();
+    }).then((outs) => {
+      outs.forEach((out, i) => {
+        const it = items[i];
+        sum.attachmentsUploaded += out.attachmentsUploaded;
+        if (out.status === 'accepted') {
+          sum.accepted++;
+          if (out.duplicate) sum.duplicates++;
+          it.source.submissionId ??= out.submissionId;
+        } else {
+          if (out.status === 'rejected') sum.rejected++;
+          else sum.retryLater++;
+          it.source.failed = true;
+          opts.onProblem?.(it.location, out.error ?? 'not accepted');
+        }
+        it.source.outstanding--;
+        settle(it.source);
+        opts.onMessage?.(sum, it.bytes);
+      });
     });
     const tracked = p.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
-    if (inFlight.size >= concurrency) await Promise.race(inFlight);
+  };
+  const flush = async () => {
+    if (batch.length > 0) {
+      send(batch);
+      batch = [];
+    }
+    while (inFlight.size >= concurrency) await Promise.race(inFlight);
+  };
+
+  outer: for (const s of sources) {
+    if (opts.limit && sum.messages >= opts.limit) break;
+    const key = sourceKey(s.kind, s.path);
+    const known = manifest?.unchanged(key, s.bytes, s.mtimeMs);
+    if (known && (!opts.limit || sum.messages + known.ids.length <= opts.limit)) {
+      const n = known.ids.length;
+      sum.messages += n;
+      sum.accepted += n;
+      sum.duplicates += n;
+      sum.unchanged += n;
+      for (const id of known.ids) unchangedIds.add(id);
+      opts.onMessage?.(sum, s.bytes);
+      continue;
+    }
+    const src: SourceProgress = { key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [] }, outstanding: 0, read: false, failed: false, submissionId: null };
+    for await (const raw of readSource(s)) {
+      if (opts.limit && sum.messages >= opts.limit) break outer; // not read to the end: not recorded
+      sum.messages++;
+      const report = () => opts.onMessage?.(sum, raw.bytes.length);
+      if (raw.bytes.length === 0) {
+        sum.unreadable++;
+        src.failed = true;
+        opts.onProblem?.(raw.location, `empty or larger than ${MAX_EMAIL_FILE_BYTES} bytes`);
+        report();
+        continue;
+      }
+      let msg;
+      try {
+        msg = await parseCollectedMessage(raw.bytes, { emlx: raw.emlx, path: raw.emlx ? raw.location : undefined, mboxFromLine: raw.fromLine });
+      } catch (err) {
+        sum.unreadable++;
+        src.failed = true;
+        opts.onProblem?.(raw.location, (err as Error).message);
+        report();
+        continue;
+      }
+      // No mailbox in the document: one logical message, whichever folders hold copies of it.
+      const info = { sourceType: 'email_local' as const, prefix: 'email', redaction };
+      let built = buildEmailDocument(msg, info);
+      src.entry.ids.push(built.messageKey);
+      const prev = claims.get(built.document.source_id);
+      if (prev === built.textHash || (prev === undefined && unchangedIds.has(built.messageKey))) {
+        // The same message again (another folder, an unchanged source, a copy in one mbox): sent already.
+        sum.accepted++;
+        sum.duplicates++;
+        report();
+        continue;
+      }
+      if (prev !== undefined) {
+        built = buildEmailDocument(msg, info, { sourceIdOverride: disambiguatedSourceId(built.document.source_id, built.textHash) });
+      } else claims.set(built.document.source_id, built.textHash);
+      if (opts.dryRun) {
+        report();
+        continue;
+      }
+      src.outstanding++;
+      batch.push({ item: { built, attachments: msg.attachments }, location: raw.location, bytes: raw.bytes.length, source: src });
+      if (batch.length >= batchSize) await flush();
+    }
+    src.read = true;
+    settle(src);
   }
+  await flush();
   await Promise.all(inFlight);
   return sum;
+}
+
+/**
+ * True when the gateway still holds a submission the manifest recorded (GET /v1/ingest/{id}); a new or
+ * emptied server answers 404 and the manifest is not trusted. An empty manifest needs no confirmation.
+ */
+export async function confirmManifest(manifest: MailManifest, target: ServerTarget): Promise<boolean> {
+  if (manifest.size === 0) return true;
+  const id = manifest.confirmations[0];
+  if (!id) return false;
+  try {
+    const r = await fetch(`${target.url}/v1/ingest/${encodeURIComponent(id)}`, {
+      headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+      signal: AbortSignal.timeout(10_000),
+    });
+    await r.body?.cancel();
+    return r.ok;
+  } catch {
+    return false;
+  }
 }
 
 /** Server URL and token: the client rule (src/cli/client.ts), with an agent config file after the variables. */
@@ -374,6 +504,8 @@ export async function runMailImport(
     ingestFilePath: config.gateway.ingest_file_path,
     timeoutSeconds: config.gateway.timeout,
   });
+  const manifest = args.dryRun ? null : await MailManifest.load(args.statePath ?? defaultManifestPath(env), target.url);
+  if (manifest && (args.rescan || !(await confirmManifest(manifest, target)))) manifest.reset();
   const totalBytes = sources.reduce((n, s) => n + s.bytes, 0);
   const tty = stderr.isTTY === true;
   const bar = tty
@@ -391,8 +523,10 @@ export async function runMailImport(
     config,
     limit: args.limit,
     concurrency: args.concurrency,
+    batchSize: args.batch,
     attachments: args.attachments,
     dryRun: args.dryRun,
+    manifest,
     onMessage(s, bytes) {
       doneBytes += bytes;
       const problemsN = s.rejected + s.unreadable + s.retryLater;
@@ -407,10 +541,17 @@ export async function runMailImport(
     },
   });
   bar?.stop();
+  if (manifest) {
+    try {
+      await manifest.save(sources.length ? args.paths.map((p) => path.resolve(expandHome(p))) : []);
+    } catch (err) {
+      stderr.write(`memex import mail: cannot write the manifest ${manifest.file}: ${(err as Error).message}\n`);
+    }
+  }
   for (const p of problems.slice(0, 50)) stderr.write(`memex import mail: ${p}\n`);
   if (problems.length > 50) stderr.write(`memex import mail: … and ${problems.length - 50} more problems\n`);
   stdout.write(
-    `mail import ${args.dryRun ? '(dry run) ' : ''}done: ${summary.messages} messages, ${summary.accepted - summary.duplicates} new, ${summary.duplicates} duplicates, ` +
+    `mail import ${args.dryRun ? '(dry run) ' : ''}done: ${summary.messages} messages, ${summary.accepted - summary.duplicates} new, ${summary.duplicates} duplicates${summary.unchanged ? ` (${summary.unchanged} in unchanged files, not read)` : ''}, ` +
       `${summary.rejected} rejected, ${summary.retryLater} not reachable, ${summary.unreadable} unreadable, ${summary.attachmentsUploaded} attachments uploaded\n`,
   );
   return summary.rejected + summary.retryLater + summary.unreadable > 0 ? 1 : 0;

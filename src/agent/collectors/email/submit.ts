@@ -85,6 +85,9 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
   return out;
 }
 
+/** Attachment uploads in flight for one batch. */
+const ATTACHMENT_UPLOADS_IN_FLIGHT = 4;
+
 interface BatchAnswer {
   results?: Array<{ index: number; status_code: number; submission: IngestAnswer | null; error: { message?: string } | null }>;
 }
@@ -96,7 +99,7 @@ export interface BatchItem {
 
 /**
  * Sends several emails in one POST <ingest_path>:batch (spec §4.8, "multiple when batch is enabled") and
- * maps the per-item results by index; attachments of accepted items are then uploaded one by one. A
+ * maps the per-item results by index; attachments of accepted items are then uploaded, a few at a time. A
  * gateway without the batch route (404/405) gets single submissions instead (spec-notes B4.8).
  */
 export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[], opts: Omit<SubmitOptions, 'attachments'> = {}): Promise<SubmitOutcome[]> {
@@ -137,19 +140,26 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
       outs.push({ ...base, status: retry ? 'retry' : 'rejected', error: `Gateway answered ${r.status_code}: ${r.error?.message ?? ''}`.trim(), responseBody: body });
       continue;
     }
-    const o: SubmitOutcome = {
+    outs.push({
       ...base,
       duplicate: r.submission.duplicate === true,
       docId: r.submission.doc_id ?? null,
       submissionId: r.submission.submission_id ?? null,
       gatewayStatus: r.submission.status ?? null,
+    });
+  }
+  // Attachments of the accepted items, a few uploads at a time (not one by one after each message).
+  if (opts.uploadAttachments) {
+    const jobs = items.map((it, i) => ({ it, i })).filter(({ it, i }) => outs[i].status === 'accepted' && (it.attachments?.length ?? 0) > 0);
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const { it, i } = jobs[next++];
+        const up = await uploadAttachments(gateway, it.built, it.attachments!, opts);
+        Object.assign(outs[i], up.patch);
+      }
     };
-    const atts = items[i].attachments ?? [];
-    if (opts.uploadAttachments && atts.length) {
-      const up = await uploadAttachments(gateway, items[i].built, atts, opts);
-      Object.assign(o, up.patch);
-    }
-    outs.push(o);
+    await Promise.all(Array.from({ length: Math.min(ATTACHMENT_UPLOADS_IN_FLIGHT, jobs.length) }, worker));
   }
   return outs;
 }

@@ -1,0 +1,128 @@
+/**
+ * memex against mu and notmuch on one generated Maildir (bench/email/corpus.ts: conversations by
+ * In-Reply-To/References, 30 % HTML alternatives, 10 % attachments), side by side in one run:
+ *
+ *   node --import tsx bench/email/peer.ts [--messages 10000] [--backend both|postgres|pglite] [--concurrency 2]
+ *
+ * Prints messages/s of the first import, the wall time of an unchanged re-import, and the threads found.
+ * mu and notmuch run as commands (`mu init` + `mu index`, `notmuch new`; installed from Debian when
+ * missing and apt-get is usable). memex runs `memex import mail` in this process (runMailImport, the
+ * CLI's code, so Node's start-up is not counted) against `memex serve` in a child process with the
+ * embedding worker off (EMBEDDING_WORKER=off).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { machineLine, startBenchServer } from '../lib/server.ts';
+import { generateCorpus, writeMaildir } from './corpus.ts';
+import { notmuchConfig } from './notmuch.ts';
+
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '10000' },
+    backend: { type: 'string', default: 'both' },
+    concurrency: { type: 'string' },
+    seed: { type: 'string', default: '17' },
+  },
+});
+const total = Number(values.messages);
+const backends = values.backend === 'both' ? (['postgres', 'pglite'] as const) : [values.backend as 'postgres' | 'pglite'];
+
+interface Row {
+  name: string;
+  rate: number;
+  reimport: number;
+  threads: number | null;
+  note?: string;
+}
+
+function ensureTool(cmd: string, pkg: string): boolean {
+  if (spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0) return true;
+  if (process.getuid?.() === 0 && spawnSync('apt-get', ['install', '-y', '-q', pkg], { stdio: 'inherit' }).status === 0) return true;
+  console.error(`${cmd} missing (apt-get install ${pkg}); its row is skipped`);
+  return false;
+}
+
+function timed(fn: () => void): number {
+  const t = performance.now();
+  fn();
+  return (performance.now() - t) / 1000;
+}
+
+async function timedAsync(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return (performance.now() - t) / 1000;
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-peer-'));
+const corpus = generateCorpus({ messages: total, seed: Number(values.seed), domain: `peer${values.seed}.example` });
+const maildir = writeMaildir(path.join(work, 'Maildir'), corpus.messages);
+console.log(`${machineLine()}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`corpus: ${total} messages in ${corpus.threads.length} conversations (${(dirBytes(maildir) / 2 ** 20).toFixed(1)} MiB Maildir)`);
+
+const rows: Row[] = [];
+
+if (ensureTool('mu', 'maildir-utils')) {
+  const home = path.join(work, 'mu');
+  execFileSync('mu', ['init', `--maildir=${maildir}`, `--muhome=${home}`], { stdio: 'ignore' });
+  const first = timed(() => execFileSync('mu', ['index', `--muhome=${home}`], { stdio: 'ignore' }));
+  const again = timed(() => execFileSync('mu', ['index', `--muhome=${home}`], { stdio: 'ignore' }));
+  rows.push({ name: '`mu index`', rate: total / first, reimport: again, threads: null });
+}
+
+if (ensureTool('notmuch', 'notmuch')) {
+  const env = { ...process.env, NOTMUCH_CONFIG: notmuchConfig(maildir, path.join(work, 'notmuch')) };
+  const first = timed(() => execFileSync('notmuch', ['new', '--quiet'], { env, stdio: 'ignore' }));
+  const again = timed(() => execFileSync('notmuch', ['new', '--quiet'], { env, stdio: 'ignore' }));
+  const threads = Number(execFileSync('notmuch', ['count', '--output=threads', '*'], { env }).toString().trim());
+  rows.push({ name: '`notmuch new`', rate: total / first, reimport: again, threads });
+}
+
+for (const backend of backends) {
+  const server = await startBenchServer(backend, { EMBEDDING_WORKER: 'off' });
+  try {
+    const env = { ...process.env, MEMEX_URL: server.url, AUTH_TOKEN: server.token, MEMEX_MAIL_IMPORT_STATE: path.join(work, `state-${backend}.json`) };
+    const sink = { write: () => true, isTTY: false };
+    const args = [maildir, ...(values.concurrency ? ['--concurrency', values.concurrency] : [])];
+    let out = '';
+    const capture = { write: (s: string) => ((out += s), true), isTTY: false };
+    const first = await timedAsync(() => runMailImport(args, { stdout: capture, stderr: sink, env }));
+    const again = await timedAsync(() => runMailImport(args, { stdout: sink, stderr: sink, env }));
+    const threads = await countThreads(server.url, server.token);
+    rows.push({ name: `\`memex import mail\`, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`, rate: total / first, reimport: again, threads, note: out.trim().split('\n').pop() });
+  } finally {
+    await server.stop();
+  }
+}
+
+console.log('\n| | messages/s | unchanged re-import | threads found |\n|---|---:|---:|---:|');
+for (const r of rows) console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${r.reimport.toFixed(2)} s | ${r.threads === null ? '—' : r.threads.toLocaleString('en')} |`);
+for (const r of rows) if (r.note) console.log(`${r.name}: ${r.note}`);
+console.log(`true conversations: ${corpus.threads.length}; load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+fs.rmSync(work, { recursive: true, force: true });
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) n += fs.statSync(path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)).size;
+  }
+  return n;
+}
+
+/** Email threads with at least one message, through the gateway's SQL-free API: documents grouped by thread_id. */
+async function countThreads(url: string, token: string): Promise<number> {
+  const ids = new Set<string>();
+  for (let offset = 0; ; offset += 200) {
+    const r = await fetch(`${url}/v1/documents?source_type=email_local&limit=200&offset=${offset}`, { headers: { authorization: `Bearer ${token}` } });
+    if (!r.ok) throw new Error(`GET /v1/documents answered ${r.status}`);
+    const body = (await r.json()) as { documents?: { thread_id: string | null }[]; items?: { thread_id: string | null }[] };
+    const docs = body.documents ?? body.items ?? [];
+    for (const d of docs) if (d.thread_id) ids.add(d.thread_id);
+    if (docs.length < 200) break;
+  }
+  return ids.size;
+}

@@ -1,0 +1,120 @@
+/**
+ * What `memex import mail` already sent, per gateway and per source (a Maildir message or .eml file, an mbox
+ * file): its size, modification time and Message-IDs, the way notmuch and mu remember what they indexed. A
+ * source whose size and mtime are unchanged is not read again; a changed one is read and sent again (the
+ * gateway answers duplicates for what it already holds); a vanished one is forgotten.
+ *
+ * The manifest never answers for a server that lost its data: it keeps a few submission ids the gateway
+ * accepted, and the importer confirms one of them with the gateway (GET /v1/ingest/{id}) before trusting the
+ * manifest. A Maildir message is keyed by its folder and unique name without the `:2,` flags, so reading or
+ * flagging a message (a rename, new/ -> cur/) does not make it new.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface ManifestEntry {
+  size: number;
+  mtime: number;
+  /** Message-IDs (or message keys) of the messages the source held. */
+  ids: string[];
+}
+
+interface GatewayPart {
+  confirm: string[];
+  sources: Record<string, ManifestEntry>;
+}
+
+interface ManifestFile {
+  version: 1;
+  gateways: Record<string, GatewayPart>;
+}
+
+const MAX_CONFIRM_IDS = 3;
+
+export function defaultManifestPath(env: NodeJS.ProcessEnv): string {
+  if (env.MEMEX_MAIL_IMPORT_STATE) return path.resolve(env.MEMEX_MAIL_IMPORT_STATE);
+  const base = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(base, 'memex', 'mail-import-state.json');
+}
+
+/** The manifest key of a source path: Maildir messages by folder + unique name (flags and cur/new dropped). */
+export function sourceKey(kind: 'mbox' | 'maildir' | 'file', file: string): string {
+  if (kind !== 'maildir') return file;
+  const unique = path.basename(file).replace(/:2,[^/]*$/, '');
+  return path.join(path.dirname(path.dirname(file)), unique);
+}
+
+export class MailManifest {
+  private readonly seen = new Map<string, ManifestEntry>();
+  private confirmIds: string[];
+
+  private constructor(
+    readonly file: string,
+    readonly gateway: string,
+    private data: ManifestFile,
+    private previous: GatewayPart,
+  ) {
+    this.confirmIds = [...previous.confirm];
+  }
+
+  static async load(file: string, gateway: string): Promise<MailManifest> {
+    let data: ManifestFile = { version: 1, gateways: {} };
+    try {
+      const parsed = JSON.parse(await fsp.readFile(file, 'utf8')) as ManifestFile;
+      if (parsed && parsed.version === 1 && parsed.gateways && typeof parsed.gateways === 'object') data = parsed;
+    } catch {
+      /* missing or unreadable: start empty */
+    }
+    const part = data.gateways[gateway] ?? { confirm: [], sources: {} };
+    return new MailManifest(file, gateway, data, part);
+  }
+
+  /** Submission ids to confirm with the gateway before trusting the manifest. */
+  get confirmations(): string[] {
+    return this.previous.confirm;
+  }
+
+  get size(): number {
+    return Object.keys(this.previous.sources).length;
+  }
+
+  /** Drops what the manifest remembers for this gateway (the gateway no longer holds it). */
+  reset(): void {
+    this.previous = { confirm: [], sources: {} };
+    this.confirmIds = [];
+  }
+
+  /** The entry of an unchanged source, else null. */
+  unchanged(key: string, size: number, mtime: number): ManifestEntry | null {
+    const e = this.previous.sources[key];
+    if (!e || e.size !== size || e.mtime !== mtime) return null;
+    this.seen.set(key, e);
+    return e;
+  }
+
+  /** A source whose every message the gateway accepted. */
+  record(key: string, entry: ManifestEntry, submissionId: string | null): void {
+    this.seen.set(key, entry);
+    if (submissionId && this.confirmIds.length < MAX_CONFIRM_IDS && !this.confirmIds.includes(submissionId)) this.confirmIds.push(submissionId);
+  }
+
+  /**
+   * Writes the manifest: sources under `roots` are replaced by what this run saw (a vanished or failed
+   * source is forgotten); sources elsewhere stay as they were. Written to a temporary file, then renamed.
+   */
+  async save(roots: string[]): Promise<void> {
+    const under = (key: string) => roots.some((r) => key === r || key.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
+    const sources: Record<string, ManifestEntry> = {};
+    for (const [k, e] of Object.entries(this.previous.sources)) if (!under(k)) sources[k] = e;
+    for (const [k, e] of this.seen) sources[k] = e;
+    // Confirmation ids must name submissions this gateway still holds: keep the old ones only with old entries.
+    const confirm = Object.keys(sources).length ? this.confirmIds : [];
+    this.data.gateways[this.gateway] = { confirm, sources };
+    await fsp.mkdir(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    await fsp.writeFile(tmp, JSON.stringify(this.data), { mode: 0o600 });
+    fs.renameSync(tmp, this.file);
+  }
+}
