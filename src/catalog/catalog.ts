@@ -391,7 +391,7 @@ export class Catalog {
     const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE ${w}`, params);
     const rows = await this.db.query<Record<string, unknown>>(
       `SELECT doc_id, metadata, text, title, source_type, external_id, version_number, content_timestamp,
-              has_attachments, status
+              has_attachments, status, thread_id
          FROM documents WHERE ${w}
         ORDER BY content_timestamp DESC, doc_id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, f.limit, f.offset],

@@ -22,6 +22,7 @@ export const DocumentListItem = Type.Object({
   content_timestamp: Type.String(),
   has_attachments: Type.Boolean(),
   status: Type.String(),
+  thread_id: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const DocumentListResponse = Type.Object(
