@@ -1,6 +1,7 @@
 /**
- * vCard import (issue 5, beyond the spec, for users off macOS): `.vcf` files of vCard 3.0 or 4.0
- * (parsed by ical.js, which implements RFC 6350 and the 3.0 grammar) become contact cards and go
+ * vCard import (issue 5, beyond the spec, for users off macOS): `.vcf` files of vCard 2.1, 3.0 or 4.0
+ * (parsed by ical.js, which implements RFC 6350 and the 3.0 grammar; 2.1 is rewritten as 3.0 by
+ * vcard-lines.ts, which also lets one unreadable property be skipped) become contact cards and go
  * through the same contact pipeline as the host collector: either in-process through a Catalog or
  * over HTTP to a running gateway's POST /catalog/contacts/ingest.
  *
@@ -14,6 +15,9 @@ import type { ContactIngestResponseT, PersonPayloadT } from '../schemas/people.t
 import { sha256Hex } from '../util/hash.ts';
 import { ingestContacts } from './contacts.ts';
 import { resolveServerTarget, type ServerTarget } from '../cli/client.ts';
+import { vcardTexts, type CardText, type VcfProblem } from './vcard-lines.ts';
+
+export type { VcfProblem };
 
 /** Largest .vcf accepted (cards with embedded photos are big, but not this big). */
 export const MAX_VCF_BYTES = 256 * 1024 * 1024;
@@ -23,6 +27,8 @@ export interface VcfParseResult {
   cards: PersonPayloadT[];
   /** Cards that could not be read (no name, no identifier and nothing else usable). */
   rejected: number;
+  /** Properties left out because they could not be read, and cards rejected, with where and why. */
+  problems: VcfProblem[];
 }
 
 type Prop = InstanceType<typeof ICAL.Property>;
@@ -113,16 +119,51 @@ export function cardToPayload(jcard: unknown[]): PersonPayloadT | null {
   };
 }
 
-/** Parses the text of a .vcf file (one or many cards, vCard 3.0 or 4.0). */
+/** ical.js's jCard of one card; properties it cannot read are left out and reported. */
+function parseCard(card: CardText, problems: VcfProblem[]): unknown[] | null {
+  try {
+    return ICAL.parse(card.text) as unknown[];
+  } catch {
+    /* find the properties at fault below */
+  }
+  const version = /\r\nVERSION:(\S+)\r\n/.exec(card.text)?.[1] ?? '3.0';
+  const readable: string[] = [];
+  for (const p of card.properties) {
+    try {
+      ICAL.parse(`BEGIN:VCARD\r\nVERSION:${version}\r\n${p.text}\r\nEND:VCARD\r\n`);
+      readable.push(p.text);
+    } catch (err) {
+      problems.push({ card: card.index, line: p.line, property: p.name, reason: (err as Error).message.slice(0, 200) });
+    }
+  }
+  try {
+    return ICAL.parse(['BEGIN:VCARD', `VERSION:${version}`, ...readable, 'END:VCARD'].join('\r\n') + '\r\n') as unknown[];
+  } catch (err) {
+    problems.push({ card: card.index, line: card.properties[0]?.line ?? 0, property: 'VCARD', reason: (err as Error).message.slice(0, 200) });
+    return null;
+  }
+}
+
+/**
+ * Parses the text of a .vcf file (one or many cards, vCard 2.1, 3.0 or 4.0). A property that cannot be
+ * read is skipped and listed in `problems`; a card with nothing usable counts as rejected. Throws when the
+ * text holds no card at all.
+ */
 export function parseVcf(text: string): VcfParseResult {
-  // Some exporters fold with bare LF or leave blank lines between cards; ical.js wants CRLF-free input it can unfold.
-  const parsed = ICAL.parse(text.replace(/\r\n/g, '\n').replace(/\n\s*\n/g, '\n')) as unknown;
-  const jcards = (Array.isArray(parsed) && parsed[0] === 'vcard' ? [parsed] : (parsed as unknown[])) as unknown[][];
+  const texts = vcardTexts(text);
+  if (texts.length === 0) throw new Error('no BEGIN:VCARD … END:VCARD card found');
   const cards: PersonPayloadT[] = [];
+  const problems: VcfProblem[] = [];
   let rejected = 0;
   const seen = new Set<string>();
-  for (const j of jcards) {
-    const card = cardToPayload(j);
+  for (const t of texts) {
+    const jcard = parseCard(t, problems);
+    let card: PersonPayloadT | null = null;
+    try {
+      card = jcard ? cardToPayload(jcard) : null;
+    } catch (err) {
+      problems.push({ card: t.index, line: t.properties[0]?.line ?? 0, property: 'VCARD', reason: (err as Error).message.slice(0, 200) });
+    }
     if (!card) {
       rejected += 1;
       continue;
@@ -132,7 +173,7 @@ export function parseVcf(text: string): VcfParseResult {
     seen.add(card.external_id);
     cards.push(card);
   }
-  return { cards, rejected };
+  return { cards, rejected, problems };
 }
 
 export interface ImportVcfOptions {
@@ -154,6 +195,7 @@ export interface ImportVcfOptions {
 export interface ImportVcfResult extends Omit<ContactIngestResponseT, 'since_token_next'> {
   cards: number;
   rejected: number;
+  problems: VcfProblem[];
 }
 
 /** Reads a .vcf file and sends its cards through the contact pipeline; counts are summed. */
@@ -184,7 +226,7 @@ export async function importCards(parsed: VcfParseResult, opts: ImportVcfOptions
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += res[k];
     opts.onProgress?.(Math.min(i + size, parsed.cards.length), parsed.cards.length);
   }
-  return { ...total, cards: parsed.cards.length, rejected: parsed.rejected };
+  return { ...total, cards: parsed.cards.length, rejected: parsed.rejected, problems: parsed.problems };
 }
 
 async function postBatch(base: string, token: string | undefined, body: unknown): Promise<ContactIngestResponseT> {
@@ -251,8 +293,10 @@ export async function importVcfCommand(
       },
     });
     bar?.stop();
+    for (const p of r.problems.slice(0, 20)) out.write(`card ${p.card}, line ${p.line}: ${p.property} skipped (${p.reason})\n`);
+    if (r.problems.length > 20) out.write(`… and ${r.problems.length - 20} more unreadable properties\n`);
     out.write(
-      `${r.cards} cards read (${r.rejected} unreadable): ${r.upserts} added or updated, ${r.skipped} unchanged, ` +
+      `${r.cards} cards read (${r.rejected} unreadable, ${r.problems.length} properties skipped): ${r.upserts} added or updated, ${r.skipped} unchanged, ` +
         `${r.conflicts} conflicts\n`,
     );
     return r.conflicts > 0 ? 1 : 0;
