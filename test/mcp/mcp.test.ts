@@ -223,6 +223,8 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       const r = await c.readResource({ uri: `memex://document/${docs.lisbon}` });
       expect(r.contents[0]).toMatchObject({ uri: `memex://document/${docs.lisbon}`, mimeType: 'text/plain' });
       expect((r.contents[0] as { text: string }).text).toContain('# Trip to Lisbon');
+      await expect(c.readResource({ uri: 'memex://document/0190a000-0000-7000-8000-000000000000' })).rejects.toThrow(/not found/i);
+      await expect(c.readResource({ uri: 'memex://document/nope' })).rejects.toThrow(/UUID/);
       const templates = await c.listResourceTemplates();
       expect(templates.resourceTemplates[0].uriTemplate).toBe('memex://document/{id}');
     } finally {
@@ -264,6 +266,9 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(raw.status).toBe(401);
+    // Stateless: no SSE stream to open and no session to delete.
+    const get = await fetch(new URL('/mcp', url), { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(get.status).toBe(405);
   });
 
   it('serves several clients at once', async () => {
