@@ -12,12 +12,12 @@
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
 import { imageSize } from 'image-size';
 import { canonicalJson } from '../util/hash.ts';
 import { htmlToReadable, shutdownHtmlWorker } from './html-convert.ts';
+import { WorkerPool } from './worker-pool.ts';
 
 export interface ExtractLimits {
   /** Largest file extraction will read (bytes). */
@@ -452,121 +452,8 @@ function fontDir(): string {
   return standardFontDataUrl;
 }
 
-interface PdfJob {
-  id: number;
-  data: Uint8Array;
-  limits: ExtractLimits;
-  render: boolean;
-  resolve: (r: PdfWorkerReply) => void;
-}
-
-/**
- * One long-lived PDF worker, reused across files (starting one and loading pdf.js costs ~100-200 ms), running one job
- * at a time. A job over its time limit, a crash or an out-of-memory exit terminates the worker; the next job starts a
- * fresh one. The worker is recycled after RECYCLE_AFTER jobs and shut down when idle, and it never keeps the process
- * alive (unref).
- */
-class PdfWorkerPool {
-  private worker: Worker | undefined;
-  private workerMemoryMb = 0;
-  private jobsOnWorker = 0;
-  private queue: PdfJob[] = [];
-  private current: { job: PdfJob; timer: NodeJS.Timeout } | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private nextId = 1;
-  static readonly RECYCLE_AFTER = 200;
-  static readonly IDLE_MS = 30_000;
-
-  run(data: Uint8Array, limits: ExtractLimits, render: boolean): Promise<PdfWorkerReply> {
-    return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, data, limits, render, resolve });
-      this.pump();
-    });
-  }
-
-  /** Terminates the worker (tests, shutdown). Queued jobs still run on a new worker. */
-  async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) await w.terminate();
-  }
-
-  private spawn(memoryMb: number): Worker {
-    const w = new Worker(new URL('./pdf-worker.mjs', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 64 },
-      stdout: true, // pdf.js prints warnings for damaged files; keep them out of the server log
-      stderr: true,
-    });
-    w.stdout.resume();
-    w.stderr.resume();
-    w.unref();
-    w.on('message', (m: PdfWorkerReply & { id: number }) => {
-      if (w === this.worker && this.current?.job.id === m.id) this.finish(m);
-    });
-    w.on('error', (e: Error & { code?: string }) => {
-      if (w !== this.worker) return;
-      const lim = this.current?.job.limits.maxMemoryMb ?? memoryMb;
-      this.fail(
-        e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `PDF extraction exceeded ${lim} MB of memory` : `PDF extraction crashed: ${e.message}`,
-      );
-    });
-    w.on('exit', (code) => {
-      if (w !== this.worker) return;
-      this.fail(`PDF extraction stopped (exit code ${code})`);
-    });
-    this.workerMemoryMb = memoryMb;
-    this.jobsOnWorker = 0;
-    return w;
-  }
-
-  private pump(): void {
-    if (this.current || this.queue.length === 0) return;
-    clearTimeout(this.idleTimer);
-    const job = this.queue.shift()!;
-    if (this.worker && (this.workerMemoryMb !== job.limits.maxMemoryMb || this.jobsOnWorker >= PdfWorkerPool.RECYCLE_AFTER)) {
-      void this.close();
-    }
-    this.worker ??= this.spawn(job.limits.maxMemoryMb);
-    this.jobsOnWorker++;
-    const timer = setTimeout(() => this.fail(`PDF extraction timed out after ${job.limits.timeoutMs} ms`), job.limits.timeoutMs);
-    this.current = { job, timer };
-    const { data, limits, render } = job;
-    this.worker.postMessage(
-      {
-        id: job.id,
-        data,
-        maxPages: limits.maxPages,
-        maxTextChars: limits.maxTextChars,
-        render: render ? { maxPages: limits.maxOcrPages, maxPixels: limits.maxPixels, scale: 3 } : null,
-        standardFontDataUrl: fontDir(),
-      },
-      [data.buffer as ArrayBuffer],
-    );
-  }
-
-  private finish(reply: PdfWorkerReply): void {
-    const cur = this.current;
-    if (!cur) return;
-    clearTimeout(cur.timer);
-    this.current = undefined;
-    cur.job.resolve(reply);
-    if (this.queue.length) this.pump();
-    else {
-      this.idleTimer = setTimeout(() => void this.close(), PdfWorkerPool.IDLE_MS);
-      this.idleTimer.unref();
-    }
-  }
-
-  /** The current job failed in a way that leaves the worker unusable: kill it, answer the job, go on. */
-  private fail(error: string): void {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) void w.terminate();
-    if (this.current) this.finish({ ok: false, error });
-  }
-}
-
-const pdfPool = new PdfWorkerPool();
+/** The PDF worker (pdf-worker.mjs), reused across files; see WorkerPool. */
+const pdfPool = new WorkerPool<PdfWorkerReply>({ script: new URL('./pdf-worker.mjs', import.meta.url), what: 'PDF extraction', quiet: true });
 
 /** Stops the PDF and HTML worker threads (for orderly shutdown; they are unref'd, so they never block exit). */
 export async function shutdownExtraction(): Promise<void> {
@@ -577,7 +464,19 @@ async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts:
   const wantRender = (opts.renderPdfPages ?? true) && !!opts.ocr && limits.maxOcrPages > 0;
   // Copy: the worker takes ownership of the bytes it is sent, and the caller keeps its Buffer.
   const data = new Uint8Array(b);
-  const r = await pdfPool.run(data, limits, wantRender);
+  const r = await pdfPool.run({
+    message: {
+      data,
+      maxPages: limits.maxPages,
+      maxTextChars: limits.maxTextChars,
+      render: wantRender ? { maxPages: limits.maxOcrPages, maxPixels: limits.maxPixels, scale: 3 } : null,
+      standardFontDataUrl: fontDir(),
+    },
+    transfer: [data.buffer as ArrayBuffer],
+    timeoutMs: limits.timeoutMs,
+    memoryMb: limits.maxMemoryMb,
+    timeoutError: `PDF extraction timed out after ${limits.timeoutMs} ms`,
+  });
   if (!r.ok) return { status: 'failed', method: 'pdf-text', text: '', error: r.error, warnings: [], detected: det };
   const warnings = [...r.warnings];
   const text = cleanText(r.pageTexts.join('\n\n'));

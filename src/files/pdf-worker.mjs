@@ -6,7 +6,8 @@
 // Why plain JavaScript: worker threads do not go through the TypeScript loader under every runner (vitest, tsx,
 // plain node); an .mjs file starts the same way everywhere. The message shapes are typed in extract.ts.
 // The worker is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
-// message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}.
+// message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}; {ready: true}
+// once loaded.
 import { parentPort } from 'node:worker_threads';
 
 const pdfjsPromise = import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -126,6 +127,8 @@ async function readDocument(doc, { maxPages, maxTextChars, render }) {
   return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, images, renderer, renderError, warnings };
 }
 
+// The pool starts a job's time budget once the worker says it is ready (src/files/worker-pool.ts).
+parentPort.postMessage({ ready: true });
 parentPort.on('message', (job) => {
   run(job).then(
     (result) => {
