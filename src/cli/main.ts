@@ -29,6 +29,7 @@ commands:
          [--block] [--dry-run] [--yes]
                                       erase it with everything derived from it (docs/forget.md)
   gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses
+  export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)
   rethread                            group stored email into conversations again (and recompute
                                       relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
@@ -188,6 +189,11 @@ async function main(argv: string[]): Promise<void> {
     case 'forget': {
       const { runForgetCommand } = await import('../forget/cli.ts');
       process.exitCode = await runForgetCommand(rest);
+      return;
+    }
+    case 'export': {
+      const { runExportCommand } = await import('../maintenance/export-cli.ts');
+      process.exitCode = await runExportCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'gc': {

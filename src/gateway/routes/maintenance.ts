@@ -1,8 +1,10 @@
-/** POST /v1/admin/gc: collect what no document references (src/maintenance/gc.ts). */
+/** POST /v1/admin/gc (src/maintenance/gc.ts) and GET /v1/export (src/maintenance/export.ts). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Database } from '../../db/types.ts';
 import type { ObjectStore } from '../../files/object-store.ts';
+import { Readable } from 'node:stream';
+import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 
@@ -52,6 +54,26 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ db: Database; store?
       });
       req.log.info(result, 'garbage collected');
       return result;
+    },
+  );
+
+  app.get(
+    '/v1/export',
+    {
+      schema: {
+        tags: ['admin'],
+        operationId: 'exportNdjson',
+        summary:
+          'Everything as NDJSON: a header line with counts, then active documents (metadata, people, files), threads and people',
+        querystring: Type.Object({ format: Type.Optional(Type.Literal('ndjson', { default: 'ndjson' })) }, { additionalProperties: false }),
+        produces: ['application/x-ndjson'],
+        response: { 422: ValidationErrorBody },
+      },
+    },
+    async (_req, reply) => {
+      reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+      reply.header('content-disposition', 'attachment; filename="memex-export.ndjson"');
+      return reply.send(Readable.from(exportNdjson(db), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
     },
   );
 };

@@ -1,0 +1,85 @@
+/**
+ * `memex export --format ndjson [--out FILE]`: the NDJSON export (src/maintenance/export.ts) from the
+ * running server (GET /v1/export), or from the database when no server runs; a progress bar on
+ * stderr when it is a terminal.
+ */
+import fs from 'node:fs';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import type { Database } from '../db/types.ts';
+import { exportNdjson, type ExportHeader } from './export.ts';
+
+export const EXPORT_USAGE = `usage: memex export --format ndjson [--out FILE] [--url URL] [--token TOKEN]
+
+Writes every active document (text, metadata, people, files), every thread and every person as
+NDJSON (one JSON object per line, the first a header with counts) to FILE or standard output.
+This is the way to take your data elsewhere; see docs/forget.md ("Export").`;
+
+async function* linesOf(stream: Readable): AsyncIterable<string> {
+  const rl = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  for await (const line of rl) if (line) yield `${line}\n`;
+}
+
+export async function runExportCommand(
+  argv: string[],
+  openDatabase: () => Promise<Database>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      format: { type: 'string', default: 'ndjson' },
+      out: { type: 'string', short: 'o' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(EXPORT_USAGE);
+    return 0;
+  }
+  if (values.format !== 'ndjson') {
+    console.error(`memex export: the only format is ndjson (got "${values.format}")`);
+    return 2;
+  }
+  let lines: AsyncIterable<string>;
+  let db: Database | undefined;
+  const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
+  try {
+    const res = await client.fetch('GET', '/v1/export', { query: { format: 'ndjson' } });
+    if (!res.ok || !res.body) {
+      console.error(`memex export: the server answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      return 1;
+    }
+    lines = linesOf(Readable.fromWeb(res.body as any));
+  } catch (err) {
+    if (!(err instanceof ServerError) || err.status !== 0) throw err;
+    db = await openDatabase();
+    lines = exportNdjson(db);
+  }
+
+  const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : process.stdout;
+  const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'export [{bar}] {value}/{total} {percentage}%', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
+  let written = 0;
+  try {
+    for await (const line of lines) {
+      if (written === 0) {
+        const h = JSON.parse(line) as ExportHeader;
+        bar?.start(h.counts.documents + h.counts.threads + h.counts.people, 0);
+      } else bar?.update(written);
+      if (!out.write(line)) await once(out, 'drain');
+      written++;
+    }
+  } finally {
+    bar?.stop();
+    await db?.close();
+    if (out !== process.stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
+  }
+  if (values.out) console.error(`memex export: ${written - 1} records written to ${values.out}`);
+  return 0;
+}
