@@ -34,15 +34,19 @@ export function canonicalEmail(raw: string): string | null {
 
 const SHORTCODE_RE = /^\d{3,6}$/;
 
-/** E.164 for a valid number; `{kind:'shortcode'}` for 3–6 digit service codes; null when invalid. */
+/**
+ * E.164 for a number libphonenumber finds valid in `region`; else `{kind:'shortcode'}` for 3–6 digit
+ * service codes; null when invalid. The library is asked first: short national numbers are real phones
+ * in many regions (Andorra `712345`, Niue `7012`, the Faroe Islands `201234`).
+ */
 export function canonicalPhone(raw: string, region = 'US'): CanonicalIdentifier | null {
   const s = stripHandlePrefix(raw);
-  const digits = s.replace(/[\s().\-]/g, '');
-  if (SHORTCODE_RE.test(digits)) return { kind: 'shortcode', value: digits };
   if (!/\d/.test(s)) return null;
   const parsed = parsePhoneNumberFromString(s, region as CountryCode);
-  if (!parsed || !parsed.isValid()) return null;
-  return { kind: 'phone', value: parsed.number };
+  if (parsed?.isValid()) return { kind: 'phone', value: parsed.number };
+  const digits = s.replace(/[\s().\-]/g, '');
+  if (SHORTCODE_RE.test(digits)) return { kind: 'shortcode', value: digits };
+  return null;
 }
 
 /** Maps the identifier_type a client sends to our identifier kinds; unknown types are not linkable. */
