@@ -53,3 +53,22 @@ export const ErrorEnvelope = Type.Object({
 export type ErrorEnvelopeT = Static<typeof ErrorEnvelope>;
 
 export const DetailError = Type.Object({ detail: Type.Unknown() });
+
+/**
+ * One entry of metadata.attachments (gateway spec 2.1): `index` and `mime_type` required, `kind`
+ * and `role` from their sets, `size_bytes` an integer; other keys (filename, source_ref, ocr,
+ * caption, vision, exif, sha256…) pass through.
+ */
+export const ATTACHMENT_KINDS = ['image', 'pdf', 'file', 'other'] as const;
+export const ATTACHMENT_ROLES = ['attachment', 'inline', 'thumbnail', 'related'] as const;
+export const AttachmentEntry = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0 }),
+    kind: Type.Optional(StringEnum(ATTACHMENT_KINDS)),
+    role: Type.Optional(StringEnum(ATTACHMENT_ROLES)),
+    mime_type: Type.String({ minLength: 1, maxLength: 255 }),
+    size_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    source_ref: Type.Optional(Type.Union([JsonObject, Type.Null()])),
+  },
+  { additionalProperties: true, title: 'AttachmentEntry' },
+);

@@ -133,6 +133,22 @@ describe('email document payload (spec §2.6)', () => {
     expect(pdf.idempotencyKey).toBe(`email-attachment:receipt-77@shop.example.com:${sha(pdf.data)}`);
     const logo = ups.find((u) => u.meta.filename === 'logo.png')!;
     expect(logo.meta.content_id).toBe('logo@shop');
+    // metadata.attachments in the shape of gateway spec §2.1, pointing at the uploaded files.
+    const entries = built.document.metadata.attachments as Record<string, any>[];
+    const pdfEntry = entries.find((e) => e.filename === 'receipt.pdf')!;
+    expect(pdfEntry).toEqual({
+      index: entries.indexOf(pdfEntry),
+      kind: 'pdf',
+      role: 'attachment',
+      mime_type: 'application/pdf',
+      size_bytes: pdf.data.length,
+      filename: 'receipt.pdf',
+      sha256: sha(pdf.data),
+      source_ref: { path: pdf.meta.path, message_attachment_id: entries.indexOf(pdfEntry) },
+    });
+    const logoEntry = entries.find((e) => e.filename === 'logo.png')!;
+    expect(logoEntry).toMatchObject({ kind: 'image', mime_type: 'image/png', source_ref: { path: logo.meta.path, content_id: 'logo@shop' } });
+    expect(['inline', 'attachment']).toContain(logoEntry.role);
     expect(logo.meta).not.toHaveProperty('enrichment');
   });
 

@@ -289,7 +289,7 @@ describe('a 20 MB message', () => {
     expect(json.warnings).toEqual([expect.stringMatching(/^Attachment not uploaded from 1\.emlx: archive\.bin \(\d+ bytes > 10485760\)/)]);
     const docs = await catalogDocs('email:big-1@%');
     expect(docs[0].text).toBe('The scanned archive is attached.');
-    expect(docs[0].metadata.attachments[0]).toMatchObject({ filename: 'archive.bin', size: 15728640 });
+    expect(docs[0].metadata.attachments[0]).toMatchObject({ index: 0, kind: 'file', role: 'attachment', filename: 'archive.bin', size_bytes: 15728640 });
   });
 });
 

@@ -300,6 +300,33 @@ describe(`batch ingestion on ${backend}`, () => {
     }
   });
 
+  it('validates metadata.attachments entries (spec 2.1) with a 422 that names the entry', async () => {
+    const bad: [unknown, (string | number)[]][] = [
+      [[{ filename: 'a.bin' }], ['body', 'metadata', 'attachments', 0, 'index']],
+      [[{ index: 0, mime_type: 'image/png' }, { index: 1, mime_type: 'x/y', kind: 'spaceship' }], ['body', 'metadata', 'attachments', 1, 'kind']],
+      [[{ index: 0, mime_type: 'image/png', role: 'cover' }], ['body', 'metadata', 'attachments', 0, 'role']],
+      [[{ index: 0, mime_type: 'image/png', size_bytes: 1.5 }], ['body', 'metadata', 'attachments', 0, 'size_bytes']],
+      [[{ index: 0 }], ['body', 'metadata', 'attachments', 0, 'mime_type']],
+      ['not a list', ['body', 'metadata', 'attachments']],
+    ];
+    for (const [attachments, loc] of bad) {
+      const res = await gw.request('POST', '/v1/ingest', noteBody({ metadata: { attachments } }));
+      expect(res.statusCode, JSON.stringify(attachments)).toBe(422);
+      expect(res.json().detail[0].loc).toEqual(loc);
+      expect(res.json().detail[0].msg).toContain('metadata.attachments');
+    }
+    const ok = await gw.request('POST', '/v1/ingest', noteBody({
+      metadata: { attachments: [{ index: 0, kind: 'image', role: 'inline', mime_type: 'image/png', size_bytes: 10, filename: 'a.png', source_ref: { path: 'x/a.png' } }] },
+    }));
+    expect(ok.statusCode, ok.body).toBe(202);
+    // In a batch the bad entry fails its item only.
+    const batch = await gw.request('POST', '/v1/ingest:batch', {
+      documents: [noteBody({ metadata: { attachments: [{ filename: 'a.bin' }] } }), noteBody()],
+    });
+    expect(batch.json().results.map((r: any) => r.status_code)).toEqual([422, 202]);
+    expect(batch.json().results[0].error.details.detail[0].loc).toEqual(['body', 'documents', 0, 'metadata', 'attachments', 0, 'index']);
+  });
+
   it('rejects an empty batch with 422', async () => {
     const res = await gw.request('POST', '/v1/ingest:batch', { documents: [] });
     expect(res.statusCode).toBe(422);

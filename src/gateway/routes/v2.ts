@@ -27,7 +27,7 @@ import { normaliseText, sha256Hex } from '../../util/hash.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
-import { PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
+import { checkAttachments, PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
 
@@ -57,6 +57,7 @@ const validatePerson = ajv.compile(PersonEnvelope);
 /** The catalog request of a v2 document; idempotency from source type, external id and text hash. */
 export function prepareV2Document(env: DocumentEnvelopeT): CatalogDocumentRequest {
   const p = env.payload;
+  checkAttachments(p.metadata, ['body', 'payload', 'metadata']);
   if (!(SOURCE_TYPES as readonly string[]).includes(env.source.source_type)) {
     throw new EnvelopeError(422, 'INGEST.INVALID_ENVELOPE', 'unknown source_type', [
       { loc: ['body', 'source', 'source_type'], msg: `Input should be one of: ${SOURCE_TYPES.join(', ')}`, type: 'enum' },

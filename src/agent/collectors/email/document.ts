@@ -179,7 +179,7 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
     references,
     has_attachments: attachments.length > 0,
     attachment_count: attachments.length,
-    attachments: attachments.map((a) => ({ filename: a.filename, mime_type: a.mimeType, size: a.size, sha256: a.sha256 })),
+    attachments: attachments.map((a, i) => attachmentEntry(a, i, src.sourceType, messageKey)),
     intent: intentSnake,
     relevance_score: relevance,
     is_noise: noise,
@@ -234,6 +234,41 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   };
 }
 
+/** Spec §2.1 attachment kind from a MIME type. */
+function attachmentKind(mime: string): 'image' | 'pdf' | 'file' | 'other' {
+  const m = mime.toLowerCase();
+  if (m.startsWith('image/')) return 'image';
+  if (m === 'application/pdf') return 'pdf';
+  return m ? 'file' : 'other';
+}
+
+/** The upload file name and path of attachment `i` (the same in metadata and in the upload). */
+function attachmentFile(a: MailAttachment, i: number, sourceType: string, messageKey: string) {
+  const filename = a.filename?.replace(/[/\\\0]/g, '_') || `attachment-${i + 1}`;
+  return { filename, path: `${sourceType}/${messageKey}/${filename}` };
+}
+
+/**
+ * metadata.attachments entry of gateway spec §2.1: index, kind, role (inline parts are `inline`),
+ * mime_type, size_bytes, filename, sha256 and source_ref {path of the uploaded file, position in
+ * the message, content id}.
+ */
+function attachmentEntry(a: MailAttachment, i: number, sourceType: string, messageKey: string): Record<string, unknown> {
+  const { filename, path } = attachmentFile(a, i, sourceType, messageKey);
+  const sourceRef: Record<string, unknown> = { path, message_attachment_id: i };
+  if (a.contentId) sourceRef.content_id = normaliseMessageId(a.contentId) ?? a.contentId;
+  return {
+    index: i,
+    kind: attachmentKind(a.mimeType),
+    role: a.inline ? 'inline' : 'attachment',
+    mime_type: a.mimeType || 'application/octet-stream',
+    size_bytes: a.size,
+    filename,
+    sha256: a.sha256,
+    source_ref: sourceRef,
+  };
+}
+
 export interface AttachmentUpload {
   meta: FileUploadMeta;
   idempotencyKey: string;
@@ -244,10 +279,10 @@ export interface AttachmentUpload {
 export function attachmentUploads(built: BuiltEmail, attachments: MailAttachment[]): AttachmentUpload[] {
   const intent = built.document.intent as { primary_intent: string; confidence: number };
   return attachments.map((a, i) => {
-    const filename = a.filename?.replace(/[/\\\0]/g, '_') || `attachment-${i + 1}`;
+    const { filename, path } = attachmentFile(a, i, built.document.source_type, built.messageKey);
     const meta: FileUploadMeta = {
       source: built.document.source_type,
-      path: `${built.document.source_type}/${built.messageKey}/${filename}`,
+      path,
       filename,
       mime_type: a.mimeType,
       sha256: a.sha256,
