@@ -2,11 +2,18 @@
  * Search latency: N generated documents (emails, chat threads, sms, notes; people; timestamps over
  * two years; see corpus.ts) loaded with bulk SQL, then a mixed query set (keywords, phrases, person filters, date
  * ranges, thread context) from C concurrent HTTP clients (in a worker thread) against a listening
- * gateway. Lexical leg only: a query embedding costs ~25 ms of CPU with the default model, so
- * hybrid latency is dominated by the model (the query cache makes repeats free).
+ * gateway.
+ *
+ * Default: lexical leg only. --hybrid measures what users get by default instead, side by side with
+ * lexical-only, at 1 and C clients: the default model (USE-lite in its thread pool, query thread
+ * included) embeds every query (the planned queries hardly repeat, so the query cache rarely helps),
+ * and every chunk has a stored 512-d vector of that model, so the k-NN runs over N vectors. The
+ * stored vectors are random (embedding N chunks would take hours here); the k-NN's cost does not
+ * depend on what the vectors mean. Hybrid lines report how many answers were lexical-only because
+ * the query embedding missed the vector budget (SEARCH_VECTOR_BUDGET_MS).
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
- *     [--trace-sql] [--profile FILE]
+ *     [--hybrid] [--trace-sql] [--profile FILE]
  *
  * Ends with how often answers came from memory (rows, names, lexemes) and how many change-log polls
  * the searches shared. index-cost.ts measures the index alone on the same corpus.
@@ -135,12 +142,13 @@ console.log(
 const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 
-function url(q: PlannedQuery): string {
+function url(q: PlannedQuery, base = address): string {
   const { kind: _kind, ...params } = q;
   const p = new URLSearchParams({ k: '20' });
   for (const [key, v] of Object.entries(params)) p.set(key, String(v));
-  return `${address}/v1/search?${p}`;
+  return `${base}/v1/search?${p}`;
 }
+
 
 // The clients run in a worker thread (their own event loop, as separate client processes would
 // have), on a query list generated up front.
@@ -162,21 +170,29 @@ const { queries, clients, seconds, token } = workerData;
 (async () => {
   const elu0 = performance.eventLoopUtilization();
   const lat = {};
-  let errors = 0, next = 0;
+  let errors = 0, next = 0, budget = 0;
   const until = Date.now() + seconds * 1000, warm = Date.now() + 3000;
   await Promise.all(Array.from({ length: clients }, async () => {
     while (Date.now() < until) {
       const q = queries[next++ % queries.length];
       const s = performance.now();
       const res = await fetch(q.url, { headers: { authorization: 'Bearer ' + token } });
-      await res.arrayBuffer();
+      const body = await res.json();
       const ms = performance.now() - s;
       if (res.status !== 200) errors++;
+      else if (body.legs && body.legs.vector_skipped === 'budget' && Date.now() > warm) budget++;
       if (Date.now() > warm) (lat[q.kind] ??= []).push(ms), (lat.all ??= []).push(ms);
     }
   }));
-  parentPort.postMessage({ lat, errors, elu: performance.eventLoopUtilization(elu0).utilization });
+  parentPort.postMessage({ lat, errors, budget, elu: performance.eventLoopUtilization(elu0).utilization });
 })();`;
+
+if (args.includes('--hybrid')) {
+  await hybridRuns();
+  await app.close();
+  await drop();
+  process.exit(0);
+}
 const gatewayElu0 = performance.eventLoopUtilization();
 const cpu0 = process.cpuUsage();
 const { lat, errors, elu } = await new Promise<{ lat: Record<string, number[]>; errors: number; elu: number }>((resolve, reject) => {
@@ -212,3 +228,69 @@ for (const [k, e] of [...sqlTime].sort((a, b) => b[1].ms - a[1].ms)) {
 console.log(`answered from memory (hits/misses): ${JSON.stringify(search.memoryStats())}`);
 await app.close();
 await drop();
+
+/** One run of `clients` concurrent clients for `seconds` (first 3 s not counted). */
+async function measure(queries: { kind: string; url: string }[], clients: number, seconds: number) {
+  return new Promise<{ lat: Record<string, number[]>; errors: number; elu: number; budget: number }>((resolve, reject) => {
+    const w = new Worker(CLIENT, { eval: true, workerData: { queries, clients, seconds, token: TOKEN } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+}
+
+async function hybridRuns(): Promise<void> {
+  const { loadEmbeddingConfig } = await import('../../src/embedding/config.ts');
+  const { createEmbedder } = await import('../../src/embedding/providers/index.ts');
+  const { storeEmbeddings } = await import('../../src/embedding/store.ts');
+  const cfg = loadEmbeddingConfig(process.env);
+  const embedder = await createEmbedder(cfg);
+  // Vectors of the default model for every chunk: the first through the store (model row and its
+  // HNSW index), the rest in bulk with the index dropped and rebuilt (much faster than N inserts).
+  const tv = performance.now();
+  const first = (await db.query<{ chunk_id: string; text: string }>('SELECT chunk_id, text FROM chunks LIMIT 1')).rows[0];
+  const [v] = await embedder.embed([first.text]);
+  await db.query('UPDATE chunks SET embedding_status = \'pending\' WHERE chunk_id = $1', [first.chunk_id]);
+  await storeEmbeddings(db, [{ chunk_id: first.chunk_id, model: embedder.name, vector: v }]);
+  const idx = (await db.query<{ indexdef: string; indexname: string }>(
+    `SELECT i.indexname, i.indexdef FROM pg_indexes i JOIN embedding_models m ON m.index_name = i.indexname WHERE m.model = $1`,
+    [embedder.name],
+  )).rows[0];
+  await db.exec(`DROP INDEX ${idx.indexname}`);
+  await db.query(
+    `INSERT INTO chunk_embeddings (model, chunk_id, embedding)
+     SELECT $1, c.chunk_id, (SELECT array_agg(random() - 0.5) FROM generate_series(1, $2) WHERE c.chunk_id IS NOT NULL)::vector
+       FROM chunks c WHERE c.chunk_id <> $3`,
+    [embedder.name, v.length, first.chunk_id],
+  );
+  await db.exec(idx.indexdef);
+  if (usePg) await db.exec('VACUUM ANALYZE chunk_embeddings');
+  console.log(`${N} vectors of ${embedder.name} (${v.length}-d, random) stored and indexed in ${((performance.now() - tv) / 1000).toFixed(1)} s`);
+
+  const hybrid = createSearch({ db, embedder });
+  await hybrid.refreshIndex();
+  const happ = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: hybrid });
+  const haddr = await happ.listen({ host: '127.0.0.1', port: 0 });
+  const plan = corpus.plan(50_000);
+  const modes = [
+    { name: 'lexical-only', queries: plan.map((q) => ({ kind: q.kind, url: url(q) })) },
+    { name: 'hybrid (default)', queries: plan.map((q) => ({ kind: q.kind, url: url(q, haddr) })) },
+  ];
+  console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
+  const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
+  for (const clients of [1, CLIENTS]) {
+    for (const m of modes) {
+      const calls = hybrid.queryEmbeddings;
+      const { lat, errors, budget } = await measure(m.queries, clients, SECONDS);
+      const a = (lat.all ?? []).sort((x, y) => x - y);
+      console.log(
+        `${m.name.padEnd(17)} ${clients} client(s): n=${a.length} p50 ${pct(a, 50).toFixed(1)} ms p95 ${pct(a, 95).toFixed(1)} ms ` +
+          `p99 ${pct(a, 99).toFixed(1)} ms ${(a.length / (SECONDS - 3)).toFixed(1)} q/s, ${errors} errors` +
+          (m.name.startsWith('hybrid') ? `; ${hybrid.queryEmbeddings - calls} query embeddings, ${budget} lexical-only (budget)` : '') +
+          `; load ${os.loadavg()[0].toFixed(1)}`,
+      );
+    }
+  }
+  await happ.close();
+  hybrid.close();
+  await embedder.close?.();
+}

@@ -136,9 +136,24 @@ export async function createPooledEmbedder(
     throw err;
   }
 
-  function run(texts: string[], kind: 'query' | 'passage'): Promise<number[][]> {
+  function run(texts: string[], kind: 'query' | 'passage', signal?: AbortSignal): Promise<number[][]> {
     return new Promise((resolve, reject) => {
-      (kind === 'query' ? queries : bulk).push({ id: nextId++, texts, kind, resolve, reject });
+      const lane = kind === 'query' ? queries : bulk;
+      const job: Job = { id: nextId++, texts, kind, resolve, reject };
+      lane.push(job);
+      // A search that stopped waiting (its budget ran out) drops its job if no thread took it yet,
+      // so a burst of new queries cannot leave a queue of embeddings nobody waits for.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const i = lane.indexOf(job);
+          if (i >= 0) {
+            lane.splice(i, 1);
+            reject(new ProviderUnavailableError('embedding job dropped before a thread took it'));
+          }
+        },
+        { once: true },
+      );
       dispatch();
     });
   }
@@ -149,13 +164,13 @@ export async function createPooledEmbedder(
     name: info!.name,
     dimensions: info!.dimensions,
     threads,
-    async embed(texts, kind = 'passage') {
+    async embed(texts, kind = 'passage', opts) {
       if (closed) throw new ProviderUnavailableError('embedding pool is closed');
       if (texts.length === 0) return [];
       const parts = Math.max(1, Math.min(threads, Math.floor(texts.length / MIN_PER_THREAD)));
       const size = Math.min(BULK_PIECE, Math.ceil(texts.length / parts));
       const pieces: Promise<number[][]>[] = [];
-      for (let i = 0; i < texts.length; i += size) pieces.push(run(texts.slice(i, i + size), kind));
+      for (let i = 0; i < texts.length; i += size) pieces.push(run(texts.slice(i, i + size), kind, opts?.signal));
       return (await Promise.all(pieces)).flat();
     },
     stats: () => ({

@@ -4,8 +4,12 @@ export interface Embedder {
   name: string;
   /** Length of every vector; 0 until a provider that learns it from its first answer has answered. */
   dimensions: number;
-  /** 'query' and 'passage' select the configured prefixes of models that need them (e5, bge). */
-  embed(texts: string[], kind?: 'query' | 'passage'): Promise<number[][]>;
+  /**
+   * 'query' and 'passage' select the configured prefixes of models that need them (e5, bge).
+   * `signal`: a job still waiting for a model thread is dropped when it aborts (the thread pool;
+   * other providers ignore it).
+   */
+  embed(texts: string[], kind?: 'query' | 'passage', opts?: { signal?: AbortSignal }): Promise<number[][]>;
   close?(): Promise<void>;
 }
 

@@ -138,45 +138,66 @@ export function createSearch(deps: SearchDeps): Search {
   const cache = new LruCache<string, number[]>(config.queryCacheSize);
   let queryEmbeddings = 0;
 
-  /** Embeddings being computed, by cache key: concurrent identical queries share one model call. */
-  const inFlight = new Map<string, Promise<number[]>>();
+  /**
+   * Embeddings being computed, by cache key: concurrent identical queries share one model call,
+   * which is dropped only when every search waiting for it has stopped waiting.
+   */
+  const inFlight = new Map<string, { vector: Promise<number[]>; waiting: number; ac: AbortController }>();
 
-  /** The query's embedding: from the LRU cache (keyed by normalised text), or one model call. */
-  function embedQuery(q: string): Promise<number[]> {
+  /**
+   * The query's embedding: from the LRU cache (keyed by normalised text), or one model call. The
+   * call's signal aborts when its search stopped waiting, which drops it if no thread took it yet.
+   */
+  function embedQuery(q: string): { vector: Promise<number[]>; abandon: () => void } {
     const text = normaliseQuery(q);
     const key = `${embedder!.name}\u0000${text}`;
     const hit = cache.get(key);
-    if (hit) return Promise.resolve(hit);
-    let p = inFlight.get(key);
-    if (!p) {
+    if (hit) return { vector: Promise.resolve(hit), abandon: () => undefined };
+    let entry = inFlight.get(key);
+    if (!entry) {
       queryEmbeddings++;
-      p = embedder!
-        .embed([text], 'query')
+      const ac = new AbortController();
+      const vector = embedder!
+        .embed([text], 'query', { signal: ac.signal })
         .then(([v]) => {
           if (!Array.isArray(v) || v.length === 0) throw new Error('embedder returned no vector');
           cache.set(key, v);
           return v;
         })
         .finally(() => inFlight.delete(key));
-      inFlight.set(key, p);
+      entry = { vector, waiting: 0, ac };
+      inFlight.set(key, entry);
     }
-    return p;
+    const e = entry;
+    e.waiting++;
+    let left = false;
+    return {
+      vector: e.vector,
+      abandon: () => {
+        if (left) return;
+        left = true;
+        if (--e.waiting === 0) e.ac.abort();
+      },
+    };
   }
 
   /**
    * The query embedding, or undefined when it is not ready within the vector budget: the search
-   * then answers from the lexical leg and the embedding, still computed, serves the next search.
+   * then answers from the lexical leg. An embedding a model thread already started still lands in
+   * the cache for the next search; one still queued is dropped.
    */
   async function embedWithinBudget(q: string): Promise<number[] | undefined> {
-    const p = embedQuery(q);
-    if (config.vectorBudgetMs <= 0) return p;
+    const { vector, abandon } = embedQuery(q);
+    vector.catch(() => undefined); // a failure after the budget is reported by the next search
+    if (config.vectorBudgetMs <= 0) return vector;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), config.vectorBudgetMs);
     });
-    p.catch(() => undefined); // a failure after the budget is reported by the next search
     try {
-      return await Promise.race([p, late]);
+      const v = await Promise.race([vector, late]);
+      if (v === undefined) abandon();
+      return v;
     } finally {
       clearTimeout(timer);
     }

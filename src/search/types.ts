@@ -7,7 +7,7 @@
 export interface QueryEmbedder {
   name: string;
   dimensions: number;
-  embed(texts: string[], kind?: 'query' | 'passage'): Promise<number[][]>;
+  embed(texts: string[], kind?: 'query' | 'passage', opts?: { signal?: AbortSignal }): Promise<number[][]>;
 }
 
 /** Filters applied inside both legs (and to facets and thread context). */

@@ -115,6 +115,13 @@ describe('queries first', () => {
       expect(pool.stats().threads).toEqual({ query: 0, bulk: 1 });
       const bulk = pool.embed(backlog);
       expect(pool.stats().waiting.bulk).toBeGreaterThan(1);
+      // A search that stopped waiting drops its query job while no thread has taken it.
+      const ac = new AbortController();
+      const dropped = pool.embed(['nobody waits for this'], 'query', { signal: ac.signal });
+      expect(pool.stats().waiting.query).toBe(1);
+      ac.abort();
+      await expect(dropped).rejects.toThrow(/dropped/);
+      expect(pool.stats().waiting.query).toBe(0);
       await pool.embed(['where is the invoice'], 'query');
       // Behind at most the piece that was running: most of the backlog is still queued.
       expect(pool.stats().waiting.bulk).toBeGreaterThan(backlog.length / BULK_PIECE / 2);
