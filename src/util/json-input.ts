@@ -21,8 +21,15 @@ export function tooDeepAt(value: unknown, maxDepth = MAX_JSON_DEPTH): Loc | null
       return loc;
     }
     const depth = node.depth + 1;
-    if (Array.isArray(v)) v.forEach((el, i) => stack.push({ v: el, depth, parent: node, key: i }));
-    else for (const [k, el] of Object.entries(v)) stack.push({ v: el, depth, parent: node, key: k });
+    // Only containers are pushed: scalars cannot be too deep.
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (v[i] && typeof v[i] === 'object') stack.push({ v: v[i], depth, parent: node, key: i });
+    } else {
+      for (const k in v) {
+        const el = (v as Record<string, unknown>)[k];
+        if (el && typeof el === 'object') stack.push({ v: el, depth, parent: node, key: k });
+      }
+    }
   }
   return null;
 }
