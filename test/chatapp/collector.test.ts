@@ -239,3 +239,37 @@ describe('runChatCollector', () => {
     fs.rmSync(path.dirname(fx.file), { recursive: true, force: true });
   });
 });
+
+describe('unsent messages (issue 21 item 7)', () => {
+  it('a message unsent whole becomes a tombstone version: same identity, unsent metadata, no text left', async () => {
+    await run();
+    const before = sink.accepted;
+    fx.builder.unsendMessage(fx.rows.hello, at(31));
+    const stats = await run({ mode: 'tail' });
+    expect(stats).toMatchObject({ edits: 1, submitted: 1, processed: 0 });
+    expect(sink.accepted).toBe(before + 1);
+    const versions = sink.versions.get(`chatapp:${fx.guids.hello}`)!;
+    expect(versions.map((v) => v.content.data)).toEqual(['Hi! Are we still on for lunch?', '[Message unsent]']);
+    expect(versions[1].metadata.message).toMatchObject({ unsent: true, unsent_whole: true, unsent_at: at(31).toISOString(), unsent_parts: [0] });
+    expect(versions[1].metadata.message).not.toHaveProperty('edited');
+    expect(versions[1].metadata.extraction).toMatchObject({ status: 'unsent' });
+    expect(await run({ mode: 'tail' })).toMatchObject({ submitted: 0, edits: 0 });
+  });
+
+  it('a message with one unsent part is recorded as such, not as if intact', async () => {
+    await run();
+    fx.builder.unsendMessage(fx.rows.photo, at(32), [1], false);
+    expect(await run({ mode: 'tail' })).toMatchObject({ edits: 1, submitted: 1 });
+    const latest = sink.latest(fx.guids.photo)!;
+    expect(latest.content.data).toBe('Look at this view');
+    expect(latest.metadata.message).toMatchObject({ unsent: true, unsent_whole: false, unsent_parts: [1] });
+  });
+
+  it('a backfill of a message unsent before the first run still records it', async () => {
+    fx.builder.unsendMessage(fx.rows.reply, at(33));
+    await run();
+    const doc = sink.latest(fx.guids.reply)!;
+    expect(doc.content.data).toBe('[Message unsent]');
+    expect(doc.metadata.message).toMatchObject({ unsent: true, unsent_whole: true, is_from_me: true });
+  });
+});

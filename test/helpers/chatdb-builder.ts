@@ -543,6 +543,21 @@ export class ChatDbBuilder {
       .run(newText, encodeTypedstream(newText), at, encodeEditSummary([prev?.text ?? '', newText], [0, Number(at)]), rowId);
   }
 
+  /**
+   * Unsends parts of a message as Ventura does: `rp` in message_summary_info lists the unsent part
+   * indexes and date_edited is the time; unsending the whole message also clears its text.
+   */
+  unsendMessage(rowId: number, unsentAt: Date, parts: number[] = [0], whole = true): void {
+    if (this.profile !== 'ventura') throw new Error('only ventura chat.db files record unsent messages');
+    const at = this.appleTime(unsentAt) as bigint;
+    const summary = encodeBplist({ rp: parts, ec: {}, otr: {} });
+    if (whole) {
+      this.stmt('UPDATE message SET text = NULL, attributedBody = NULL, date_edited = ?, message_summary_info = ? WHERE ROWID = ?').run(at, summary, rowId);
+    } else {
+      this.stmt('UPDATE message SET date_edited = ?, message_summary_info = ? WHERE ROWID = ?').run(at, summary, rowId);
+    }
+  }
+
   close(): void {
     this.db.close();
   }

@@ -91,7 +91,7 @@ export interface RawMessage {
   dateDelivered: string | null;
   dateEdited: string | null;
   dateRetracted: string | null;
-  /** Raw date_edited value (unit as stored), used as the edit watermark. */
+  /** Raw date_edited or date_retracted value, the larger (unit as stored), used as the edit watermark. */
   dateEditedRaw: number;
   associatedMessageGuid: string | null;
   associatedMessageType: number;
@@ -214,10 +214,19 @@ export class ChatDb {
    */
   editedSince(watermark: number, maxRowId: number, limit: number): RawMessage[] {
     if (!this.has('message', 'date_edited')) return [];
+    // An unsent part (date_retracted) changes a message in place too; the watermark covers both dates.
+    const changedAt = this.editChangeExpr();
     const rows = this.db
-      .prepare(`${this.messageSelect} WHERE CAST(m.date_edited AS REAL) > ? AND m.ROWID <= ? ORDER BY m.date_edited ASC, m.ROWID ASC LIMIT ?`)
+      .prepare(`${this.messageSelect} WHERE ${changedAt} > ? AND m.ROWID <= ? ORDER BY ${changedAt} ASC, m.ROWID ASC LIMIT ?`)
       .all(watermark, maxRowId, limit) as Row[];
     return this.finish(rows);
+  }
+
+  /** SQL for when a message row last changed in place: the larger of date_edited and date_retracted. */
+  private editChangeExpr(prefix = 'm.'): string {
+    const edited = `CAST(COALESCE(${prefix}date_edited, 0) AS REAL)`;
+    if (!this.has('message', 'date_retracted')) return edited;
+    return `MAX(${edited}, CAST(COALESCE(${prefix}date_retracted, 0) AS REAL))`;
   }
 
   /**
@@ -245,10 +254,10 @@ export class ChatDb {
     return this.finish(rows, false);
   }
 
-  /** Largest raw date_edited value (0 when none or the column is absent). */
+  /** Largest raw date_edited / date_retracted value (0 when none or the columns are absent). */
   maxDateEdited(): number {
     if (!this.has('message', 'date_edited')) return 0;
-    const r = this.db.prepare('SELECT MAX(date_edited) AS v FROM message').get() as { v: number | null };
+    const r = this.db.prepare(`SELECT MAX(${this.editChangeExpr('')}) AS v FROM message`).get() as { v: number | null };
     return r.v ?? 0;
   }
 
@@ -392,7 +401,10 @@ function toRawMessage(r: Row): RawMessage {
     dateDelivered: appleTimeToIso(r.date_delivered),
     dateEdited: appleTimeToIso(r.date_edited),
     dateRetracted: appleTimeToIso(r.date_retracted),
-    dateEditedRaw: typeof r.date_edited === 'number' && r.date_edited > 0 ? r.date_edited : 0,
+    dateEditedRaw: Math.max(
+      typeof r.date_edited === 'number' && r.date_edited > 0 ? r.date_edited : 0,
+      typeof r.date_retracted === 'number' && r.date_retracted > 0 ? r.date_retracted : 0,
+    ),
     associatedMessageGuid: r.associated_message_guid,
     associatedMessageType: r.associated_message_type ?? 0,
     replyToGuid: r.reply_to_guid,

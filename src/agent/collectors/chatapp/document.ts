@@ -16,6 +16,8 @@ import { expandHome, type RawAttachment, type RawChat, type RawMessage } from '.
 import { decodeAttributedBodyDetailed } from './typedstream.ts';
 
 export const SOURCE_TYPE = 'chatapp';
+/** Text of the tombstone of a message unsent whole (the gateway refuses empty text). */
+export const UNSENT_TEXT = '[Message unsent]';
 export const SOURCE_PROVIDER = 'apple_messages';
 
 export type PersonRole = 'sender' | 'recipient' | 'participant' | 'mentioned';
@@ -190,10 +192,14 @@ export function attachmentEntries(atts: RawAttachment[], homeDir?: string): Atta
   });
 }
 
-/** Edit facts from message_summary_info (Ventura): `ec` holds the edit history per message part. */
-function editInfo(m: RawMessage): { edited: boolean; editCount?: number; retracted: boolean } {
+/**
+ * Edit facts from message_summary_info (Ventura): `ec` holds the edit history per message part, `rp` the
+ * indexes of the parts that were unsent (retracted).
+ */
+function editInfo(m: RawMessage): { edited: boolean; editCount?: number; retracted: boolean; unsentParts: number[] } {
   let editCount: number | undefined;
   let retracted = m.dateRetracted !== null;
+  let unsentParts: number[] = [];
   if (m.messageSummaryInfo && isBplist(m.messageSummaryInfo)) {
     const info = parseBplist(m.messageSummaryInfo);
     if (info && typeof info === 'object' && !Array.isArray(info) && !(info instanceof Uint8Array)) {
@@ -204,10 +210,15 @@ function editInfo(m: RawMessage): { edited: boolean; editCount?: number; retract
         const n = Math.max(0, ...parts.map((p) => (Array.isArray(p) ? p.length - 1 : 0)));
         if (n > 0) editCount = n;
       }
-      if ((info as Record<string, unknown>)['rp'] !== undefined) retracted = true;
+      const rp = (info as Record<string, unknown>)['rp'];
+      if (rp !== undefined) {
+        retracted = true;
+        if (Array.isArray(rp)) unsentParts = rp.map(Number).filter((n) => Number.isInteger(n) && n >= 0).sort((a, b) => a - b);
+      }
     }
   }
-  return { edited: m.dateEdited !== null || editCount !== undefined, editCount, retracted };
+  // Unsending also sets date_edited: without an edit history, that date is the unsend's, not an edit's.
+  return { edited: editCount !== undefined || (m.dateEdited !== null && !retracted), editCount, retracted, unsentParts };
 }
 
 /** Text of a message: `text` unless blank (or only the U+FFFC attachment placeholder), else attributedBody. */
@@ -235,7 +246,10 @@ export function buildMessageDocument(m: RawMessage, chat: RawChat | null, opts: 
   if (isReactionRow(m)) return null;
   const { text, method } = messageText(m);
   const attachments = attachmentEntries(m.attachments, opts.homeDir);
-  if (!text && attachments.length === 0) return null;
+  const edit = editInfo(m);
+  // A message unsent whole keeps a tombstone (like an edit, a new version of the same message): that it
+  // existed, when and between whom. Other rows with nothing to ingest are system rows.
+  if (!text && attachments.length === 0 && !edit.retracted) return null;
 
   const self = selfIdentifier(m.account);
   const sender = m.isFromMe ? self : (m.handle?.id ?? null);
@@ -256,8 +270,7 @@ export function buildMessageDocument(m: RawMessage, chat: RawChat | null, opts: 
   // The local account received an incoming message; it lets the gateway find the self person.
   if (!m.isFromMe) add(self, 'recipient', { self: true });
 
-  const bodyText = text ?? attachments.map((a) => `[Attachment: ${a.filename ?? a.mime_type}]`).join('\n');
-  const edit = editInfo(m);
+  const bodyText = text ?? (attachments.length ? attachments.map((a) => `[Attachment: ${a.filename ?? a.mime_type}]`).join('\n') : UNSENT_TEXT);
 
   const message: Record<string, unknown> = {
     guid: m.guid,
@@ -275,6 +288,13 @@ export function buildMessageDocument(m: RawMessage, chat: RawChat | null, opts: 
     message.edited = true;
     message.edited_at = m.dateEdited;
     if (edit.editCount !== undefined) message.edit_count = edit.editCount;
+  }
+  if (edit.retracted) {
+    message.unsent = true;
+    message.unsent_at = m.dateRetracted ?? m.dateEdited;
+    if (edit.unsentParts.length) message.unsent_parts = edit.unsentParts;
+    // Unsent whole: nothing of it is left to read.
+    message.unsent_whole = !text && attachments.length === 0;
   }
 
   const reactions = opts.reactions ?? [];
@@ -294,7 +314,7 @@ export function buildMessageDocument(m: RawMessage, chat: RawChat | null, opts: 
     has_attachments: attachments.length > 0,
     attachment_count: attachments.length,
     reactions,
-    extraction: { status: text ? 'ok' : 'attachments_only', method },
+    extraction: { status: text ? 'ok' : attachments.length ? 'attachments_only' : 'unsent', method },
   };
   if (m.date) metadata.timestamps = { primary: { value: m.date, type: timestampType }, source_specific: sourceSpecific };
   if (m.associatedMessageGuid) {
@@ -373,6 +393,9 @@ export class VersionTracker {
       attachments: m.attachments.map((a) => [a.id, a.mime_type, a.size_bytes ?? null, a.source_ref.path ?? null]),
       reactions: m.reactions.map((r) => [r.type, r.from, r.at]),
       edited_at: m.message.edited_at ?? null,
+      // Unsending a part is a change of its own (a tombstone version); absent for other messages so
+      // their hashes, and the versions already recorded, stay as they were.
+      ...(m.message.unsent ? { unsent: [m.message.unsent_at ?? null, m.message.unsent_parts ?? null] } : {}),
     });
     return crypto.createHash('sha256').update(material).digest('base64url').slice(0, 22);
   }
