@@ -53,6 +53,10 @@ describe('POST /v1/email/is-noise (score boundaries)', () => {
     expect(noiseScore({ subject: 'Lunch', from: ['friend@example.org'], listUnsubscribe: null })).toBe(0);
     expect(noiseScore({ subject: 'Lunch', from: ['friend@example.org'], listUnsubscribe: '<mailto:u@x>' })).toBe(3);
     expect(noiseScore({ subject: 'Great DEAL today', from: ['friend@example.org'] })).toBe(2);
+    // Words, not substrings: "ideal" is not a deal, "wholesaler" not a sale; plurals count.
+    expect(noiseScore({ subject: 'An ideal plan for Tuesday', from: ['friend@example.org'] })).toBe(0);
+    expect(noiseScore({ subject: 'Wholesaler meeting, resubscribed', from: ['friend@example.org'] })).toBe(0);
+    expect(noiseScore({ subject: 'Deals of the week', from: ['friend@example.org'] })).toBe(2);
     expect(noiseScore({ subject: 'sale offer discount', from: ['a@b'] })).toBe(2); // promo counted once
     expect(noiseScore({ subject: 'Hi', from: ['no-reply@service.example'] })).toBe(2);
     expect(noiseScore({ subject: 'Newsletter', from: ['newsletter@x.example'], listUnsubscribe: '' })).toBe(7);
@@ -90,6 +94,20 @@ describe('POST /v1/email/redact-pii', () => {
     expect(redactPii('ref 5551234567')).toBe('ref [PHONE_REDACTED]');
     expect(redactPii('ref 87654321')).toBe('ref [ACCOUNT_REDACTED]');
     expect(redactPii('1234567')).toBe('1234567');
+  });
+
+  it('finds phone numbers in any common formatting and region, and account numbers written in groups', () => {
+    for (const phone of ['555 222 3333', '+1 555 222 3333', '+44 20 7946 0958', '+33 6 12 34 56 78', '+49 30 1234567',
+      '020 7946 0958', '06 12 34 56 78', '(508) 410 9572', '508.410.9572', '+1 (508) 410-9572']) {
+      expect(redactPii(`Call me on ${phone} tonight.`), phone).toBe('Call me on [PHONE_REDACTED] tonight.');
+    }
+    for (const account of ['4111 1111 1111 1111', '4111-1111-1111-1111', 'DE89 3704 0044 0532 0130 00', 'GB33BUKB20201555555555', '1234 567890 1234']) {
+      expect(redactPii(`Pay into ${account} today.`), account).toBe('Pay into [ACCOUNT_REDACTED] today.');
+    }
+    // Dates, times, amounts, postcodes, versions and SSNs are not phones or accounts.
+    const plain = 'On 2024-01-15 (15/01/2024, 12.05.2024) at 10:30 pay $1,234.56 in 02139, v1.2.3, since 1999.';
+    expect(redactPii(plain)).toBe(plain);
+    expect(redactPii('SSN 123-45-6789')).toBe('SSN [SSN_REDACTED]');
   });
 
   it('honours options: false turns everything off, an object turns single types off', async () => {
