@@ -14,6 +14,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../bench/lib/generate.ts';
 import { shutdownExtraction } from '../../src/files/extract.ts';
 import { backend } from '../helpers/db.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
@@ -30,17 +31,7 @@ function slowBound(): number {
 
 // ------------------------------------------------------------------------------------------------ random values
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = mulberry32(SEED);
+const rnd = rng(SEED);
 const int = (n: number) => Math.floor(rnd() * n);
 const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
 const uuid = () => {
