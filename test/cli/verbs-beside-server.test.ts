@@ -110,6 +110,16 @@ describe(`memex verbs beside a running server (${backend})`, () => {
     held = await activeDocuments();
     expect(held).toMatch(/email/);
     expect(held).toMatch(/file|localfs/);
+    const search = await memex(['search', 'lighthouse', '--json']);
+    expect(search.code, search.err).toBe(0);
+    const hit = (JSON.parse(search.out) as { hits: { document_id: string }[] }).hits[0];
+    expect(hit).toBeDefined();
+    const open = await memex(['open', hit.document_id]);
+    expect(open.code, open.err).toBe(0);
+    expect(open.out).toMatch(/lighthouse/i);
+    const ask = await memex(['ask', 'When does the ferry leave?']);
+    expect(ask.code, ask.err).toBe(0);
+    expect(ask.out).toMatch(/sources:/);
     const help = await memex(['help']);
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/usage: memex/);
@@ -124,6 +134,7 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       reindexFailed: await memex(['reindex', '--failed']),
       reindexModel: backend === 'pglite' ? await memex(['reindex', '--model', 'hashing-256']) : undefined,
       relationships: await memex(['relationships', '--recompute'], { SELF_IDENTIFIERS: 'me@example.org' }),
+      rethread: await memex(['rethread'], { SELF_IDENTIFIERS: 'me@example.org' }),
     };
     for (const r of Object.values(runs)) if (r) expect(r.err).not.toMatch(/Aborted\(\)/);
     if (backend === 'pglite') {
@@ -132,7 +143,7 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       expectRefused(runs.migrate, /applies migrations when it starts/);
       expectRefused(runs.reindexModel!, /open in another process|is running on port/);
       // status, reindex --failed and relationships --recompute either ask the server or are refused.
-      for (const r of [runs.status, runs.reindexFailed, runs.relationships]) {
+      for (const r of [runs.status, runs.reindexFailed, runs.relationships, runs.rethread]) {
         if (r.code !== 0) expectRefused(r, /open in another process|is running on port/);
       }
       expect(databaseLockHolder(path.join(dataDir, 'pglite'))?.pid).toBe(process.pid);

@@ -1,0 +1,44 @@
+// Which code `memex` runs: the JavaScript that `npm run build:cli` compiled into build/ when it was compiled from
+// exactly the files now in src/ (same paths, sizes and modification times), else the TypeScript in src/ through
+// tsx. So an edit to src/ is never shadowed by stale compiled code; it only costs the slower start until the
+// next build. Plain JavaScript with no dependencies: it runs before anything is compiled.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const SRC_DIR = path.join(ROOT, 'src');
+export const BUILD_DIR = path.join(ROOT, 'build');
+export const BUILD_INFO = path.join(BUILD_DIR, 'build-info.json');
+
+/** A digest of every file under src/: relative path, size and mtime. */
+export function sourceFingerprint(dir = SRC_DIR) {
+  const hash = crypto.createHash('sha256');
+  const walk = (d) => {
+    const entries = fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) {
+        const st = fs.statSync(p);
+        hash.update(`${path.relative(dir, p)}\0${st.size}\0${st.mtimeMs}\n`);
+      }
+    }
+  };
+  walk(dir);
+  return hash.digest('hex');
+}
+
+/** The compiled entry point when build/ matches src/, else null. */
+export function freshCompiledEntry() {
+  let info;
+  try {
+    info = JSON.parse(fs.readFileSync(BUILD_INFO, 'utf8'));
+  } catch {
+    return null;
+  }
+  if (!info || info.fingerprint !== sourceFingerprint()) return null;
+  const entry = path.join(BUILD_DIR, 'cli', 'main.js');
+  return fs.existsSync(entry) ? entry : null;
+}

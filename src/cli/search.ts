@@ -1,0 +1,299 @@
+/**
+ * `memex search QUERY`, `memex ask QUESTION` and `memex open ID`: the running server's search, ask and document
+ * routes (GET /v1/search, POST /v1/ask, GET /v1/doc/{id}/view) printed for a person, or as the server's JSON with
+ * --json. The server and token are found by the client rule (src/cli/client.ts).
+ */
+import { parseArgs } from 'node:util';
+import { ClientUsageError, createServerClient, resolveServerTarget, ServerError, type ServerClient } from './client.ts';
+
+export interface CommandIo {
+  out?: { write(s: string): unknown; isTTY?: boolean };
+  err?: { write(s: string): unknown };
+  env?: NodeJS.ProcessEnv;
+}
+
+const COMMON = `  --url URL          server URL (default: MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
+  --token TOKEN      bearer token (default: AUTH_TOKEN, else the file DATA_DIR/auth-token)
+  --json             print the server's JSON answer
+  -h, --help         this text`;
+
+export const SEARCH_USAGE = `usage: memex search QUERY... [options]
+
+Hybrid search (words and meaning) over everything the server holds.
+
+options:
+  -k, --limit N      documents to show (1-50, default 10)
+  --type TYPE        only this source type (email, file, note, imessage, …)
+  --person WHO       only documents with this person (email, phone, handle or person id)
+  --since DATE       only documents from this date on (2026-03-01 or a date-time)
+  --until DATE       only documents up to this date (a bare date includes that day)
+  --thread ID        only this conversation
+  --attachments      only documents with attachments
+${COMMON}`;
+
+export const ASK_USAGE = `usage: memex ask QUESTION... [options]
+
+Answers a question from the documents that match it, with the documents it cites.
+
+options:
+  -k, --limit N      documents to answer from (1-20, default 5)
+${COMMON}`;
+
+export const OPEN_USAGE = `usage: memex open ID [options]
+
+Prints a document (an id from memex search or ask): title, source, date, people, versions, text.
+
+options:
+  --no-text          headers only
+${COMMON}`;
+
+const targetOptions = {
+  url: { type: 'string' },
+  gateway: { type: 'string' },
+  token: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends Error {}
+
+function integer(raw: string | undefined, name: string, def: number, max: number): number {
+  if (raw === undefined) return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
+  return n;
+}
+
+/** Runs one verb: parses, finds the server, and turns usage and server errors into exit codes 2 and 1. */
+async function runVerb(
+  verb: string,
+  usage: string,
+  io: CommandIo,
+  body: (client: ServerClient, out: NonNullable<CommandIo['out']>) => Promise<number>,
+  parse: () => { help: boolean; target: { url?: string; gateway?: string; token?: string } },
+): Promise<number> {
+  const out = io.out ?? process.stdout;
+  const err = io.err ?? process.stderr;
+  const env = io.env ?? process.env;
+  let client: ServerClient;
+  try {
+    const p = parse();
+    if (p.help) {
+      out.write(`${usage}\n`);
+      return 0;
+    }
+    client = createServerClient(resolveServerTarget(p.target, env, (m) => err.write(`memex ${verb}: ${m}\n`)));
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ClientUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      err.write(`memex ${verb}: ${(e as Error).message}\n\n${usage}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  try {
+    return await body(client, out);
+  } catch (e) {
+    if (e instanceof ServerError) {
+      err.write(`memex ${verb}: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+/** «matched» terms in bold on a terminal, as they are otherwise. */
+function highlight(text: string, tty: boolean): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return tty ? flat.replace(/«/g, '\x1b[1m').replace(/»/g, '\x1b[0m') : flat;
+}
+
+function day(ts: unknown): string {
+  return typeof ts === 'string' ? ts.slice(0, 10) : '';
+}
+
+interface Hit {
+  document_id: string;
+  title: string | null;
+  snippet: string;
+  source_type: string;
+  content_timestamp: string;
+  people?: unknown[];
+  context?: boolean;
+}
+
+function names(people: unknown[] | undefined): string[] {
+  const out: string[] = [];
+  for (const p of people ?? []) {
+    if (typeof p === 'string') out.push(p);
+    else if (p && typeof p === 'object') {
+      const o = p as Record<string, unknown>;
+      const n = o.display_name ?? o.identifier ?? o.name;
+      if (typeof n === 'string' && n) out.push(n);
+    }
+  }
+  return [...new Set(out)];
+}
+
+export async function runSearchCommand(argv: string[], io: CommandIo = {}): Promise<number> {
+  let values: Record<string, string | boolean | undefined> = {};
+  let query = '';
+  return runVerb(
+    'search',
+    SEARCH_USAGE,
+    io,
+    async (client, out) => {
+      const res = await client.request<{ total: number; hits: Hit[]; legs?: Record<string, unknown> }>('GET', '/v1/search', {
+        query: {
+          q: query,
+          k: integer(values.limit as string | undefined, '--limit', 10, 50),
+          source_type: values.type as string | undefined,
+          person: values.person as string | undefined,
+          start_date: values.since as string | undefined,
+          end_date: values.until as string | undefined,
+          thread_id: values.thread as string | undefined,
+          has_attachments: values.attachments ? true : undefined,
+        },
+      });
+      if (values.json) {
+        out.write(`${JSON.stringify(res, null, 2)}\n`);
+        return 0;
+      }
+      const hits = res.hits.filter((h) => !h.context);
+      if (hits.length === 0) {
+        out.write(`no documents match "${query}"\n`);
+        return 0;
+      }
+      const tty = out.isTTY === true;
+      hits.forEach((h, i) => {
+        const who = names(h.people).slice(0, 3).join(', ');
+        out.write(`${i + 1}. ${h.title?.trim() || '(untitled)'}\n`);
+        out.write(`   ${[h.source_type, day(h.content_timestamp), who].filter(Boolean).join(' · ')}\n`);
+        if (h.snippet.trim()) out.write(`   ${highlight(h.snippet, tty)}\n`);
+        out.write(`   memex open ${h.document_id}\n\n`);
+      });
+      out.write(`${hits.length} of ${res.total} matching documents${res.legs?.vector_skipped ? ' (words only: the embedding model was busy)' : ''}\n`);
+      return 0;
+    },
+    () => {
+      const p = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          ...targetOptions,
+          limit: { type: 'string', short: 'k' },
+          type: { type: 'string' },
+          person: { type: 'string' },
+          since: { type: 'string' },
+          until: { type: 'string' },
+          thread: { type: 'string' },
+          attachments: { type: 'boolean' },
+        },
+      });
+      values = p.values;
+      query = p.positionals.join(' ').trim();
+      if (!p.values.help && !query) throw new UsageError('no QUERY given');
+      integer(p.values.limit, '--limit', 10, 50);
+      return { help: Boolean(p.values.help), target: p.values };
+    },
+  );
+}
+
+interface AskAnswer {
+  answer: string;
+  answer_mode: string;
+  llm_error?: string;
+  citations: { document_id: string; chunk_id: string; score: number }[];
+}
+
+export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise<number> {
+  let values: Record<string, string | boolean | undefined> = {};
+  let question = '';
+  return runVerb(
+    'ask',
+    ASK_USAGE,
+    io,
+    async (client, out) => {
+      const res = await client.request<AskAnswer>('POST', '/v1/ask', {
+        json: { query: question, k: integer(values.limit as string | undefined, '--limit', 5, 20) },
+      });
+      if (values.json) {
+        out.write(`${JSON.stringify(res, null, 2)}\n`);
+        return 0;
+      }
+      out.write(`${res.answer.trim()}\n`);
+      if (res.llm_error) out.write(`\n(no language model answer: ${res.llm_error}; the text above is from the documents)\n`);
+      const cited = [...new Set(res.citations.map((c) => c.document_id))];
+      if (cited.length) {
+        out.write('\nsources:\n');
+        // Titles make the list readable; a document that cannot be read is listed by id alone.
+        for (const [i, id] of cited.entries()) {
+          const doc = await client.request<{ title?: string | null; source_type?: string; content_timestamp?: string }>('GET', `/v1/doc/${id}`).catch(() => null);
+          const label = doc ? `${doc.title?.trim() || '(untitled)'} (${[doc.source_type, day(doc.content_timestamp)].filter(Boolean).join(', ')})` : '';
+          out.write(`  [${i + 1}] ${label ? `${label}  ` : ''}memex open ${id}\n`);
+        }
+      }
+      return 0;
+    },
+    () => {
+      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, limit: { type: 'string', short: 'k' } } });
+      values = p.values;
+      question = p.positionals.join(' ').trim();
+      if (!p.values.help && !question) throw new UsageError('no QUESTION given');
+      integer(p.values.limit, '--limit', 5, 20);
+      return { help: Boolean(p.values.help), target: p.values };
+    },
+  );
+}
+
+interface DocumentView {
+  document: Record<string, unknown> & { title?: string | null; text?: string; source_type?: string };
+  people: { display_name: string; role: string }[];
+  versions: { version_number: number; is_active_version: boolean }[];
+  thread: { title: string | null; total: number } | null;
+}
+
+export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promise<number> {
+  let values: Record<string, string | boolean | undefined> = {};
+  let id = '';
+  return runVerb(
+    'open',
+    OPEN_USAGE,
+    io,
+    async (client, out) => {
+      let view: DocumentView;
+      try {
+        view = await client.request<DocumentView>('GET', `/v1/doc/${encodeURIComponent(id)}/view`);
+      } catch (e) {
+        if (e instanceof ServerError && e.status === 404) throw new ServerError(`no document ${id}`, 404);
+        if (e instanceof ServerError && e.status === 422) throw new ServerError(`"${id}" is not a document id (a UUID, as memex search prints)`, 422);
+        throw e;
+      }
+      if (values.json) {
+        out.write(`${JSON.stringify(view, null, 2)}\n`);
+        return 0;
+      }
+      const d = view.document;
+      const active = view.versions.find((v) => v.is_active_version);
+      const lines = [
+        d.title?.toString().trim() || '(untitled)',
+        `source   ${[d.source_type, d.source_provider].filter(Boolean).join(' / ')}`,
+        `date     ${d.content_timestamp ?? ''}`,
+        ...(view.people.length ? [`people   ${view.people.map((p) => `${p.display_name} (${p.role})`).join(', ')}`] : []),
+        ...(view.thread ? [`thread   ${view.thread.title ?? ''} (${view.thread.total} messages)`] : []),
+        `version  ${d.version_number}${view.versions.length > 1 ? ` of ${view.versions.length}${d.is_active_version ? '' : `, superseded (current: ${active?.version_number ?? '?'})`}` : ''}`,
+        ...(d.deleted_at ? [`deleted  ${d.deleted_at}`] : []),
+        ...(typeof d.canonical_uri === 'string' ? [`uri      ${d.canonical_uri}`] : []),
+      ];
+      out.write(`${lines.join('\n')}\n`);
+      if (!values['no-text'] && typeof d.text === 'string' && d.text.trim()) out.write(`\n${d.text.trim()}\n`);
+      return 0;
+    },
+    () => {
+      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, 'no-text': { type: 'boolean' } } });
+      values = p.values;
+      if (!p.values.help && p.positionals.length !== 1) throw new UsageError('give exactly one document ID');
+      id = p.positionals[0] ?? '';
+      return { help: Boolean(p.values.help), target: p.values };
+    },
+  );
+}
