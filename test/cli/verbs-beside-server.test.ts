@@ -73,7 +73,7 @@ beforeAll(async () => {
     dropDb = created.drop;
   }
   const config = { ...loadServerConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), databaseUrl };
-  server = await startServer(config, 'all', { env: { OCR_ENABLED: 'false' } });
+  server = await startServer(config, 'all', { env: { OCR_ENABLED: 'false', SELF_IDENTIFIERS: 'me@example.org' } });
   port = Number(new URL(server.url!).port);
 
   fs.writeFileSync(path.join(dir, 'notes.md'), '# Harbour notes\n\nThe ferry to the lighthouse leaves at nine.\n');
@@ -134,6 +134,7 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       reindexFailed: await memex(['reindex', '--failed']),
       reindexModel: backend === 'pglite' ? await memex(['reindex', '--model', 'hashing-256']) : undefined,
       relationships: await memex(['relationships', '--recompute'], { SELF_IDENTIFIERS: 'me@example.org' }),
+      gc: await memex(['gc', '--dry-run']),
       rethread: await memex(['rethread'], { SELF_IDENTIFIERS: 'me@example.org' }),
     };
     for (const r of Object.values(runs)) if (r) expect(r.err).not.toMatch(/Aborted\(\)/);
@@ -142,10 +143,9 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       expectRefused(runs.bare!, /already owns this data directory/);
       expectRefused(runs.migrate, /applies migrations when it starts/);
       expectRefused(runs.reindexModel!, /open in another process|is running on port/);
-      // status, reindex --failed and relationships --recompute either ask the server or are refused.
-      for (const r of [runs.status, runs.reindexFailed, runs.relationships, runs.rethread]) {
-        if (r.code !== 0) expectRefused(r, /open in another process|is running on port/);
-      }
+      expectRefused(runs.rethread, /open in another process|is running on port/);
+      // These ask the running server over HTTP.
+      for (const verb of ['status', 'reindexFailed', 'relationships', 'gc'] as const) expect(runs[verb].code, `${verb}: ${runs[verb].err}`).toBe(0);
       expect(databaseLockHolder(path.join(dataDir, 'pglite'))?.pid).toBe(process.pid);
     } else {
       for (const [verb, r] of Object.entries(runs)) if (r) expect(r.code, `${verb}: ${r.err}`).toBe(0);
