@@ -101,7 +101,11 @@ function describeValidation(body: any, names: Record<string, string>): string | 
  * change. `names` maps the route's parameter names to the tool's argument names.
  */
 export async function callOk(api: MemexApi, req: ApiRequest, names: Record<string, string> = {}): Promise<any> {
-  const res = await api.call(req);
+  return okBody(api, await api.call(req), names);
+}
+
+/** The JSON of a 2xx response; any other status becomes a ToolError (see callOk). */
+export function okBody(api: MemexApi, res: ApiResponse, names: Record<string, string> = {}): any {
   if (res.status >= 200 && res.status < 300) return res.body;
   if (res.status === 401 || res.status === 403) {
     const detail = typeof res.body?.detail === 'string' ? `: ${res.body.detail}` : '';

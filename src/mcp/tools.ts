@@ -10,7 +10,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
-import { callOk, ToolError, type MemexApi } from './api.ts';
+import { callOk, okBody, ToolError, type MemexApi } from './api.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -583,7 +583,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
 async function getDocument(api: MemexApi, id: string, includeThread: boolean, maxChars: number): Promise<CallToolResult> {
   const res = await api.call({ method: 'GET', path: `/v1/doc/${id}` });
   if (res.status === 404) throw new ToolError(`no document has id ${id}; use an id returned by search or ask`);
-  const doc = res.status === 200 ? res.body : await callOk(api, { method: 'GET', path: `/v1/doc/${id}` });
+  const doc = okBody(api, res);
   const body = cut(doc.text ?? '', maxChars);
   const { attachments: rawAttachments, ...metadata } = (doc.metadata ?? {}) as Record<string, unknown>;
   const attachments = (Array.isArray(rawAttachments) ? rawAttachments : []).slice(0, 20).map((x: any) => ({
@@ -653,7 +653,7 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
 async function getPerson(api: MemexApi, personId: string, recent: number): Promise<CallToolResult> {
   const res = await api.call({ method: 'GET', path: `/v1/people/${personId}` });
   if (res.status === 404) throw new ToolError(`no person has id ${personId}; find ids with search_people`);
-  const p = res.status === 200 ? res.body : await callOk(api, { method: 'GET', path: `/v1/people/${personId}` });
+  const p = okBody(api, res);
   let relationship: z.infer<typeof Relationship> | null = null;
   let note: string | null = null;
   const rel = await api.call({
@@ -664,7 +664,7 @@ async function getPerson(api: MemexApi, personId: string, recent: number): Promi
   if (rel.status === 200 && rel.body.relationships?.length) {
     const e = rel.body.relationships[0];
     relationship = { score: Number(e.score), last_contact_at: e.last_contact_at ?? null, features: e.features ?? {}, summary: describeFeatures(e.features ?? {}) };
-  } else if (rel.status === 200) note = 'no relationship edge: no messages with this person in the last ten years';
+  } else if (rel.status === 200) note = 'no relationship edge: this person has no two-way contact with the self person in ten years (newsletters and no-reply senders get none)';
   else if (rel.status === 404) note = typeof rel.body?.detail === 'string' ? rel.body.detail : 'the self person is unknown';
   else note = `relationship unavailable (${rel.status})`;
   const docs = await callOk(api, { method: 'GET', path: '/v1/documents', query: { person_id: p.person_id, limit: recent } });

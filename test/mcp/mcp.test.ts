@@ -188,6 +188,10 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       expect(person.documents_total).toBeGreaterThanOrEqual(9);
       expect(text(p)).toContain('Relationship score');
 
+      const news = (await call(c, 'get_person', { person_id: h.ids.news })).structuredContent as any;
+      expect(news).toMatchObject({ relationship: null, relationship_note: expect.stringContaining('no relationship edge') });
+      expect(news.recent_documents).toHaveLength(2); // the two newsletters
+
       const top = (await call(c, 'top_relationships', { window: '90d', limit: 2 })).structuredContent as any;
       expect(top).toMatchObject({ window: '90d', total: 4, offset: 0 });
       expect(top.relationships.map((r: any) => r.rank)).toEqual([1, 2]);
