@@ -125,6 +125,11 @@ describe('binding', () => {
 describe('modules and shutdown', () => {
   it('lets a collector module plug in, replace a stub, and finishes in-flight requests on close', async () => {
     let finished = false;
+    // The handler says when it has started and finishes only once close() was called: conditions, not times.
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const closeCalled = new Promise<void>((r) => (release = r));
     const slowChat = (): AgentModule => ({
       name: 'chatapp',
       enabled: true,
@@ -132,7 +137,8 @@ describe('modules and shutdown', () => {
       status: () => 'ready',
       registerRoutes(app) {
         app.post('/v1/collectors/chatapp:run', async () => {
-          await new Promise((r) => setTimeout(r, 400));
+          started();
+          await closeCalled;
           finished = true;
           return { status: 'completed' };
         });
@@ -143,8 +149,9 @@ describe('modules and shutdown', () => {
     expect(caps.modules.chatapp).toMatchObject({ enabled: true, permissions: { fda: true }, status: 'ready' });
 
     const inFlight = fetch(`${url}/v1/collectors/chatapp:run`, { method: 'POST', headers: auth });
-    await new Promise((r) => setTimeout(r, 100));
+    await handlerStarted;
     const closed = app.close();
+    release();
     const res = await inFlight;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'completed' });
