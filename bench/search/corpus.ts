@@ -3,6 +3,7 @@
  * chat threads, sms and notes over two years, 300 people, words drawn with a Zipf law from real
  * English (SciFact abstracts when ../shared is present, synthetic words otherwise).
  */
+import type { Queryable } from '../../src/db/types.ts';
 import { loadScifact } from '../scifact/data.ts';
 
 export interface BenchPerson {
@@ -149,4 +150,68 @@ export function generateCorpus(size: number): Corpus {
     batches,
     plan,
   };
+}
+
+/** Writes the corpus with bulk SQL: people and identifiers, threads, documents, chunks (marked embedded) and links. */
+export async function loadCorpus(db: Queryable, corpus: Corpus): Promise<void> {
+  const { people } = corpus;
+  await db.query(
+    `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
+    [people.map((p) => p.id), people.map((p) => p.name), people.map(() => 'bench')],
+  );
+  await db.query(
+    `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical)
+     SELECT p, k, v, v FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(p, k, v)`,
+    [
+      [...people.map((p) => p.id), ...people.map((p) => p.id)],
+      [...people.map(() => 'email'), ...people.map(() => 'phone')],
+      [...people.map((p) => p.email), ...people.map((p) => p.phone)],
+    ],
+  );
+  const seenThreads = new Set<string>();
+  for (const batch of corpus.batches(2000)) {
+    const rows = batch.map((d) => ({
+      ...d,
+      ts: new Date(d.ts).toISOString(),
+      people: JSON.stringify([
+        { identifier: d.sender.email, identifier_type: 'email', role: 'sender', display_name: d.sender.name },
+        { identifier: d.to.phone, identifier_type: 'phone', role: 'recipient', display_name: d.to.name },
+      ]),
+      sender: d.sender.id,
+      to: d.to.id,
+    }));
+    const newThreads = [...new Set(rows.flatMap((r) => (r.thread && !seenThreads.has(r.thread) ? [r.thread] : [])))];
+    for (const t of newThreads) seenThreads.add(t);
+    await db.query(
+      `INSERT INTO threads (thread_id, external_id, source_type) SELECT t, t::text, 'chatapp' FROM unnest($1::uuid[]) t
+       ON CONFLICT DO NOTHING`,
+      [newThreads],
+    );
+    await db.query(
+      `INSERT INTO documents (doc_id, external_id, source_type, title, text, text_sha256, content_timestamp,
+         content_timestamp_type, people, thread_id, has_attachments, attachment_count, status)
+       SELECT u.id, u.id::text, u.src, u.title, u.txt, md5(u.txt), u.ts, 'sent', u.ppl, u.th, u.att, u.att::int, 'indexed'
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[], $7::uuid[], $8::boolean[])
+              AS u(id, src, title, txt, ts, ppl, th, att)`,
+      [rows.map((r) => r.id), rows.map((r) => r.source), rows.map((r) => r.title), rows.map((r) => r.text),
+       rows.map((r) => r.ts), rows.map((r) => r.people), rows.map((r) => r.thread), rows.map((r) => r.att)],
+    );
+    await db.query(
+      `INSERT INTO chunks (chunk_id, text, text_sha256, embedding_status)
+       SELECT c, t, encode(sha256(convert_to(t, 'UTF8')), 'hex') || c::text, 'embedded'
+         FROM unnest($1::uuid[], $2::text[]) AS u(c, t)`,
+      [rows.map((r) => r.chunk), rows.map((r) => r.text)],
+    );
+    await db.query(
+      `INSERT INTO chunk_documents (doc_id, ordinal, chunk_id, start_char, end_char)
+       SELECT d, 0, c, 0, length(t) FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, c, t)`,
+      [rows.map((r) => r.id), rows.map((r) => r.chunk), rows.map((r) => r.text)],
+    );
+    await db.query(
+      `INSERT INTO document_people (doc_id, person_id, role)
+       SELECT d, p, r FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, p, r) ON CONFLICT DO NOTHING`,
+      [[...rows.map((r) => r.id), ...rows.map((r) => r.id)], [...rows.map((r) => r.sender), ...rows.map((r) => r.to)],
+       [...rows.map(() => 'sender'), ...rows.map(() => 'recipient')]],
+    );
+  }
 }

@@ -26,7 +26,7 @@ import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { openScratchPostgres } from '../lib/database.ts';
-import { generateCorpus, type PlannedQuery } from './corpus.ts';
+import { generateCorpus, loadCorpus, type PlannedQuery } from './corpus.ts';
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
@@ -37,7 +37,6 @@ const SECONDS = opt('--seconds', 30);
 const TOKEN = 'bench-token-0123456789';
 
 const corpus = generateCorpus(N);
-const { people } = corpus;
 
 async function openDb(): Promise<{ db: Database; drop: () => Promise<void> }> {
   if (!usePg) {
@@ -69,65 +68,7 @@ if (args.includes('--trace-sql')) {
   };
 }
 const t0 = Date.now();
-await db.query(
-  `INSERT INTO people (person_id, display_name, source) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])`,
-  [people.map((p) => p.id), people.map((p) => p.name), people.map(() => 'bench')],
-);
-await db.query(
-  `INSERT INTO person_identifiers (person_id, kind, value_raw, value_canonical)
-   SELECT p, k, v, v FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(p, k, v)`,
-  [
-    [...people.map((p) => p.id), ...people.map((p) => p.id)],
-    [...people.map(() => 'email'), ...people.map(() => 'phone')],
-    [...people.map((p) => p.email), ...people.map((p) => p.phone)],
-  ],
-);
-const seenThreads = new Set<string>();
-for (const batch of corpus.batches(2000)) {
-  const rows = batch.map((d) => ({
-    ...d,
-    ts: new Date(d.ts).toISOString(),
-    people: JSON.stringify([
-      { identifier: d.sender.email, identifier_type: 'email', role: 'sender', display_name: d.sender.name },
-      { identifier: d.to.phone, identifier_type: 'phone', role: 'recipient', display_name: d.to.name },
-    ]),
-    sender: d.sender.id,
-    to: d.to.id,
-  }));
-  const newThreads = [...new Set(rows.flatMap((r) => (r.thread && !seenThreads.has(r.thread) ? [r.thread] : [])))];
-  for (const t of newThreads) seenThreads.add(t);
-  await db.query(
-    `INSERT INTO threads (thread_id, external_id, source_type) SELECT t, t::text, 'chatapp' FROM unnest($1::uuid[]) t
-     ON CONFLICT DO NOTHING`,
-    [newThreads],
-  );
-  await db.query(
-    `INSERT INTO documents (doc_id, external_id, source_type, title, text, text_sha256, content_timestamp,
-       content_timestamp_type, people, thread_id, has_attachments, attachment_count, status)
-     SELECT u.id, u.id::text, u.src, u.title, u.txt, md5(u.txt), u.ts, 'sent', u.ppl, u.th, u.att, u.att::int, 'indexed'
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[], $7::uuid[], $8::boolean[])
-            AS u(id, src, title, txt, ts, ppl, th, att)`,
-    [rows.map((r) => r.id), rows.map((r) => r.source), rows.map((r) => r.title), rows.map((r) => r.text),
-     rows.map((r) => r.ts), rows.map((r) => r.people), rows.map((r) => r.thread), rows.map((r) => r.att)],
-  );
-  await db.query(
-    `INSERT INTO chunks (chunk_id, text, text_sha256, embedding_status)
-     SELECT c, t, encode(sha256(convert_to(t, 'UTF8')), 'hex') || c::text, 'embedded'
-       FROM unnest($1::uuid[], $2::text[]) AS u(c, t)`,
-    [rows.map((r) => r.chunk), rows.map((r) => r.text)],
-  );
-  await db.query(
-    `INSERT INTO chunk_documents (doc_id, ordinal, chunk_id, start_char, end_char)
-     SELECT d, 0, c, 0, length(t) FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, c, t)`,
-    [rows.map((r) => r.id), rows.map((r) => r.chunk), rows.map((r) => r.text)],
-  );
-  await db.query(
-    `INSERT INTO document_people (doc_id, person_id, role)
-     SELECT d, p, r FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(d, p, r) ON CONFLICT DO NOTHING`,
-    [[...rows.map((r) => r.id), ...rows.map((r) => r.id)], [...rows.map((r) => r.sender), ...rows.map((r) => r.to)],
-     [...rows.map(() => 'sender'), ...rows.map(() => 'recipient')]],
-  );
-}
+await loadCorpus(db, corpus);
 const loadS = (Date.now() - t0) / 1000;
 if (usePg) await db.exec('VACUUM ANALYZE');
 const search = createSearch({ db });

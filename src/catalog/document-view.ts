@@ -14,6 +14,8 @@ export interface DocumentView {
   document: Record<string, unknown>;
   people: { person_id: string; display_name: string; role: string }[];
   versions: { doc_id: string; version_number: number; is_active_version: boolean; ingested_at: string }[];
+  /** The span of the text a chunk covers (the chunk an answer cited), when one was asked for and belongs to the document. */
+  cited: { chunk_id: string; start_char: number; end_char: number } | null;
   thread: {
     thread_id: string;
     title: string | null;
@@ -27,7 +29,7 @@ function excerpt(text: string): string {
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS - 1)}…` : flat;
 }
 
-export async function documentView(db: Queryable, docId: string): Promise<DocumentView | null> {
+export async function documentView(db: Queryable, docId: string, citedChunkId?: string): Promise<DocumentView | null> {
   if (!isUuid(docId)) return null;
   const d = await db.query<Record<string, unknown>>(
     `SELECT doc_id, external_id, source_type, source_provider, source_account_id, version_number, previous_version_id,
@@ -58,6 +60,16 @@ export async function documentView(db: Queryable, docId: string): Promise<Docume
       ORDER BY v.version_number DESC`,
     [doc.source_type, doc.source_provider, doc.source_account_id, doc.external_id],
   );
+
+  let cited: DocumentView['cited'] = null;
+  if (citedChunkId && isUuid(citedChunkId)) {
+    const c = await db.query<{ chunk_id: string; start_char: number; end_char: number }>(
+      `SELECT chunk_id::text AS chunk_id, start_char, end_char FROM chunk_documents
+        WHERE doc_id = $1 AND chunk_id = $2 ORDER BY ordinal LIMIT 1`,
+      [docId, citedChunkId],
+    );
+    cited = c.rows[0] ?? null;
+  }
 
   let thread: DocumentView['thread'] = null;
   if (doc.thread_id) {
@@ -107,6 +119,7 @@ export async function documentView(db: Queryable, docId: string): Promise<Docume
     document: isoRow(doc),
     people: people.rows,
     versions: versions.rows.map((v) => ({ ...v, ingested_at: new Date(v.ingested_at).toISOString() })),
+    cited,
     thread,
   };
 }

@@ -74,6 +74,9 @@ export const DocumentViewResponse = Type.Object(
       }),
       { description: 'Every version of this document, newest first' },
     ),
+    cited: Type.Union([Type.Object({ chunk_id: Type.String(), start_char: Type.Integer(), end_char: Type.Integer() }), Type.Null()], {
+      description: 'The span of the text the chunk given as chunk_id covers (null without one, or when it is not in this document)',
+    }),
     thread: Type.Union([
       Type.Object({
         thread_id: Type.String(),
@@ -95,3 +98,7 @@ export const DocumentViewResponse = Type.Object(
   },
   { title: 'DocumentViewResponse' },
 );
+
+export const DocumentViewQuery = Type.Object({
+  chunk_id: Type.Optional(Type.String({ format: 'uuid', description: 'A cited chunk: its span is returned as `cited`' })),
+});

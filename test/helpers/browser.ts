@@ -56,10 +56,11 @@ export async function buildUi(): Promise<string> {
   } catch {
     fs.rmSync(scratch, { recursive: true, force: true }); // another file won the race: its build is the same
   }
-  // Builds of earlier sources (gateways read their assets into memory at start, so removing them is safe).
+  // Builds of earlier sources, once an hour old (a benchmark or another run may be about to serve one).
   for (const name of fs.readdirSync(path.dirname(out))) {
-    if (/^ui-[0-9a-f]{16}$/.test(name) && path.join(path.dirname(out), name) !== out) {
-      fs.rmSync(path.join(path.dirname(out), name), { recursive: true, force: true });
+    const dir = path.join(path.dirname(out), name);
+    if (/^ui-[0-9a-f]{16}$/.test(name) && dir !== out && Date.now() - fs.statSync(dir).mtimeMs > 3600_000) {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   }
   return out;

@@ -97,6 +97,8 @@ describe('ask', () => {
     await cite.click();
     await page.locator('#doc-title').waitFor();
     expect(await page.locator('pre.text').first().textContent()).toMatch(/budget/i);
+    // The cited chunk is marked in the text.
+    expect(await page.locator('pre.text mark.cited').textContent()).toMatch(/budget/i);
   });
 });
 

@@ -113,7 +113,7 @@ function App({ linkError }: { linkError: string | null }) {
   let body;
   switch (page) {
     case 'doc':
-      body = <DocumentPage id={route.path[1] ?? ''} />;
+      body = <DocumentPage id={route.path[1] ?? ''} chunk={route.params.get('chunk')} />;
       break;
     case 'ask':
       body = <AskPage />;

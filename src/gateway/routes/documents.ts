@@ -9,6 +9,7 @@ import {
   DocumentListResponse,
   DocumentUpdateRequest,
   DocumentUpdateResponse,
+  DocumentViewQuery,
   DocumentViewResponse,
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
@@ -57,11 +58,12 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = a
         tags: ['documents'],
         summary: 'A document with its linked people, versions and neighbouring thread messages (the web UI\'s document view)',
         params: DocIdParams,
+        querystring: DocumentViewQuery,
         response: { 200: DocumentViewResponse, 404: NotFound, 422: ValidationErrorBody },
       },
     },
     async (req, reply) => {
-      const view = await documentView(catalog.db, req.params.doc_id);
+      const view = await documentView(catalog.db, req.params.doc_id, req.query.chunk_id);
       if (!view) return reply.code(404).send({ detail: 'Document not found' });
       return view;
     },

@@ -1,6 +1,6 @@
 /** Document view: the whole text, people, attachments (OCR text, captions, download), versions and thread. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, download } from '../api.ts';
+import { api, download, qs } from '../api.ts';
 import { ErrorNote, formatBytes, SourceBadge, titleOf, When } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
@@ -31,6 +31,7 @@ interface DocView {
   };
   people: { person_id: string; display_name: string; role: string }[];
   versions: { doc_id: string; version_number: number; is_active_version: boolean; ingested_at: string }[];
+  cited: { chunk_id: string; start_char: number; end_char: number } | null;
   thread: {
     thread_id: string;
     title: string | null;
@@ -39,7 +40,21 @@ interface DocView {
   } | null;
 }
 
-export function DocumentPage({ id }: { id: string }) {
+/** The text with the cited span as a <mark> (text nodes only). */
+function DocumentText({ text, cited }: { text: string; cited: DocView['cited'] }) {
+  if (!cited || cited.end_char <= cited.start_char || cited.start_char >= text.length) return <pre class="text">{text}</pre>;
+  return (
+    <pre class="text">
+      {text.slice(0, cited.start_char)}
+      <mark id="cited" class="cited" aria-label="cited passage">
+        {text.slice(cited.start_char, cited.end_char)}
+      </mark>
+      {text.slice(cited.end_char)}
+    </pre>
+  );
+}
+
+export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null }) {
   const [view, setView] = useState<DocView | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -47,14 +62,15 @@ export function DocumentPage({ id }: { id: string }) {
     const ctl = new AbortController();
     setView(null);
     setError(null);
-    api<DocView>(`/v1/doc/${encodeURIComponent(id)}/view`, { signal: ctl.signal })
+    api<DocView>(`/v1/doc/${encodeURIComponent(id)}/view${qs({ chunk_id: chunk })}`, { signal: ctl.signal })
       .then((v) => {
         setView(v);
         document.getElementById('doc-title')?.focus();
+        requestAnimationFrame(() => document.getElementById('cited')?.scrollIntoView({ block: 'center' }));
       })
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
-  }, [id]);
+  }, [id, chunk]);
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -119,7 +135,7 @@ export function DocumentPage({ id }: { id: string }) {
         )}
       </dl>
 
-      <pre class="text">{d.text}</pre>
+      <DocumentText text={d.text} cited={view.cited} />
 
       {attachments.length > 0 && (
         <section aria-labelledby="att-h">

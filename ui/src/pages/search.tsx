@@ -254,7 +254,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           </aside>
         )}
         {result ? (
-          <ol class="hits" ref={list}>
+          <ol class="hits" ref={list} data-query={result.query}>
             {result.hits.map((h, i) => (
               <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'}>
                 <a class="hit-link" href={href(`doc/${h.document_id}`)} onFocus={() => setSelected(i)} onClick={() => remembered && (remembered.selected = i)}>
