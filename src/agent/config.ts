@@ -57,8 +57,10 @@ export interface AgentConfig {
     ingest_file_path: string;
     /** Seconds per request attempt. */
     timeout: number;
-    /** Bearer token for the gateway (its AUTH_TOKEN); env SVC_GATEWAY_TOKEN. */
+    /** Bearer token for the gateway (its AUTH_TOKEN); env SVC_GATEWAY_TOKEN, else AUTH_TOKEN (spec §5.3). */
     auth_token?: string;
+    /** Where auth_token came from (a variable name or `gateway.auth_token`), for error messages. */
+    auth_token_source?: string;
   };
   modules: {
     chatapp: {
@@ -350,7 +352,8 @@ function urlPath(r: Reader, value: string, key: string): string {
 export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const d = defaultAgentConfig(env);
   const r = new Reader(file);
-  if (raw === undefined || raw === null) return d;
+  // No file (or an empty one): the defaults, with the environment overrides still applied below.
+  if (raw === undefined || raw === null) raw = {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AgentConfigError(`${file}: the document must be a mapping of keys, got ${JSON.stringify(raw)}`);
   }
@@ -458,6 +461,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
       ingest_file_path: urlPath(r, r.str(gw, 'ingest_file_path', 'gateway', d.gateway.ingest_file_path), 'gateway.ingest_file_path'),
       timeout: r.num(gw, 'timeout', 'gateway', d.gateway.timeout, 0),
       auth_token: r.optStr(gw, 'auth_token', 'gateway'),
+      auth_token_source: r.optStr(gw, 'auth_token', 'gateway') !== undefined ? 'gateway.auth_token' : undefined,
     },
     modules: {
       chatapp: {
@@ -529,8 +533,14 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   if (env.SVC_AUTH_SECRET !== undefined) cfg.auth.secret = env.SVC_AUTH_SECRET;
   const eUrl = env_('SVC_GATEWAY_URL');
   if (eUrl !== undefined) cfg.gateway.base_url = urlBase(envReader, eUrl, 'SVC_GATEWAY_URL');
-  const eToken = env_('SVC_GATEWAY_TOKEN');
-  if (eToken !== undefined) cfg.gateway.auth_token = eToken;
+  // The collector token is the gateway's AUTH_TOKEN (spec §5.3); SVC_GATEWAY_TOKEN names it for the agent alone.
+  for (const name of ['SVC_GATEWAY_TOKEN', 'AUTH_TOKEN']) {
+    const eToken = env_(name)?.trim();
+    if (!eToken) continue;
+    cfg.gateway.auth_token = eToken;
+    cfg.gateway.auth_token_source = name;
+    break;
+  }
   const eLevel = env_('SVC_LOG_LEVEL');
   if (eLevel !== undefined) {
     const l = eLevel.toLowerCase() === 'warn' ? 'warning' : eLevel.toLowerCase();

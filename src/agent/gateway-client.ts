@@ -46,6 +46,8 @@ export interface GatewayClientOptions {
   /** Seconds per attempt (config gateway.timeout). */
   timeoutSeconds?: number;
   authToken?: string;
+  /** Where the token came from (SVC_GATEWAY_TOKEN, AUTH_TOKEN, gateway.auth_token), named when the gateway refuses it. */
+  authTokenSource?: string;
   /** Back-off before attempt 2 and 3; default [500, 1000] ms. */
   backoffMs?: number[];
   /** Injectable for tests; defaults to setTimeout. */
@@ -84,6 +86,7 @@ export function gatewayClientFromConfig(cfg: AgentConfig, extra: Partial<Gateway
     ingestFilePath: cfg.gateway.ingest_file_path,
     timeoutSeconds: cfg.gateway.timeout,
     authToken: cfg.gateway.auth_token,
+    authTokenSource: cfg.gateway.auth_token_source,
     ...extra,
   });
 }
@@ -103,6 +106,13 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     const h: Record<string, string> = { accept: 'application/json', ...extra };
     if (opts.authToken) h.authorization = `Bearer ${opts.authToken}`;
     return h;
+  }
+
+  /** What a 401/403 means for the user: which token was sent, or that none was. */
+  function refusal(status: number): string {
+    if (status !== 401 && status !== 403) return '';
+    if (!opts.authToken) return ': no gateway token is configured (set AUTH_TOKEN or SVC_GATEWAY_TOKEN, or gateway.auth_token)';
+    return `: the gateway refused the token from ${opts.authTokenSource ?? 'the client options'}`;
   }
 
   async function send<T>(path: string, makeInit: () => RequestInit): Promise<GatewayResponse<T>> {
@@ -137,7 +147,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
         continue;
       }
       log?.warn({ url: urlForLog(url), status: res.status, response: lastBody }, 'gateway rejected the request');
-      throw new GatewayHttpError(res.status, `Gateway answered ${res.status}`, lastBody, statuses);
+      throw new GatewayHttpError(res.status, `Gateway answered ${res.status}${refusal(res.status)}`, lastBody, statuses);
     }
     throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses);
   }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayClient, GatewayHttpError } from '../../src/agent/gateway-client.ts';
+import os from 'node:os';
+import { loadAgentConfig } from '../../src/agent/config.ts';
+import { createGatewayClient, gatewayClientFromConfig, GatewayHttpError } from '../../src/agent/gateway-client.ts';
 import { backend } from '../helpers/db.ts';
 import { noteBody, startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 
@@ -43,5 +45,23 @@ describe(`agent gateway client against a live memex gateway (${backend})`, () =>
     const bad = createGatewayClient({ baseUrl, authToken: TEST_TOKEN, sleep: async () => undefined });
     const invalid = await bad.submitDocument({ source_type: 'note' }).catch((e) => e);
     expect(invalid.status).toBe(422);
+  });
+
+  it('takes the gateway AUTH_TOKEN as the collector token (spec 5.3) and names the variable when the gateway refuses it', async () => {
+    const configured = (env: Record<string, string>) =>
+      gatewayClientFromConfig(loadAgentConfig({ env: { HOME: os.homedir(), SVC_GATEWAY_URL: baseUrl, ...env } }).config, {
+        sleep: async () => undefined,
+      });
+    const ok = await configured({ AUTH_TOKEN: TEST_TOKEN }).submitDocument(noteBody({ source_id: 'live-auth-token' }));
+    expect(ok.status).toBe(202);
+    // SVC_GATEWAY_TOKEN, the agent's own name, wins when both are set.
+    const refused = await configured({ AUTH_TOKEN: TEST_TOKEN, SVC_GATEWAY_TOKEN: 'stale-token' }).submitDocument(noteBody()).catch((e) => e);
+    expect(refused).toBeInstanceOf(GatewayHttpError);
+    expect(refused.message).toBe('Gateway answered 403: the gateway refused the token from SVC_GATEWAY_TOKEN');
+    const wrongAuth = await configured({ AUTH_TOKEN: 'stale-token' }).submitDocument(noteBody()).catch((e) => e);
+    expect(wrongAuth.message).toContain('the token from AUTH_TOKEN');
+    const none = await configured({}).submitDocument(noteBody()).catch((e) => e);
+    expect(none.status).toBe(401);
+    expect(none.message).toContain('no gateway token is configured');
   });
 });
