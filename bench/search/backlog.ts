@@ -32,7 +32,8 @@ for (let i = 0; emails.length < N; i++) {
 const server = await startBenchServer(backend);
 const auth = { authorization: `Bearer ${server.token}` };
 console.log(`machine: ${machineLine()}; load average at start ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log(`${backend}: ${N} emails, default embedding settings (EMBEDDING_* unset)`);
+const embeddingEnv = Object.entries(process.env).filter(([k]) => k.startsWith('EMBEDDING_') || k.startsWith('SEARCH_'));
+console.log(`${backend}: ${N} emails, embedding and search settings: ${embeddingEnv.length ? embeddingEnv.map(([k, v]) => `${k}=${v}`).join(' ') : 'defaults'}`);
 
 const status = async () => (await fetch(`${server.url}/v1/status`, { headers: auth })).json() as Promise<any>;
 const indexed = (s: any) => s.documents.by_source.filter((x: any) => x.status === 'indexed').reduce((a: number, x: any) => a + x.count, 0);
