@@ -38,6 +38,8 @@ commands:
                                       erase it with everything derived from it (docs/forget.md)
   gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses
   export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)
+  backup --out FILE                   database and stored files in one file, while the server runs
+  restore FILE                        recreate a backup in an empty DATA_DIR (or empty DATABASE_URL)
   rethread                            group stored email into conversations again (and recompute
                                       relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
@@ -211,6 +213,16 @@ async function main(argv: string[]): Promise<void> {
     case 'export': {
       const { runExportCommand } = await import('../maintenance/export-cli.ts');
       process.exitCode = await runExportCommand(rest, () => operatorDatabase(loadServerConfig()));
+      return;
+    }
+    case 'backup': {
+      const { runBackupCommand } = await import('../maintenance/backup-cli.ts');
+      process.exitCode = await runBackupCommand(rest, () => operatorDatabase(loadServerConfig()));
+      return;
+    }
+    case 'restore': {
+      const { runRestoreCommand } = await import('../maintenance/backup-cli.ts');
+      process.exitCode = await runRestoreCommand(rest);
       return;
     }
     case 'gc': {

@@ -41,6 +41,10 @@ export async function openPglite(dataDir?: string): Promise<Database> {
       return pg.transaction(async (tx) => fn(wrap(tx)));
     },
     exec: base.exec,
+    async dumpDataDir() {
+      await pg.exec('CHECKPOINT');
+      return pg.dumpDataDir('gzip');
+    },
     async close() {
       try {
         await pg.close();
@@ -49,4 +53,20 @@ export async function openPglite(dataDir?: string): Promise<Database> {
       }
     },
   };
+}
+
+/**
+ * Creates the embedded database in `dataDir` from a data-directory tarball made by dumpDataDir
+ * (`memex restore`). The directory must be new or empty.
+ */
+export async function restorePgliteDataDir(dataDir: string, dump: Blob): Promise<void> {
+  const release = acquireDatabaseLock(dataDir);
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const pg = new PGlite(dataDir, { extensions: { vector }, loadDataDir: dump });
+    await pg.waitReady;
+    await pg.close();
+  } finally {
+    release();
+  }
 }

@@ -25,4 +25,6 @@ export interface Database extends Queryable {
   /** Runs fn in one transaction; it commits when fn resolves and rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** PGlite only: the whole data directory as a gzipped tarball (backups; src/maintenance/backup.ts). */
+  dumpDataDir?(): Promise<Blob>;
 }

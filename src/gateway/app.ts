@@ -197,7 +197,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       },
     });
     await scope.register(forgetRoutes, { service: forget });
-    await scope.register(maintenanceRoutes, { db, store: deps.files?.store });
+    await scope.register(maintenanceRoutes, {
+      db,
+      config,
+      files: deps.files ? { store: deps.files.store, maxObjectBytes: deps.files.config.maxUploadBytes } : undefined,
+    });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
     // MCP over streamable HTTP: the same tools as `memex mcp`, calling these routes in process.
     await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: deps.mcpAllowWrite ?? mcpAllowWrite() });

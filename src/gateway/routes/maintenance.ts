@@ -1,9 +1,12 @@
-/** POST /v1/admin/gc (src/maintenance/gc.ts) and GET /v1/export (src/maintenance/export.ts). */
+/** POST /v1/admin/gc (src/maintenance/gc.ts), GET /v1/export (export.ts), POST /v1/admin/backup (backup.ts). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Database } from '../../db/types.ts';
 import type { ObjectStore } from '../../files/object-store.ts';
-import { Readable } from 'node:stream';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import type { ServerConfig } from '../../config/server.ts';
+import { writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
@@ -33,7 +36,15 @@ export const GcResponse = Type.Object(
   { title: 'GcResponse' },
 );
 
-export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ db: Database; store?: ObjectStore }> = async (app, { db, store }) => {
+export interface MaintenanceOptions {
+  db: Database;
+  config: ServerConfig;
+  /** The object store and its largest object; absent when the gateway stores no files (no backup then). */
+  files?: { store: ObjectStore; maxObjectBytes: number };
+}
+
+export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = async (app, { db, config, files }) => {
+  const store = files?.store;
   app.post(
     '/v1/admin/gc',
     {
@@ -74,6 +85,42 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<{ db: Database; store?
       reply.header('content-type', 'application/x-ndjson; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="memex-export.ndjson"');
       return reply.send(Readable.from(exportNdjson(db), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
+    },
+  );
+
+  app.post(
+    '/v1/admin/backup',
+    {
+      schema: {
+        tags: ['admin'],
+        operationId: 'backup',
+        summary: 'A consistent copy of everything (database and stored files) as one tar file, made while the server runs',
+        produces: ['application/x-tar'],
+        response: { 409: Type.Object({ detail: Type.String() }) },
+      },
+    },
+    async (req, reply) => {
+      if (!files) return reply.code(409).send({ detail: 'this gateway has no object store configured; back up from memex serve' });
+      const out = new PassThrough();
+      writeBackup(
+        {
+          db,
+          databaseUrl: config.databaseUrl,
+          store: files.store,
+          maxObjectBytes: files.maxObjectBytes,
+          authTokenFile: process.env.AUTH_TOKEN ? undefined : path.join(config.dataDir, 'auth-token'),
+        },
+        out,
+      ).then(
+        (m) => req.log.info({ objects: m.objects, documents: m.documents }, 'backup written'),
+        (err: Error) => {
+          req.log.error({ err: { message: err.message } }, 'backup failed');
+          out.destroy(err);
+        },
+      );
+      reply.header('content-type', 'application/x-tar');
+      reply.header('content-disposition', 'attachment; filename="memex-backup.tar"');
+      return reply.send(out as any);
     },
   );
 };

@@ -1,0 +1,122 @@
+/**
+ * `memex backup --out FILE` (from the running server, POST /v1/admin/backup, or from the database
+ * when none runs) and `memex restore FILE` (into an empty DATA_DIR, or the empty database at
+ * DATABASE_URL). The file is written next to its final name and renamed when complete.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import { loadServerConfig } from '../config/server.ts';
+import { DatabaseLockedError } from '../db/lock.ts';
+import { restorePgliteDataDir } from '../db/pglite.ts';
+import type { Database } from '../db/types.ts';
+import { createObjectStore, loadFilesConfig } from '../files/config.ts';
+import { BackupError, restoreBackup, writeBackup } from './backup.ts';
+
+export const BACKUP_USAGE = `usage: memex backup --out FILE [--url URL] [--token TOKEN]
+       memex restore FILE
+
+backup writes the database and every stored file into one tar file, from the running server (a
+consistent copy while it works) or, when none runs, from the database directly. restore recreates
+them in an empty DATA_DIR (embedded database) or the empty database at DATABASE_URL. PostgreSQL
+needs pg_dump / pg_restore on PATH. See docs/forget.md ("Back up and restore").`;
+
+export async function runBackupCommand(argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { out: { type: 'string', short: 'o' }, url: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help || !values.out) {
+    (values.help ? console.log : console.error)(BACKUP_USAGE);
+    return values.help ? 0 : 2;
+  }
+  const final = path.resolve(values.out);
+  const partial = `${final}.partial`;
+  const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
+  try {
+    let res: Response | undefined;
+    try {
+      res = await client.fetch('POST', '/v1/admin/backup');
+    } catch (err) {
+      if (!(err instanceof ServerError) || err.status !== 0) throw err;
+    }
+    if (res) {
+      if (!res.ok || !res.body) {
+        console.error(`memex backup: the server answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+        return 1;
+      }
+      await pipeline(Readable.fromWeb(res.body as any), fs.createWriteStream(partial, { mode: 0o600 }));
+    } else {
+      const config = loadServerConfig(env);
+      const files = loadFilesConfig(env, config.dataDir);
+      const db = await openDatabase();
+      try {
+        await writeBackup(
+          {
+            db,
+            databaseUrl: config.databaseUrl,
+            store: await createObjectStore(files),
+            maxObjectBytes: files.maxUploadBytes,
+            authTokenFile: config.authToken ? undefined : path.join(config.dataDir, 'auth-token'),
+          },
+          fs.createWriteStream(partial, { mode: 0o600 }),
+        );
+      } finally {
+        await db.close();
+      }
+    }
+    fs.renameSync(partial, final);
+    console.log(`memex backup: ${final} (${(fs.statSync(final).size / 1e6).toFixed(1)} MB)`);
+    return 0;
+  } catch (err) {
+    fs.rmSync(partial, { force: true });
+    if (err instanceof BackupError || err instanceof ServerError) {
+      console.error(`memex backup: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+export async function runRestoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  if (values.help || positionals.length !== 1) {
+    (values.help ? console.log : console.error)(BACKUP_USAGE);
+    return values.help ? 0 : 2;
+  }
+  const config = loadServerConfig(env);
+  const files = loadFilesConfig(env, config.dataDir);
+  try {
+    const manifest = await restoreBackup(path.resolve(positionals[0]), {
+      pgliteDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'pglite'),
+      databaseUrl: config.databaseUrl,
+      store: await createObjectStore(files),
+      maxObjectBytes: files.maxUploadBytes,
+      authTokenFile: path.join(config.dataDir, 'auth-token'),
+      restorePglite: restorePgliteDataDir,
+      postgresIsEmpty: async () => {
+        const c = new pg.Client({ connectionString: config.databaseUrl });
+        await c.connect();
+        try {
+          return (await c.query("SELECT to_regclass('public.documents') IS NULL AS empty")).rows[0].empty === true;
+        } finally {
+          await c.end();
+        }
+      },
+    });
+    console.log(
+      `memex restore: ${manifest.documents} document versions and ${manifest.objects} stored files from a ${manifest.database} backup of ${manifest.created_at}`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof BackupError || err instanceof DatabaseLockedError) {
+      console.error(`memex restore: ${(err as Error).message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
