@@ -99,7 +99,7 @@ export class ModuleRegistry {
   }
 }
 
-/** A module whose implementation lives in a later issue: reported as `stub` when enabled. */
+/** A module of spec §2.1 that memex does not implement: reported as `stub` when enabled, collects nothing. */
 export function stubModule(name: string, enabled: boolean, extra: Partial<AgentModule> = {}): AgentModule {
   return {
     name,
@@ -119,7 +119,7 @@ function readable(path: string): boolean {
   }
 }
 
-/** Stubs for every module of spec §2.1 that has no implementation yet. */
+/** Every module of spec §2.1, as a stub; the collectors that exist (chatapp, fswatch, email) replace theirs. */
 export function builtinStubs(ctx: AgentContext): AgentModule[] {
   const m = ctx.config.modules;
   return [

@@ -81,7 +81,17 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
     },
   );
 
-  app.delete('/v1/catalog/documents/:doc_id', { schema: { tags: ['catalog'], params: DocParams } }, async (req, reply) =>
+  app.delete(
+    '/v1/catalog/documents/:doc_id',
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: 'Soft-delete a document (accepted: 202)',
+        params: DocParams,
+        response: { 202: Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    async (req, reply) =>
     reply.code(202).send(await catalog.deleteDocument(req.params.doc_id)),
   );
 };

@@ -12,6 +12,7 @@ import type { Database } from '../db/types.ts';
 import type { EmbeddingService } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import { completeOpenApi } from './openapi.ts';
 import type { FilesConfig } from '../files/config.ts';
 import { FileIngestService } from '../files/ingest-service.ts';
 import type { ObjectStore } from '../files/object-store.ts';
@@ -127,6 +128,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    // Only the openapi branch is produced here (`openapi` above); the cast is for the union type.
+    transformObject: (d) => completeOpenApi((d as { openapiObject: Parameters<typeof completeOpenApi>[0] }).openapiObject) as never,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -1,0 +1,84 @@
+/**
+ * Completes the OpenAPI document the routes' schemas produce, so a generated client works from it:
+ * - every operation has an `operationId` (from its method and path, unique) and a `summary`;
+ * - every operation behind a bearer token documents 401 (no token) and 403 (wrong token), as the guard answers;
+ * - `POST /v1/ingest/file` documents its multipart body (the route reads the parts itself, so it has no body
+ *   schema to validate with).
+ * Only the document changes: validation and serialisation keep using the routes' own schemas.
+ */
+import { MAX_META_BYTES } from '../files/meta.ts';
+
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  security?: unknown[];
+  responses?: Record<string, unknown>;
+  requestBody?: unknown;
+  [k: string]: unknown;
+};
+type OpenApiDocument = { paths?: Record<string, Record<string, Operation>>; security?: unknown[]; [k: string]: unknown };
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
+
+const AUTH_ERROR = {
+  type: 'object',
+  properties: { detail: { type: 'string' } },
+  required: ['detail'],
+};
+
+/** `post` + `/v1/people/{person_id}/merges` → `postV1PeopleByPersonIdMerges`. */
+export function operationIdFor(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => (seg.startsWith('{') ? `by_${seg.slice(1, -1)}` : seg))
+    .join('_')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
+}
+
+const FILE_UPLOAD_BODY = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['meta', 'upload'],
+        properties: {
+          meta: {
+            type: 'string',
+            maxLength: MAX_META_BYTES,
+            description:
+              'JSON object: path (required), source, filename, mtime, ctime, tags, mime_type, sha256, size, message_id, ' +
+              'content_id, intent, relevance_score, enrichment (docs/files.md)',
+          },
+          upload: { type: 'string', format: 'binary', description: 'The file bytes (at most FILE_MAX_BYTES)' },
+        },
+      },
+      encoding: { meta: { contentType: 'application/json' } },
+    },
+  },
+};
+
+export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
+  const seen = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!METHODS.has(method) || !op || typeof op !== 'object') continue;
+      let id = op.operationId ?? operationIdFor(method, path);
+      for (let n = 2; seen.has(id); n++) id = `${operationIdFor(method, path)}${n}`;
+      seen.add(id);
+      op.operationId = id;
+      op.summary ??= `${method.toUpperCase()} ${path}`;
+      const secured = (op.security ?? doc.security ?? []).length > 0;
+      if (secured) {
+        op.responses ??= {};
+        op.responses['401'] ??= { description: 'No bearer token', content: { 'application/json': { schema: AUTH_ERROR } } };
+        op.responses['403'] ??= { description: 'Wrong bearer token', content: { 'application/json': { schema: AUTH_ERROR } } };
+      }
+      if (method === 'post' && path === '/v1/ingest/file') op.requestBody = FILE_UPLOAD_BODY;
+    }
+  }
+  return doc;
+}
