@@ -22,7 +22,7 @@ const require = createRequire(import.meta.url);
 
 /** Extensions the server extracts text from (docs/files.md); others are not uploaded. */
 export const SUPPORTED_EXTENSIONS = new Set([
-  'pdf', 'png', 'jpg', 'jpeg', 'webp', 'bmp',
+  'pdf', 'png', 'jpg', 'jpeg', 'webp', 'bmp', 'gif', 'tif', 'tiff', 'pbm', 'pgm', 'ppm', 'pnm',
   'txt', 'text', 'md', 'markdown', 'csv', 'tsv', 'log', 'json', 'html', 'htm', 'xhtml',
 ]);
 

@@ -15,6 +15,7 @@ import path from 'node:path';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
 import { imageSize } from 'image-size';
+import { sniffRaster, toPng } from '../ocr/raster.ts';
 import { canonicalJson } from '../util/hash.ts';
 import { htmlToReadable, shutdownHtmlWorker } from './html-convert.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -81,7 +82,7 @@ export interface ExtractOptions {
   renderPdfPages?: boolean;
 }
 
-export type ImageType = 'png' | 'jpeg' | 'webp' | 'tiff' | 'heic' | 'gif' | 'bmp';
+export type ImageType = 'png' | 'jpeg' | 'webp' | 'tiff' | 'heic' | 'gif' | 'bmp' | 'pnm';
 export type FileKind = 'pdf' | 'image' | 'html' | 'json' | 'text' | 'binary';
 
 export interface Detected {
@@ -130,6 +131,10 @@ const EXT_KIND: Record<string, { kind: FileKind; mime: string; imageType?: Image
   heif: { kind: 'image', mime: 'image/heif', imageType: 'heic' },
   gif: { kind: 'image', mime: 'image/gif', imageType: 'gif' },
   bmp: { kind: 'image', mime: 'image/bmp', imageType: 'bmp' },
+  pbm: { kind: 'image', mime: 'image/x-portable-bitmap', imageType: 'pnm' },
+  pgm: { kind: 'image', mime: 'image/x-portable-graymap', imageType: 'pnm' },
+  ppm: { kind: 'image', mime: 'image/x-portable-pixmap', imageType: 'pnm' },
+  pnm: { kind: 'image', mime: 'image/x-portable-anymap', imageType: 'pnm' },
   html: { kind: 'html', mime: 'text/html' },
   htm: { kind: 'html', mime: 'text/html' },
   xhtml: { kind: 'html', mime: 'application/xhtml+xml' },
@@ -151,7 +156,11 @@ const IMAGE_MIME: Record<ImageType, string> = {
   heic: 'image/heic',
   gif: 'image/gif',
   bmp: 'image/bmp',
+  pnm: 'image/x-portable-anymap',
 };
+
+/** Netpbm types by magic number: P1/P4 bitmap, P2/P5 greymap, P3/P6 pixmap. */
+const NETPBM_MIME = ['bitmap', 'graymap', 'pixmap', 'bitmap', 'graymap', 'pixmap'].map((t) => `image/x-portable-${t}`);
 
 function sniffImage(b: Buffer): ImageType | undefined {
   if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
@@ -163,8 +172,8 @@ function sniffImage(b: Buffer): ImageType | undefined {
     const brand = b.toString('latin1', 8, 12);
     if (['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1', 'heif'].includes(brand)) return 'heic';
   }
-  if (b.length >= 14 && b[0] === 0x42 && b[1] === 0x4d && b.readUInt32LE(2) === b.length) return 'bmp';
-  return undefined;
+  // BMP and Netpbm (PBM/PGM/PPM): by a header that parses, since "BM" and "P1".."P6" alone also start text.
+  return sniffRaster(b);
 }
 
 function hasBom(b: Buffer): boolean {
@@ -205,7 +214,7 @@ export function detectType(b: Buffer, filename?: string, mimeType?: string): Det
   const head = b.subarray(0, 1024);
   if (head.indexOf('%PDF-') !== -1) return { kind: 'pdf', mimeType: 'application/pdf', by: 'magic' };
   const img = sniffImage(b);
-  if (img) return { kind: 'image', mimeType: IMAGE_MIME[img], imageType: img, by: 'magic' };
+  if (img) return { kind: 'image', mimeType: img === 'pnm' ? NETPBM_MIME[b[1] - 0x31] : IMAGE_MIME[img], imageType: img, by: 'magic' };
   // Known binary containers we do not extract (zip/Office, gzip, 7z, executables, media).
   if (
     b.length >= 4 &&
@@ -411,8 +420,16 @@ function imageIntegrityError(b: Buffer, type: ImageType): string | undefined {
   return undefined;
 }
 
-/** Formats the tesseract.js engine decodes (Leptonica in its WASM build); TIFF, HEIC and GIF are not among them. */
-export const OCR_IMAGE_TYPES: ReadonlySet<ImageType> = new Set(['png', 'jpeg', 'webp', 'bmp']);
+/** Images that are OCR'd. HEIC is not: sharp's bundled libheif decodes AVIF only, and tesseract.js reads no HEIC. */
+export const OCR_IMAGE_TYPES: ReadonlySet<ImageType> = new Set(['png', 'jpeg', 'webp', 'gif', 'tiff', 'bmp', 'pnm']);
+/** What the OCR engine (tesseract.js: Leptonica in WASM) decodes itself; other OCR_IMAGE_TYPES are converted to PNG. */
+const OCR_NATIVE_TYPES: ReadonlySet<ImageType> = new Set(['png', 'jpeg', 'webp']);
+
+/** The bytes to hand the OCR function: the image itself, or a PNG of it (sharp, or src/ocr/raster.ts for BMP/PBM). */
+async function imageForOcr(b: Buffer, imageType: ImageType, maxPixels: number): Promise<Buffer> {
+  if (OCR_NATIVE_TYPES.has(imageType)) return b;
+  return (await toPng(b, maxPixels)).png;
+}
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -459,8 +476,14 @@ async function extractImage(b: Buffer, det: Detected, limits: ExtractLimits, opt
   if (!opts.ocr) {
     return { ...base, image, status: 'failed', error: 'OCR not available', needsOcr: { kind: 'image', imageType, reason: 'OCR not available' } };
   }
+  let readable: Buffer;
   try {
-    const r = await withTimeout(opts.ocr(b, { timeoutMs: limits.ocrTimeoutMs }), limits.ocrTimeoutMs, 'OCR');
+    readable = await imageForOcr(b, imageType, limits.maxPixels);
+  } catch (e) {
+    return { ...base, image, status: 'failed', error: `unreadable ${imageType.toUpperCase()} image: ${(e as Error)?.message ?? String(e)}` };
+  }
+  try {
+    const r = await withTimeout(opts.ocr(readable, { timeoutMs: limits.ocrTimeoutMs }), limits.ocrTimeoutMs, 'OCR');
     const text = cleanText(r.text ?? '');
     const warnings: string[] = [];
     if (!text) warnings.push('OCR found no text in the image');

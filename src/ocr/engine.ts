@@ -9,7 +9,8 @@
  *   the worker thread. A timed-out worker is thrown away and the next request starts a fresh one.
  * - Images are decoded by sharp first: we learn the dimensions (to refuse decompression bombs with a clear
  *   error before the pixels are expanded), apply the EXIF orientation and hand tesseract a plain PNG, so
- *   any format sharp reads (JPEG, PNG, WebP, TIFF, GIF, AVIF) works the same.
+ *   any format sharp reads (JPEG, PNG, WebP, TIFF, GIF, AVIF) works the same; BMP and Netpbm, which sharp
+ *   cannot read, are decoded by src/ocr/raster.ts.
  * - Nothing is downloaded at run time: `langPath` points at a folder of `<code>.traineddata.gz` files
  *   (default: the one inside @tesseract.js-data/eng) and `cacheMethod: 'none'` stops tesseract.js from
  *   writing a cache next to the process.
@@ -19,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp, { type Metadata } from 'sharp';
 import { createWorker, type Worker } from 'tesseract.js';
+import { sniffRaster, toPng } from './raster.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -247,11 +249,20 @@ export function createOcrEngine(options: OcrEngineOptions = {}): OcrEngine {
     if (image.length > maxBytes) {
       throw new OcrError('image_too_large', `Image is ${image.length} bytes; the limit is ${maxBytes} bytes`);
     }
+    if (sniffRaster(image)) {
+      // BMP and Netpbm: sharp has no loader for them; src/ocr/raster.ts decodes them (with the same pixel cap).
+      try {
+        return await toPng(image, maxPixels);
+      } catch (err) {
+        const msg = (err as Error).message;
+        throw new OcrError(/over the limit/.test(msg) ? 'image_too_large' : 'invalid_image', `Image could not be decoded: ${msg}`);
+      }
+    }
     let meta: Metadata;
     try {
       meta = await sharp(image).metadata();
     } catch {
-      throw new OcrError('invalid_image', 'Not a readable image (supported: PNG, JPEG, WebP, TIFF, GIF, AVIF)');
+      throw new OcrError('invalid_image', 'Not a readable image (supported: PNG, JPEG, WebP, TIFF, GIF, AVIF, BMP, PBM/PGM/PPM)');
     }
     const width = meta.width ?? 0;
     const height = meta.height ?? 0;

@@ -3,8 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engineOcrFunction } from '../../src/agent/collectors/chatapp/ocr.ts';
 import { detectType, extractText, type OcrFunction } from '../../src/files/extract.ts';
-import { makePng, makeScannedPdf, makeTesseractOcr, makeTextPdf, renderTextPng } from './fixtures.ts';
+import { createOcrEngine } from '../../src/ocr/engine.ts';
+import { makePng, makeScannedPdf, makeTesseractOcr, makeTextPdf, renderTextPng, toBmp, toPbm } from './fixtures.ts';
 
 let tmp: string;
 beforeAll(async () => {
@@ -168,18 +170,37 @@ describe('images', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('TIFF and HEIC are recognised but have no decoder: failed with needsOcr', async () => {
-    const tiff = Buffer.concat([Buffer.from('II*\0'), Buffer.alloc(100)]);
+  it('HEIC is recognised but has no decoder: failed with needsOcr', async () => {
     const heic = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic'), Buffer.alloc(100)]);
-    for (const [buf, type] of [
-      [tiff, 'tiff'],
-      [heic, 'heic'],
-    ] as const) {
-      const r = await extractText({ buffer: buf, filename: 'photo' }, recordingOcr());
-      expect(r.status).toBe('failed');
-      expect(r.detected.imageType).toBe(type);
-      expect(r.needsOcr?.imageType).toBe(type);
+    const r = await extractText({ buffer: heic, filename: 'photo' }, recordingOcr());
+    expect(r.status).toBe('failed');
+    expect(r.detected.imageType).toBe('heic');
+    expect(r.needsOcr?.imageType).toBe('heic');
+  });
+
+  it('GIF, TIFF, BMP and PBM reach the OCR function as PNG; a broken TIFF fails readably without OCR', async () => {
+    const png = makePng(40, 20);
+    const sharp = (await import('sharp')).default;
+    const cases = [
+      ['gif', await sharp(png).gif().toBuffer(), 'image/gif'],
+      ['tiff', await sharp(png).tiff().toBuffer(), 'image/tiff'],
+      ['bmp', await toBmp(png), 'image/bmp'],
+      ['pnm', await toPbm(png), 'image/x-portable-bitmap'],
+    ] as const;
+    for (const [type, buf, mime] of cases) {
+      const { ocr, calls } = recordingOcr();
+      const r = await extractText({ buffer: buf, filename: 'picture' }, { ocr });
+      expect(r.detected).toMatchObject({ kind: 'image', imageType: type, mimeType: mime, by: 'magic' });
+      expect(r.status).toBe('ready');
+      expect(r.image).toEqual({ width: 40, height: 20 });
+      expect(calls).toHaveLength(1);
+      expect(calls[0].subarray(1, 4).toString('latin1')).toBe('PNG');
     }
+    const { ocr, calls } = recordingOcr();
+    const broken = await extractText({ buffer: Buffer.concat([Buffer.from('II*\0'), Buffer.alloc(100)]), filename: 'scan.tif' }, { ocr });
+    expect(broken.status).toBe('failed');
+    expect(broken.error).toMatch(/^unreadable TIFF image/);
+    expect(calls).toHaveLength(0);
   });
 
   it('an OCR engine that throws or hangs gives a failed result, not an exception', async () => {
@@ -313,8 +334,10 @@ describe('real OCR (tesseract.js, bundled English model)', () => {
   beforeAll(async () => {
     engine = await makeTesseractOcr();
   });
+  const sharedEngine = createOcrEngine({ languages: ['en'], timeoutMs: 60_000 });
   afterAll(async () => {
     await engine?.terminate();
+    await sharedEngine.close();
   });
 
   it('reads the words of a PNG with rendered text', async () => {
@@ -326,6 +349,22 @@ describe('real OCR (tesseract.js, bundled English model)', () => {
     expect(r.text).toContain('73914');
     expect(r.text).toMatch(/Kingfisher/);
     expect(r.ocr?.confidence).toBeGreaterThan(0.5);
+  });
+
+  it('reads the words of the same text saved as BMP, PBM and GIF, through the shared engine', async () => {
+    const shared = engineOcrFunction(() => sharedEngine);
+    const png = await renderTextPng(['PARCEL RECEIPT 73914', 'Kingfisher Logistics']);
+    const sharp = (await import('sharp')).default;
+    for (const [name, buf] of [
+      ['scan.bmp', await toBmp(png)],
+      ['scan.pbm', await toPbm(png)],
+      ['scan.gif', await sharp(png).gif().toBuffer()],
+    ] as const) {
+      const r = await extractText({ buffer: buf, filename: name }, { ocr: shared });
+      expect(r.status, name).toBe('ready');
+      expect(r.text, name).toContain('73914');
+      expect(r.text, name).toMatch(/Kingfisher/);
+    }
   });
 
   it('reads a scanned PDF by rendering its pages and OCRing them', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOcrEngine, OcrError, type OcrResult } from '../../src/ocr/engine.ts';
+import { toBmp, toPbm } from '../files/fixtures.ts';
 import { renderTextImage } from './render-text.ts';
 
 const engine = createOcrEngine({ languages: ['en'], timeoutMs: 60_000, poolSize: 1 });
@@ -23,6 +24,15 @@ function expectBoxesInUnitSquare(result: OcrResult): void {
 }
 
 describe('OCR engine (tesseract.js, offline traineddata)', () => {
+  it('reads BMP and PBM (which sharp cannot decode) as well as PNG', async () => {
+    const png = await renderTextImage('Invoice 4711 paid');
+    for (const img of [await toBmp(png), await toPbm(png)]) {
+      const result = await engine.recognize(img);
+      expect(result.ocr_text).toMatch(/Invoice 4711 paid/);
+      expect(result.image.width).toBeGreaterThan(100);
+    }
+  });
+
   it('recovers rendered text with one line box per text line, in reading order', async () => {
     const img = await renderTextImage('Quarterly report 2024\nRevenue grew by 17 percent');
     const result = await engine.recognize(img);
