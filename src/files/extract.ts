@@ -504,6 +504,9 @@ interface PdfWorkerOk {
   pageTexts: string[];
   truncated: boolean;
   scanned: boolean;
+  /** A text layer that is not text (share of word-like text below the worker's threshold). */
+  unreadable?: boolean;
+  wordShare?: number;
   images: Uint8Array[];
   renderer: string;
   renderError?: string;
@@ -527,6 +530,56 @@ export async function shutdownExtraction(): Promise<void> {
   await Promise.all([pdfPool.close(), shutdownHtmlWorker()]);
 }
 
+/** OCR of the rendered pages of a PDF, sharing one time budget. */
+async function ocrPdfPages(r: PdfWorkerOk, limits: ExtractLimits, ocrFn: OcrFunction, warnings: string[]) {
+  const pageTexts: string[] = [];
+  const confidences: number[] = [];
+  let language: string | undefined;
+  // The whole OCR pass of one PDF shares one budget (timeoutMs), so 20 pages cannot take 20 × ocrTimeoutMs.
+  const deadline = Date.now() + limits.timeoutMs;
+  for (let i = 0; i < r.images.length; i++) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      warnings.push(`OCR stopped after ${i} of ${r.images.length} pages: time limit of ${limits.timeoutMs} ms reached`);
+      break;
+    }
+    try {
+      const img = Buffer.from(r.images[i].buffer, r.images[i].byteOffset, r.images[i].byteLength);
+      const ms = Math.min(limits.ocrTimeoutMs, left);
+      const o = await withTimeout(ocrFn(img, { timeoutMs: ms }), ms, 'OCR');
+      pageTexts.push(cleanText(o.text ?? ''));
+      if (typeof o.confidence === 'number') confidences.push(o.confidence);
+      language ??= o.language;
+    } catch (e) {
+      warnings.push(`page ${i + 1}: OCR failed: ${(e as Error)?.message ?? String(e)}`);
+      pageTexts.push('');
+    }
+  }
+  const ocrText = cleanText(pageTexts.join('\n\n')).slice(0, limits.maxTextChars);
+  const confidence = confidences.length ? confidences.reduce((a, c) => a + c, 0) / confidences.length : undefined;
+  return { ocrText, ocr: { text: ocrText, confidence, language, pages: pageTexts.length } };
+}
+
+/**
+ * A PDF whose text layer is unreadable (fonts without a Unicode map): OCR of its rendered pages replaces
+ * the text, marked `method: 'pdf-ocr'`. Without OCR, or when OCR finds nothing, the text layer is kept
+ * (null) with a warning and needsOcr, so nothing is lost.
+ */
+async function unreadablePdfFallback(r: PdfWorkerOk, text: string, det: Detected, limits: ExtractLimits, opts: ExtractOptions, warnings: string[]): Promise<ExtractResult | null> {
+  const share = Math.round((r.wordShare ?? 0) * 100);
+  warnings.push(`PDF text layer looks unreadable (${share}% word-like text)`);
+  if (!opts.ocr || r.images.length === 0) {
+    const reason = !opts.ocr ? 'text layer unreadable; OCR not available' : `text layer unreadable; ${r.renderError ?? 'no page could be rendered'}`;
+    return { status: 'ready', method: 'pdf-text', text, pages: r.numPages, warnings, detected: det, truncated: r.truncated || undefined, needsOcr: { kind: 'pdf', reason } };
+  }
+  const { ocrText, ocr } = await ocrPdfPages(r, limits, opts.ocr, warnings);
+  if (!ocrText) {
+    warnings.push('OCR found no text; the text layer is kept');
+    return null;
+  }
+  return { status: 'ready', method: 'pdf-ocr', text: ocrText, pages: r.numPages, warnings, detected: det, ocr };
+}
+
 async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
   const wantRender = (opts.renderPdfPages ?? true) && !!opts.ocr && limits.maxOcrPages > 0;
   // Copy: the worker takes ownership of the bytes it is sent, and the caller keeps its Buffer.
@@ -547,6 +600,10 @@ async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts:
   if (!r.ok) return { status: 'failed', method: 'pdf-text', text: '', error: r.error, warnings: [], detected: det };
   const warnings = [...r.warnings];
   const text = cleanText(r.pageTexts.join('\n\n'));
+  if (r.unreadable) {
+    const fallback = await unreadablePdfFallback(r, text, det, limits, opts, warnings);
+    if (fallback) return fallback;
+  }
   if (!r.scanned) {
     return { status: 'ready', method: 'pdf-text', text, pages: r.numPages, warnings, detected: det, truncated: r.truncated || undefined };
   }
@@ -576,32 +633,7 @@ async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts:
       needsOcr: { kind: 'pdf', reason },
     };
   }
-  const pageTexts: string[] = [];
-  const confidences: number[] = [];
-  let language: string | undefined;
-  // The whole OCR pass of one PDF shares one budget (timeoutMs), so 20 pages cannot take 20 × ocrTimeoutMs.
-  const deadline = Date.now() + limits.timeoutMs;
-  for (let i = 0; i < r.images.length; i++) {
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      warnings.push(`OCR stopped after ${i} of ${r.images.length} pages: time limit of ${limits.timeoutMs} ms reached`);
-      break;
-    }
-    try {
-      const img = Buffer.from(r.images[i].buffer, r.images[i].byteOffset, r.images[i].byteLength);
-      const ms = Math.min(limits.ocrTimeoutMs, left);
-      const o = await withTimeout(opts.ocr(img, { timeoutMs: ms }), ms, 'OCR');
-      pageTexts.push(cleanText(o.text ?? ''));
-      if (typeof o.confidence === 'number') confidences.push(o.confidence);
-      language ??= o.language;
-    } catch (e) {
-      warnings.push(`page ${i + 1}: OCR failed: ${(e as Error)?.message ?? String(e)}`);
-      pageTexts.push('');
-    }
-  }
-  const ocrText = cleanText(pageTexts.join('\n\n')).slice(0, limits.maxTextChars);
-  const confidence = confidences.length ? confidences.reduce((a, c) => a + c, 0) / confidences.length : undefined;
-  const ocr = { text: ocrText, confidence, language, pages: pageTexts.length };
+  const { ocrText, ocr } = await ocrPdfPages(r, limits, opts.ocr, warnings);
   if (!ocrText) {
     return {
       status: 'failed',

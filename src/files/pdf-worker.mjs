@@ -8,6 +8,7 @@
 // The worker is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
 // message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}; {ready: true}
 // once loaded.
+import { UNREADABLE_BELOW, wordShare } from './word-share.mjs';
 import { parentPort } from 'node:worker_threads';
 
 const pdfjsPromise = import('pdfjs-dist/legacy/build/pdf.mjs');
@@ -84,11 +85,14 @@ async function readDocument(doc, { maxPages, maxTextChars, render }) {
   const visible = pageTexts.join('').replace(/\s/g, '').length;
   // "Scanned": no page had a text layer worth the name (fewer than 3 visible characters per page on average).
   const scanned = visible < 3 * Math.max(1, pageTexts.length);
+  // "Unreadable": a text layer that is not text (fonts without a Unicode map give "3HQČåQt" for "Peněžní").
+  const share = wordShare(pageTexts.join('\n'));
+  const unreadable = !scanned && visible >= 40 && share < UNREADABLE_BELOW;
   /** @type {Uint8Array[]} */
   const images = [];
   let renderer = 'none';
   let renderError;
-  if (scanned && render) {
+  if ((scanned || unreadable) && render) {
     let canvasMod;
     try {
       canvasMod = await import('@napi-rs/canvas');
@@ -124,7 +128,7 @@ async function readDocument(doc, { maxPages, maxTextChars, render }) {
       }
     }
   }
-  return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, images, renderer, renderError, warnings };
+  return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, unreadable, wordShare: share, images, renderer, renderError, warnings };
 }
 
 // The pool starts a job's time budget once the worker says it is ready (src/files/worker-pool.ts).
