@@ -178,10 +178,14 @@ describe('sources', () => {
       const dt = new DataTransfer();
       dt.items.add(new File(['Receipt for the new bicycle, 420 euros.'], 'bicycle receipt.txt', { type: 'text/plain' }));
       dt.items.add(new File(['Notes from the <b>kick-off</b> meeting.'], 'kickoff.md', { type: 'text/markdown' }));
+      dt.items.add(new File(['A file whose name is markup.'], '<img src=x onerror=alert(1)>.txt', { type: 'text/plain' }));
       document.querySelector('.dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
     });
-    await page.locator('.upload.done').nth(1).waitFor();
-    expect(await page.locator('.upload progress').evaluateAll((ps) => ps.map((p: any) => p.value === p.max))).toEqual([true, true]);
+    await page.locator('.upload.done').nth(2).waitFor();
+    expect(await page.locator('.upload progress').evaluateAll((ps) => ps.map((p: any) => p.value === p.max))).toEqual([true, true, true]);
+    // A file name is text too.
+    expect(await page.locator('.upload .name').allTextContents()).toContain('<img src=x onerror=alert(1)>.txt');
+    expect(await page.locator('.uploads img').count()).toBe(0);
     // The same file again through the picker: recognised as already stored.
     await page.locator('#files').setInputFiles({ name: 'bicycle receipt.txt', mimeType: 'text/plain', buffer: Buffer.from('Receipt for the new bicycle, 420 euros.') });
     await page.locator('.upload.duplicate').waitFor();
