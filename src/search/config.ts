@@ -50,7 +50,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     titleWeight: num(env, 'SEARCH_TITLE_WEIGHT', 2, 0, 10),
     lexicalWeight: num(env, 'SEARCH_LEXICAL_WEIGHT', 1, 0, 10),
     vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.02, 0, 10),
-    vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.35, -1, 1),
+    vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.5, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
