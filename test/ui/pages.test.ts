@@ -218,6 +218,43 @@ describe('sources', () => {
   });
 });
 
+describe('forget', () => {
+  it('shows what forgetting a person removes, erases only after the confirmation, and the person is gone', async () => {
+    const carol = (await h.gw.request('GET', '/search/people?q=Carol')).json().results[0].person_id as string;
+    await page.goto(`${h.url}/#/person/${carol}`);
+    await page.getByRole('button', { name: 'Forget this person…' }).click();
+    const dialog = page.getByRole('alertdialog');
+    await dialog.waitFor();
+    expect(await dialog.locator('dt', { hasText: /^Documents$/ }).locator('xpath=following-sibling::dd[1]').textContent()).toBe('1 (1 version)');
+    expect(await axeViolations(page)).toEqual([]);
+    await shot('forget-person');
+    // Cancel leaves everything in place.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await h.gw.request('GET', '/search/people?q=Carol')).json().results).toHaveLength(1);
+    await page.getByRole('button', { name: 'Forget this person…' }).click();
+    await page.getByRole('button', { name: 'Erase for good' }).click();
+    await page.getByRole('status').filter({ hasText: 'Erased 1 document and 1 person' }).waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/#\/people/);
+    expect((await h.gw.request('GET', '/search/people?q=Carol')).json().results).toEqual([]);
+    expect((await h.gw.request('GET', '/v1/search?q=running%20late')).json().hits).toEqual([]);
+  });
+
+  it('forgets a whole source from the sources page, and can block it', async () => {
+    await ingest(noteBody({ source_type: 'reminder', source_id: 'r-1', content: { data: 'Feed the axolotl' } }));
+    await page.goto(`${h.url}/#/sources`);
+    await page.getByRole('button', { name: 'Forget reminder' }).click();
+    await page.getByRole('alertdialog').waitFor();
+    await page.getByLabel(/Keep it from coming back/).check();
+    await page.getByRole('button', { name: 'Erase for good' }).click();
+    await page.getByRole('status').filter({ hasText: 'later imports of it will be skipped' }).waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Forget reminder' }).waitFor({ state: 'detached' });
+    const again = await h.gw.request('POST', '/v1/ingest', noteBody({ source_type: 'reminder', source_id: 'r-2', content: { data: 'Feed the axolotl again' } }));
+    expect(again.json().skipped).toBe('blocked_source');
+  });
+});
+
 describe('layout', () => {
   it('fits a 375 px phone screen without sideways scrolling, in dark mode too', async () => {
     const context = await h.browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme: 'dark' });
@@ -230,7 +267,17 @@ describe('layout', () => {
       await phone.locator('#page-title, #search-status').first().waitFor();
       await phone.waitForLoadState('networkidle');
       const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(overflow, route).toBeLessThanOrEqual(0);
+      // On failure, name the elements that stick out.
+      const wide = overflow > 0
+        ? await phone.evaluate(() =>
+            [...document.querySelectorAll('body *')]
+              .filter((e: any) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+              .slice(0, 6)
+              .map((e: any) => `${e.tagName.toLowerCase()}.${e.className}`)
+              .join(', '),
+          )
+        : '';
+      expect(overflow, `${route}: ${wide}`).toBeLessThanOrEqual(0);
     }
     const bg = await phone.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe('rgb(21, 23, 27)');

@@ -2,7 +2,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
-import { href, replaceRoute } from '../router.ts';
+import { ForgetPanel } from '../forget.tsx';
+import { href, navigate, replaceRoute } from '../router.ts';
 import { ScoreBar, explainFeatures, type Relationship } from './relationships.tsx';
 
 interface PersonHit {
@@ -190,6 +191,7 @@ export function PersonPage({ id }: { id: string }) {
           </ol>
         )}
       </section>
+      <ForgetPanel target={{ person_id: person.person_id }} what="this person" onDone={() => navigate(href('people'))} />
     </Page>
   );
 }

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, uploadFile } from '../api.ts';
 import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.tsx';
+import { ForgetPanel } from '../forget.tsx';
 import { href } from '../router.ts';
 
 interface SourceRow {
@@ -43,6 +44,7 @@ export function SourcesPage() {
   const [over, setOver] = useState(false);
   const [retried, setRetried] = useState<string | null>(null);
   const [refresh, setRefresh] = useState(0);
+  const [forgetting, setForgetting] = useState<SourceRow | null>(null);
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -189,6 +191,7 @@ export function SourcesPage() {
                   <th scope="col">With attachments</th>
                   <th scope="col">Last ingest</th>
                   <th scope="col">Newest item</th>
+                  <th scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
               <tbody>
@@ -200,11 +203,33 @@ export function SourcesPage() {
                     <td>{s.with_attachments}</td>
                     <td><When iso={s.last_ingested_at} withTime /></td>
                     <td><When iso={s.last_content_at} /></td>
+                    <td>
+                      <button
+                        type="button"
+                        class="link"
+                        aria-label={`Forget ${s.source_type}${s.source_account_id ? ` (${s.source_account_id})` : ''}`}
+                        onClick={() => setForgetting(s)}
+                      >
+                        Forget…
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
+          {forgetting && (
+            <ForgetPanel
+              key={`${forgetting.source_type}/${forgetting.source_account_id}`}
+              ask
+              target={{ source_type: forgetting.source_type, ...(forgetting.source_account_id ? { source_account_id: forgetting.source_account_id } : {}) }}
+              what={`every ${forgetting.source_type} document${forgetting.source_account_id ? ` of ${forgetting.source_account_id}` : ''}`}
+              onDone={() => {
+                setForgetting(null);
+                setRefresh((n) => n + 1);
+              }}
+            />
+          )}
         </section>
       )}
     </Page>

@@ -1,0 +1,131 @@
+/**
+ * Forgetting from the UI (docs/forget.md): the dry-run counts come first, and nothing is erased
+ * until the person confirms them. The panel is a thin client of POST /v1/forget.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api.ts';
+import { ErrorNote } from './components.tsx';
+
+interface Removed {
+  documents: number;
+  versions: number;
+  chunks: number;
+  vectors: number;
+  files: number;
+  threads: number;
+  people: number;
+  identifiers: number;
+  document_people: number;
+  relationship_edges: number;
+  submissions: number;
+  contact_sync_state: number;
+  documents_unlinked: number;
+}
+interface ForgetAnswer {
+  dry_run: boolean;
+  removed: Removed;
+  blocked: number;
+}
+
+function Counts({ r }: { r: Removed }) {
+  const rows: [string, string][] = [
+    ['Documents', `${r.documents} (${r.versions} ${r.versions === 1 ? 'version' : 'versions'})`],
+    ['Search passages', `${r.chunks} (${r.vectors} vectors)`],
+    ['Stored files', String(r.files)],
+    ['Conversations', String(r.threads)],
+    ['People', `${r.people} (${r.identifiers} identifiers)`],
+    ['Relationship scores', String(r.relationship_edges)],
+    ['Group documents kept without them', String(r.documents_unlinked)],
+  ];
+  return (
+    <dl class="forget-counts">
+      {rows.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/**
+ * `target` is the request body without dry_run/block, e.g. {person_id} or {source_type}. With
+ * `ask` the dry run is asked for at once (the user already chose "Forget…" elsewhere).
+ */
+export function ForgetPanel(props: { target: Record<string, string | null>; what: string; onDone: () => void; ask?: boolean }) {
+  const { target, what, onDone } = props;
+  const [plan, setPlan] = useState<ForgetAnswer | null>(null);
+  const [block, setBlock] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<ForgetAnswer | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const call = async (dryRun: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await api<ForgetAnswer>('/v1/forget', { method: 'POST', body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
+      if (dryRun) setPlan(answer);
+      else {
+        setDone(answer);
+        setPlan(null);
+      }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    if (props.ask) void call(true);
+  }, []);
+
+  if (done) {
+    return (
+      <section class="forget" aria-labelledby="forget-h" role="status">
+        <h2 id="forget-h">Forgotten</h2>
+        <p>
+          Erased {done.removed.documents} {done.removed.documents === 1 ? 'document' : 'documents'} and {done.removed.people}{' '}
+          {done.removed.people === 1 ? 'person' : 'people'}
+          {done.blocked ? '; later imports of it will be skipped' : ''}.
+        </p>
+        <button type="button" onClick={onDone}>
+          Continue
+        </button>
+      </section>
+    );
+  }
+  return (
+    <section class="forget" aria-labelledby="forget-h">
+      <h2 id="forget-h">Forget</h2>
+      {error !== null && <ErrorNote error={error} />}
+      {!plan ? (
+        <button type="button" class="danger" disabled={busy} onClick={() => void call(true)}>
+          Forget {what}…
+        </button>
+      ) : (
+        <div role="alertdialog" aria-labelledby="forget-q" aria-describedby="forget-d">
+          <p id="forget-q">
+            <strong>Erase {what} for good?</strong>
+          </p>
+          <p id="forget-d">This removes, with everything derived from it:</p>
+          <Counts r={plan.removed} />
+          <label>
+            <input type="checkbox" checked={block} onChange={(e) => setBlock((e.target as HTMLInputElement).checked)} /> Keep it from
+            coming back (collectors' documents from it are skipped)
+          </label>
+          <p class="actions">
+            <button type="button" class="danger" disabled={busy} onClick={() => void call(false)}>
+              Erase for good
+            </button>{' '}
+            <button type="button" class="link" disabled={busy} onClick={() => setPlan(null)}>
+              Cancel
+            </button>
+          </p>
+        </div>
+      )}
+    </section>
+  );
+}
