@@ -12,7 +12,7 @@
  * Restore goes into an empty DATA_DIR (and, for PostgreSQL, an empty database): the data directory
  * is recreated from the tarball, or pg_restore loads the dump; then the objects are put back.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -75,6 +75,24 @@ export interface BackupSource {
   /** Largest stored object (FILE_MAX_BYTES): objects are read whole into the archive. */
   maxObjectBytes: number;
   authTokenFile?: string;
+}
+
+/**
+ * What a backup needs before the first byte is written (a route can still answer with a status
+ * then): PostgreSQL needs its URL and pg_dump on PATH; PGlite needs to be able to dump itself.
+ */
+export function backupPreflight(src: Pick<BackupSource, 'db' | 'databaseUrl'>): void {
+  if (src.db.kind === 'pglite') {
+    if (!src.db.dumpDataDir) throw new BackupError('this embedded database cannot dump its data directory');
+    return;
+  }
+  if (!src.databaseUrl) throw new BackupError('a PostgreSQL backup needs DATABASE_URL');
+  const probe = spawnSync('pg_dump', ['--version'], { stdio: 'ignore' });
+  if (probe.error) {
+    throw new BackupError(
+      'pg_dump is not on PATH: install PostgreSQL\'s client tools (Debian: postgresql-client-15) to back up a PostgreSQL database',
+    );
+  }
 }
 
 /** Writes the backup tar to `out`; resolves with the manifest once everything is written. */

@@ -6,7 +6,7 @@ import type { ObjectStore } from '../../files/object-store.ts';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import type { ServerConfig } from '../../config/server.ts';
-import { writeBackup } from '../../maintenance/backup.ts';
+import { BackupError, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
@@ -101,17 +101,23 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
     },
     async (req, reply) => {
       if (!files) return reply.code(409).send({ detail: 'this gateway has no object store configured; back up from memex serve' });
+      const source = {
+        db,
+        databaseUrl: config.databaseUrl,
+        store: files.store,
+        maxObjectBytes: files.maxObjectBytes,
+        authTokenFile: process.env.AUTH_TOKEN ? undefined : path.join(config.dataDir, 'auth-token'),
+      };
+      try {
+        backupPreflight(source);
+      } catch (err) {
+        if (err instanceof BackupError) return reply.code(409).send({ detail: err.message });
+        throw err;
+      }
+      // From here the answer is a stream: a failure part-way cuts it short, and the file has no
+      // manifest, so `memex backup` discards it and `memex restore` refuses it.
       const out = new PassThrough();
-      writeBackup(
-        {
-          db,
-          databaseUrl: config.databaseUrl,
-          store: files.store,
-          maxObjectBytes: files.maxObjectBytes,
-          authTokenFile: process.env.AUTH_TOKEN ? undefined : path.join(config.dataDir, 'auth-token'),
-        },
-        out,
-      ).then(
+      writeBackup(source, out).then(
         (m) => req.log.info({ objects: m.objects, documents: m.documents }, 'backup written'),
         (err: Error) => {
           req.log.error({ err: { message: err.message } }, 'backup failed');
