@@ -76,7 +76,7 @@ export async function createPooledEmbedder(
     }
   }
 
-  function spawn(role: Slot['role']): Promise<Slot> {
+  function spawn(role: Slot['role'], attempt = 1): Promise<Slot> {
     return new Promise((resolve, reject) => {
       // The query thread keeps normal priority (the bulk threads yield to it) and warms its model
       // up before it reports ready, so the first search does not pay for the model's first call.
@@ -85,6 +85,7 @@ export async function createPooledEmbedder(
       });
       const slot: Slot = { worker, busy: undefined, role };
       let ready = false;
+      let retired = false;
       worker.on('message', (m: any) => {
         if (m.type === 'ready') {
           ready = true;
@@ -93,7 +94,17 @@ export async function createPooledEmbedder(
           return;
         }
         if (m.type === 'init-error') {
-          reject(m.errorName === 'ConfigError' ? new ConfigError(m.error) : new Error(m.error));
+          if (m.errorName === 'ConfigError') return reject(new ConfigError(m.error));
+          // A model that failed to start in this thread (seen rarely under heavy load: tfjs's
+          // "Backend 'wasm' has not yet been initialized") gets a fresh thread, whose model state
+          // starts over; a configuration error or a third failure is final.
+          if (attempt < 3 && !closed) {
+            retired = true;
+            void worker.terminate();
+            spawn(role, attempt + 1).then(resolve, reject);
+            return;
+          }
+          reject(new Error(m.error));
           return;
         }
         const job = slot.busy;
@@ -107,6 +118,7 @@ export async function createPooledEmbedder(
         dispatch();
       });
       const onDeath = (err: unknown) => {
+        if (retired) return; // replaced after a failed start (above)
         const job = slot.busy;
         slot.busy = undefined;
         job?.reject(new ProviderUnavailableError(`embedding thread died: ${(err as Error)?.message ?? err}`));
