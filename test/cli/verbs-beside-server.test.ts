@@ -135,8 +135,14 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       reindexModel: backend === 'pglite' ? await memex(['reindex', '--model', 'hashing-256']) : undefined,
       relationships: await memex(['relationships', '--recompute'], { SELF_IDENTIFIERS: 'me@example.org' }),
       gc: await memex(['gc', '--dry-run']),
+      export: await memex(['export', '--format', 'ndjson', '--out', 'all.ndjson']),
+      backup: await memex(['backup', '--out', 'backup.tar']),
+      forget: await memex(['forget', '--source', 'note', '--dry-run']),
       rethread: await memex(['rethread'], { SELF_IDENTIFIERS: 'me@example.org' }),
     };
+    // restore never writes over a store in use: the data directory (or database) already holds memex data.
+    const restore = await memex(['restore', 'backup.tar']);
+    expectRefused(restore, backend === 'pglite' ? /not empty|open in another process/ : /already holds memex tables/);
     for (const r of Object.values(runs)) if (r) expect(r.err).not.toMatch(/Aborted\(\)/);
     if (backend === 'pglite') {
       expectRefused(runs.serve!, /already owns this data directory/);
@@ -145,7 +151,7 @@ describe(`memex verbs beside a running server (${backend})`, () => {
       expectRefused(runs.reindexModel!, /open in another process|is running on port/);
       expectRefused(runs.rethread, /open in another process|is running on port/);
       // These ask the running server over HTTP.
-      for (const verb of ['status', 'reindexFailed', 'relationships', 'gc'] as const) expect(runs[verb].code, `${verb}: ${runs[verb].err}`).toBe(0);
+      for (const verb of ['status', 'reindexFailed', 'relationships', 'gc', 'export', 'backup', 'forget'] as const) expect(runs[verb].code, `${verb}: ${runs[verb].err}`).toBe(0);
       expect(databaseLockHolder(path.join(dataDir, 'pglite'))?.pid).toBe(process.pid);
     } else {
       for (const [verb, r] of Object.entries(runs)) if (r) expect(r.code, `${verb}: ${r.err}`).toBe(0);
