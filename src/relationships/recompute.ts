@@ -23,14 +23,13 @@
  *    count: a reply has to be in the same thread).
  */
 import type { Database, Queryable } from '../db/types.ts';
+import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS, SUBJECT_WORD_SEPARATOR } from '../util/email-noise.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
 import { MERGED_CTE, resolvePerson, resolvePersons } from './people.ts';
 import { decayBucket, relationshipScore, type EdgeFeatures, type ScoreComponents } from './score.ts';
 import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
 
 const LINK_ROLES = `('sender', 'recipient', 'participant', 'contact')`;
-const NOISE_ADDRESS_RE = '(noreply|no-reply|donotreply|mailer|newsletter)';
-const NOISE_SUBJECT_RE = '\\m(sales?|offers?|discounts?|deals?|promo|promos|promotion|promotional|newsletter|subscribe|unsubscribe)\\M';
 const GROUP_WINDOW = `interval '48 hours'`;
 
 export interface FeatureRow extends EdgeFeatures {
@@ -57,17 +56,18 @@ interface RawRow {
 }
 
 /**
- * The feature statement. `$1` self (a live root id), `$2` now, `$3` the self person's member ids;
- * when `targeted`, `$4` the target persons (root ids) and `$5` their member ids. Built from fixed
- * fragments only; every value is a parameter.
+ * The feature statement. `$1` self (a live root id), `$2` now, `$3` the self person's member ids,
+ * `$4` the promotional subject words and `$5` the bulk-sender words (src/util/email-noise.ts, the
+ * collectors' noise words); when `targeted`, `$6` the target persons (root ids) and `$7` their member
+ * ids. Built from fixed fragments only; every value is a parameter.
  */
 export function featureSql(targeted: boolean): string {
-  // Member ids (a person and everyone merged into it) come in as arrays ($3 self, $5 targets), so
+  // Member ids (a person and everyone merged into it) come in as arrays ($3 self, $7 targets), so
   // the planner sees real lists and starts from the smaller side through the person_id index.
   const cand = targeted
     ? `cand AS (
          SELECT DISTINCT dp.doc_id FROM document_people dp
-          WHERE dp.person_id = ANY($5::uuid[]) AND dp.role IN ${LINK_ROLES}
+          WHERE dp.person_id = ANY($7::uuid[]) AND dp.role IN ${LINK_ROLES}
             AND EXISTS (SELECT 1 FROM document_people s
                          WHERE s.doc_id = dp.doc_id AND s.person_id = ANY($3::uuid[]) AND s.role IN ${LINK_ROLES})
        )`
@@ -94,12 +94,14 @@ export function featureSql(targeted: boolean): string {
                                       THEN d.metadata->'headers' ELSE '{}'::jsonb END) AS h(k)
                                      WHERE lower(h.k) = 'list-unsubscribe')
                        THEN 3 ELSE 0 END
-                + CASE WHEN lower(coalesce(d.metadata->>'subject', d.title, '')) ~ '${NOISE_SUBJECT_RE}' THEN 2 ELSE 0 END
+                + CASE WHEN regexp_split_to_array(lower(coalesce(d.metadata->>'subject', d.title, '')), '${SUBJECT_WORD_SEPARATOR}')
+                              && $4::text[] THEN 2 ELSE 0 END
                 + CASE WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array'
                                       THEN d.people ELSE '[]'::jsonb END) AS e
                                      WHERE e->>'role' = 'sender'
-                                       AND lower(coalesce(e->>'identifier', '') || ' ' || coalesce(e->>'display_name', ''))
-                                           ~ '${NOISE_ADDRESS_RE}')
+                                       AND EXISTS (SELECT 1 FROM unnest($5::text[]) AS w(word)
+                                                    WHERE strpos(lower(coalesce(e->>'identifier', '') || ' '
+                                                                       || coalesce(e->>'display_name', '')), w.word) > 0))
                        THEN 2 ELSE 0 END) >= 2)) AS noisy
       FROM documents d JOIN cand c ON c.doc_id = d.doc_id
      WHERE d.is_active_version AND d.status <> 'failed' AND d.deleted_at IS NULL
@@ -128,13 +130,14 @@ export function featureSql(targeted: boolean): string {
     HAVING bool_or(noisy) AND NOT bool_or(dir = 'out')
     UNION
     SELECT p_x.person_id FROM person_identifiers pi ${live('x', 'pi.person_id')}
-     WHERE pi.kind = 'email' AND pi.value_canonical ~ '${NOISE_ADDRESS_RE}'
+     WHERE pi.kind = 'email'
+       AND EXISTS (SELECT 1 FROM unnest($5::text[]) AS w(word) WHERE strpos(pi.value_canonical, w.word) > 0)
        AND p_x.person_id IN (SELECT other FROM raw_events)
   ),
   events AS (
     SELECT e.* FROM raw_events e
      WHERE NOT e.noisy AND e.other NOT IN (SELECT other FROM excluded)
-       ${targeted ? 'AND e.other = ANY($4::uuid[])' : ''}
+       ${targeted ? 'AND e.other = ANY($6::uuid[])' : ''}
   ),
   thread_sizes AS (
     SELECT d.thread_id, count(DISTINCT p_t.person_id) AS n
@@ -208,7 +211,7 @@ export async function computeFeatures(
   const now = opts.now ?? new Date();
   const targeted = opts.persons !== undefined;
   if (targeted && opts.persons!.length === 0) return [];
-  const params: unknown[] = [selfId, now.toISOString(), await memberIds(db, [selfId])];
+  const params: unknown[] = [selfId, now.toISOString(), await memberIds(db, [selfId]), PROMO_SUBJECT_WORDS, BULK_SENDER_WORDS];
   if (targeted) params.push(opts.persons, await memberIds(db, opts.persons!));
   const r = await db.query<RawRow>(featureSql(targeted), params);
   return r.rows.map((x) => ({

@@ -4,6 +4,7 @@
  * functions: the collectors call them directly.
  */
 import { findNumbers, type CountryCode } from 'libphonenumber-js/max';
+import { hasPromoSubject, isBulkSender } from '../../util/email-noise.ts';
 import type { RedactOptions } from '../config.ts';
 import type { ParsedEmail } from './parse.ts';
 
@@ -58,28 +59,21 @@ export function classifyIntent(input: { subject: string; body: string; sender?: 
   return result('unknown', 0.3);
 }
 
-/**
- * Promotional subject words (spec §2.3: sale, offer, discount, deal, promo, newsletter, subscribe,
- * unsubscribe), matched as whole words with their plurals, so "An ideal plan" is not a deal (the
- * relationship job's noise rule in src/relationships/recompute.ts uses the same words).
- */
-const PROMO_SUBJECT_RE = /\b(sales?|offers?|discounts?|deals?|promos?|promotion(al)?|newsletters?|subscribe|unsubscribe)\b/i;
-const BULK_SENDER_WORDS = ['noreply', 'no-reply', 'donotreply', 'mailer', 'newsletter'];
-
 export interface NoiseInput {
   subject?: string | null;
   from?: string[] | null;
   listUnsubscribe?: string | null;
 }
 
-/** Noise score: List-Unsubscribe +3, promotional subject +2, bulk sender +2; noise iff score >= 2. */
+/**
+ * Noise score: List-Unsubscribe +3, promotional subject +2, bulk sender +2; noise iff score >= 2. The words
+ * are src/util/email-noise.ts's, which the relationship job's noise rule uses too.
+ */
 export function noiseScore(input: NoiseInput): number {
   let score = 0;
   if (input.listUnsubscribe !== undefined && input.listUnsubscribe !== null) score += 3;
-  const subject = (input.subject ?? '').toLowerCase();
-  if (PROMO_SUBJECT_RE.test(subject)) score += 2;
-  const sender = (input.from?.[0] ?? '').toLowerCase();
-  if (BULK_SENDER_WORDS.some((w) => sender.includes(w))) score += 2;
+  if (hasPromoSubject(input.subject ?? '')) score += 2;
+  if (isBulkSender(input.from?.[0] ?? '')) score += 2;
   return score;
 }
 
