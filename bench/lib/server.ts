@@ -65,7 +65,8 @@ export async function startBenchServer(
     }
   }, 200);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  // Three model copies load in seconds on a quiet machine, in minutes on a crowded one.
+  const deadline = Date.now() + 180_000;
   for (;;) {
     try {
       const r = await fetch(`${url}/v1/healthz`);
@@ -74,7 +75,7 @@ export async function startBenchServer(
       /* not up yet */
     }
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error('server did not start within 60 s');
+    if (Date.now() > deadline) throw new Error('server did not start within 180 s');
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

@@ -25,8 +25,22 @@ interface Job {
 interface Slot {
   worker: Worker;
   busy: Job | undefined;
+  /** When the job in `busy` was handed to the thread (performance.now()). */
+  since: number;
   /** A query slot never takes bulk work. */
   role: 'bulk' | 'query';
+}
+
+/** What the threads of one role have done since the pool started. */
+export interface PoolWork {
+  jobs: number;
+  texts: number;
+  /** Thread-seconds with a job in hand (jobs in flight count up to now). */
+  busySeconds: number;
+  /** CPU seconds the threads spent on their jobs (Linux; 0 where the thread cannot read its schedstat). */
+  cpuSeconds: number;
+  /** Seconds the threads were runnable but waiting for a CPU during their jobs (other processes, priorities). */
+  cpuWaitSeconds: number;
 }
 
 export interface PoolStats {
@@ -35,6 +49,11 @@ export interface PoolStats {
   /** Threads working now, per role. */
   busy: { query: number; bulk: number };
   threads: { query: number; bulk: number };
+  /**
+   * Work done per role. busySeconds / (threads x elapsed) is how much of the time the model threads
+   * had work: the rest is the pipeline (claims, stores, polls) not feeding them.
+   */
+  work: { query: PoolWork; bulk: PoolWork };
 }
 
 const BOOT = new URL('./thread-boot.mjs', import.meta.url);
@@ -64,6 +83,8 @@ export async function createPooledEmbedder(
   let nextId = 1;
   let closed = false;
   let info: { name: string; dimensions: number } | undefined;
+  const newWork = (): PoolWork => ({ jobs: 0, texts: 0, busySeconds: 0, cpuSeconds: 0, cpuWaitSeconds: 0 });
+  const work = { query: newWork(), bulk: newWork() };
 
   function dispatch() {
     // Query slots come first in `slots`, so an idle query thread takes a query before a bulk one.
@@ -72,6 +93,7 @@ export async function createPooledEmbedder(
       const job = queries.shift() ?? (s.role === 'bulk' ? bulk.shift() : undefined);
       if (!job) continue;
       s.busy = job;
+      s.since = performance.now();
       s.worker.postMessage({ id: job.id, texts: job.texts, kind: job.kind });
     }
   }
@@ -83,7 +105,7 @@ export async function createPooledEmbedder(
       const worker = new Worker(BOOT, {
         workerData: { entry: ENTRY, config: cfg, ...(role === 'query' ? { nice: 0, warm: true } : {}) },
       });
-      const slot: Slot = { worker, busy: undefined, role };
+      const slot: Slot = { worker, busy: undefined, since: 0, role };
       let ready = false;
       let retired = false;
       worker.on('message', (m: any) => {
@@ -109,6 +131,16 @@ export async function createPooledEmbedder(
         }
         const job = slot.busy;
         slot.busy = undefined;
+        if (job) {
+          const w = work[role];
+          w.jobs++;
+          w.texts += job.texts.length;
+          w.busySeconds += (performance.now() - slot.since) / 1000;
+          if (m.sched) {
+            w.cpuSeconds += m.sched.cpuMs / 1000;
+            w.cpuWaitSeconds += m.sched.waitMs / 1000;
+          }
+        }
         if (job && job.id === m.id) {
           if (m.error) {
             const E = m.errorName === 'ProviderUnavailableError' ? ProviderUnavailableError : EmbeddingRequestError;
@@ -171,6 +203,10 @@ export async function createPooledEmbedder(
   }
 
   const count = (role: Slot['role'], busy: boolean) => slots.filter((s) => s.role === role && (!busy || s.busy)).length;
+  const workNow = (role: Slot['role']): PoolWork => {
+    const inFlight = slots.filter((s) => s.role === role && s.busy).reduce((t, s) => t + (performance.now() - s.since) / 1000, 0);
+    return { ...work[role], busySeconds: work[role].busySeconds + inFlight };
+  };
 
   return {
     name: info!.name,
@@ -189,6 +225,7 @@ export async function createPooledEmbedder(
       waiting: { query: queries.length, bulk: bulk.length },
       busy: { query: count('query', true), bulk: count('bulk', true) },
       threads: { query: count('query', false), bulk: count('bulk', false) },
+      work: { query: workNow('query'), bulk: workNow('bulk') },
     }),
     async close() {
       closed = true;

@@ -1,4 +1,5 @@
 /** Runs inside a worker thread: builds one CPU embedder and answers embed jobs from the pool. */
+import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createDirectEmbedder } from './providers/index.ts';
@@ -6,6 +7,20 @@ import type { EmbeddingConfig } from './config.ts';
 
 const port = parentPort!;
 const cfg = workerData.config as EmbeddingConfig;
+
+/**
+ * This thread's CPU time and time spent runnable but waiting for a CPU, in ms (Linux
+ * /proc/thread-self/schedstat; undefined elsewhere). Reported per job so the pool can tell a model
+ * that is slow from a model thread that is starved by the machine.
+ */
+function schedstat(): { cpuMs: number; waitMs: number } | undefined {
+  try {
+    const [run, wait] = fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { cpuMs: run / 1e6, waitMs: wait / 1e6 } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 try {
   // On Linux setpriority(PRIO_PROCESS, 0) changes only the calling thread: the event loop keeps
   // its priority while the model threads yield to it.
@@ -19,8 +34,11 @@ try {
   if (workerData.warm) await embedder.embed(['warm up'], 'query');
   port.on('message', async (msg: { id: number; texts: string[]; kind: 'query' | 'passage' }) => {
     try {
+      const before = schedstat();
       const vectors = await embedder.embed(msg.texts, msg.kind);
-      port.postMessage({ id: msg.id, vectors });
+      const after = before && schedstat();
+      const sched = after && { cpuMs: after.cpuMs - before.cpuMs, waitMs: after.waitMs - before.waitMs };
+      port.postMessage({ id: msg.id, vectors, sched });
     } catch (err) {
       const e = err as Error;
       port.postMessage({ id: msg.id, error: e.message, errorName: e.name });

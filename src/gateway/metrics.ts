@@ -10,7 +10,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/types.ts';
 import { serverStatus } from '../embedding/report.ts';
-import type { PoolStats } from '../embedding/pool.ts';
+import type { PoolStats, PoolWork } from '../embedding/pool.ts';
 import type { VectorSkip } from '../search/types.ts';
 
 const LATENCY_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
@@ -138,6 +138,25 @@ export function createGatewayMetrics(opts: {
         this.set({ role: 'bulk' }, p.busy.bulk);
       },
     });
+    // Counters read from the pool at scrape time (reset, then set to the pool's running total).
+    const workCounter = (name: string, help: string, pick: (w: PoolWork) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['role'],
+        registers,
+        collect() {
+          const p = opts.pool!();
+          if (!p) return;
+          this.reset();
+          this.inc({ role: 'query' }, pick(p.work.query));
+          this.inc({ role: 'bulk' }, pick(p.work.bulk));
+        },
+      });
+    workCounter('embedding_pool_busy_seconds_total', 'Thread-seconds the model threads had a job in hand, per role; busy / (threads x elapsed) below 1 means the pipeline left them idle.', (w) => w.busySeconds);
+    workCounter('embedding_pool_cpu_seconds_total', 'CPU seconds the model threads spent on their jobs, per role (Linux).', (w) => w.cpuSeconds);
+    workCounter('embedding_pool_cpu_wait_seconds_total', 'Seconds the model threads were runnable but waiting for a CPU during their jobs, per role (Linux).', (w) => w.cpuWaitSeconds);
+    workCounter('embedding_pool_texts_total', 'Texts embedded by the model threads, per role.', (w) => w.texts);
   }
 
   return {

@@ -104,6 +104,14 @@ describe('queries first', () => {
       expect(bulkDone).toBe(false);
       expect(pool.stats().waiting.bulk).toBeGreaterThan(0);
       expect(await bulk).toHaveLength(backlog.length);
+      // Work is counted per role: every text once, and time spent with a job in hand (on Linux
+      // also the threads' own CPU time, which is what the backlog bench reports).
+      const { work } = pool.stats();
+      expect(work.query).toMatchObject({ jobs: 1, texts: 1 });
+      expect(work.bulk.texts).toBe(backlog.length);
+      expect(work.bulk.jobs).toBe(Math.ceil(backlog.length / BULK_PIECE));
+      expect(work.bulk.busySeconds).toBeGreaterThan(0);
+      if (process.platform === 'linux') expect(work.bulk.cpuSeconds).toBeGreaterThan(0);
     } finally {
       await pool.close?.();
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayMetrics } from '../../src/gateway/metrics.ts';
 import { backend } from '../helpers/db.ts';
 import { noteBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -104,5 +105,21 @@ describe(`GET /v1/status on ${backend}`, () => {
     );
     // Label values are route templates: no query text, no ids.
     expect(after.text).not.toContain('harbour');
+  });
+
+  it('GET /metrics: what the model threads did, per role, from the pool', async () => {
+    const work = (texts: number) => ({ jobs: texts / 8, texts, busySeconds: texts / 10, cpuSeconds: texts / 20, cpuWaitSeconds: texts / 40 });
+    const metrics = createGatewayMetrics({
+      db: gw.db,
+      defaultMetrics: false,
+      pool: () => ({ waiting: { query: 0, bulk: 3 }, busy: { query: 0, bulk: 2 }, threads: { query: 1, bulk: 2 }, work: { query: work(8), bulk: work(160) } }),
+    });
+    const text = await metrics.scrape();
+    expect(text).toContain('embedding_pool_busy_seconds_total{role="bulk"} 16');
+    expect(text).toContain('embedding_pool_cpu_seconds_total{role="bulk"} 8');
+    expect(text).toContain('embedding_pool_cpu_wait_seconds_total{role="query"} 0.2');
+    expect(text).toContain('embedding_pool_texts_total{role="query"} 8');
+    // Read again at the next scrape: totals, not sums of scrapes.
+    expect(await metrics.scrape()).toContain('embedding_pool_texts_total{role="bulk"} 160');
   });
 });
