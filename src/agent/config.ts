@@ -208,7 +208,7 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         upload_attachments: true,
         max_attachment_bytes: 25 * 1024 * 1024,
         submit_concurrency: 4,
-        batch_size: 1,
+        batch_size: 100,
         state: {
           clear_on_new_run: true,
           run_state_path: path.join(state, 'email_collector_state_run.json'),

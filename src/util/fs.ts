@@ -20,3 +20,18 @@ export function writeJsonAtomic(file: string, value: unknown): void {
     throw err;
   }
 }
+
+/** Files up to this size are read with one synchronous call (see readSmallFile). */
+export const SMALL_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads a file that is usually small (a mail message, a Maildir entry). fs/promises' readFile costs
+ * about 0.1–0.4 ms of CPU per file in Node 20 (a FileHandle, fstat and chunked reads, each a trip
+ * through the thread pool) against ~0.02–0.03 ms for readFileSync: at thousands of files that was a
+ * third of `memex import mail`'s CPU. Blocking the event loop for one small read from the page cache
+ * is cheaper than the trips; larger files (or an unknown size) are read asynchronously.
+ */
+export async function readSmallFile(file: string, knownSize?: number): Promise<Buffer> {
+  if (knownSize !== undefined && knownSize <= SMALL_FILE_BYTES) return fs.readFileSync(file);
+  return fs.promises.readFile(file);
+}

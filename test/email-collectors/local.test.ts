@@ -300,6 +300,8 @@ describe('batch submission (modules.mail.batch_size > 1 uses POST /v1/ingest:bat
     writeTree(root, [
       ...Array.from({ length: 25 }, (_, i) => ({ rel: `Box.mbox/Messages/${i}.emlx`, bytes: emlx(simpleMessage(600 + i)) })),
       { rel: 'Box.mbox/Messages/zz.emlx', bytes: emlx(simpleMessage(600)) }, // same message again: not resent
+      // A copy read while its message still waits in the same batch: unchanged next run all the same.
+      { rel: 'Box.mbox/Messages/0a.emlx', bytes: emlx(simpleMessage(600)) },
     ]);
     const app = await agentWith(
       mailConfig(stateDir, { sources: [{ id: 'apple', type: 'local', source_path: root }], batch_size: 10, submit_concurrency: 2 }, live.url),
@@ -307,13 +309,14 @@ describe('batch submission (modules.mail.batch_size > 1 uses POST /v1/ingest:bat
     );
     const first = await run(app, { simulate_path: root });
     expect(first.json.status).toBe('completed');
-    expect(first.json.stats).toMatchObject({ documents_submitted: 25, documents_accepted: 25, documents_duplicate: 0, documents_skipped_already_accepted: 1 });
+    expect(first.json.stats).toMatchObject({ documents_submitted: 25, documents_accepted: 25, documents_duplicate: 0, documents_skipped_already_accepted: 2 });
     const docs = await catalogDocs('email:msg-6__@example.org');
     expect(docs).toHaveLength(25);
     const batches = await live.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ingest_batches`);
     expect(batches.rows[0].n).toBeGreaterThanOrEqual(3);
     const second = await run(app, { simulate_path: root });
     expect(second.json.stats.documents_submitted).toBe(0);
+    expect(second.json.stats).toMatchObject({ files_found: 27, files_skipped_unchanged: 27, messages_processed: 0 });
     await app.close();
   });
 });

@@ -20,6 +20,7 @@ import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from 
 import { effectiveRedaction } from '../../email/analyze.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
 import { createGatewayClient, type GatewayClient } from '../../gateway-client.ts';
+import { readSmallFile } from '../../../util/fs.ts';
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { readMboxFile } from './mbox.ts';
 import { parseCollectedMessage } from './message.ts';
@@ -243,7 +244,7 @@ async function* readSource(s: ImportSource): AsyncGenerator<RawMail> {
   } else if (s.bytes > MAX_EMAIL_FILE_BYTES) {
     yield { bytes: Buffer.alloc(0), location: s.path, mailbox: s.mailbox, emlx: false };
   } else {
-    yield { bytes: await fsp.readFile(s.path), location: s.path, mailbox: s.mailbox, emlx: /\.emlx$/i.test(s.path) };
+    yield { bytes: await readSmallFile(s.path, s.bytes), location: s.path, mailbox: s.mailbox, emlx: /\.emlx$/i.test(s.path) };
   }
 }
 

@@ -24,6 +24,7 @@ import { EmailInputError, MAX_EMAIL_FILE_BYTES, confinePath } from '../../email/
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { AgentMetrics } from '../../metrics.ts';
 import type { AgentContext, AgentModule } from '../../modules.ts';
+import { readSmallFile } from '../../../util/fs.ts';
 import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from './document.ts';
 import { parseCollectedMessage, type CollectedMessage } from './message.ts';
 import {
@@ -43,6 +44,11 @@ interface PendingItem extends BatchItem {
   entry: RunStateEntry;
   file: string;
   st: fs.Stats;
+  /**
+   * Other files of this run holding the same message, met while it was waiting to be sent or answered:
+   * remembered as unchanged once it is accepted, like a copy met after the acceptance.
+   */
+  copies: { file: string; st: fs.Stats }[];
 }
 
 export interface LocalRunStats {
@@ -268,6 +274,9 @@ export class LocalEmailCollector {
       const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
       const redaction = effectiveRedaction(source?.redact_pii, mail.redact_pii);
       const inFlight = new Set<Promise<void>>();
+      // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep
+      // several waiting while later files are read).
+      const unanswered = new Map<string, PendingItem>();
       const keysThisRun = new Set<string>();
       let sinceSave = 0;
       stats.files_found = files.length;
@@ -279,6 +288,7 @@ export class LocalEmailCollector {
         const items = pending;
         pending = [];
         const p = this.submitItems(items, state, stats, warnings).finally(() => {
+          for (const it of items) unanswered.delete(it.entry.key);
           inFlight.delete(p);
           sinceSave += items.length;
           if (sinceSave >= 200) {
@@ -295,7 +305,9 @@ export class LocalEmailCollector {
         const mailbox = mailboxOf(path.relative(path.dirname(real), file) || file);
         let st: fs.Stats;
         try {
-          st = await fsp.stat(file);
+          // Synchronous: one stat from the page cache costs less than a trip through the thread pool, and an
+          // unchanged mailbox is mostly stats.
+          st = fs.statSync(file);
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
@@ -310,7 +322,7 @@ export class LocalEmailCollector {
         let msg: CollectedMessage;
         try {
           if (st.size > MAX_EMAIL_FILE_BYTES) throw new Error(`file is ${st.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}`);
-          msg = await parseCollectedMessage(await fsp.readFile(file), { emlx: true, path: file, mtime: st.mtime });
+          msg = await parseCollectedMessage(await readSmallFile(file, st.size), { emlx: true, path: file, mtime: st.mtime });
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as Error).message}`);
@@ -338,6 +350,7 @@ export class LocalEmailCollector {
           // Same message already accepted (or in flight) from another file or an earlier run.
           stats.documents_skipped_already_accepted++;
           if (state.accepted[key]) state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key };
+          else unanswered.get(key)?.copies.push({ file, st });
           continue;
         }
         keysThisRun.add(key);
@@ -356,7 +369,9 @@ export class LocalEmailCollector {
         entry.mailbox = mailbox;
         state.entries[key] = entry;
 
-        pending.push({ built, attachments: msg.attachments, entry, file, st });
+        const item: PendingItem = { built, attachments: msg.attachments, entry, file, st, copies: [] };
+        unanswered.set(key, item);
+        pending.push(item);
         if (pending.length >= mail.batch_size) await flush();
       }
       await flush();
@@ -423,6 +438,7 @@ export class LocalEmailCollector {
       metrics.emailLocalAcceptedTotal.inc({ mailbox, duplicate: String(out.duplicate) });
       state.accepted[entry.key] = { source_id: built.document.source_id, path: file, doc_id: out.docId, accepted_at: new Date().toISOString() };
       state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key: entry.key };
+      for (const c of it.copies) state.files[c.file] = { size: c.st.size, mtime_ms: c.st.mtimeMs, key: entry.key };
       return;
     }
     entry.last_error = out.error;
