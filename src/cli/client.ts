@@ -1,6 +1,8 @@
 /**
- * How every client verb (`memex ingest`, `import`, `import mail`, `search`, `ask`, `open`, `mcp`) finds the
- * running server and its token. One rule, documented in docs/configuration.md:
+ * How every client verb (`memex ingest`, `import`, `import mail`, `search`, `ask`, `open`, `mcp`, `forget`) finds
+ * the running server and its token, and how the verbs that also work without one (`status`, `reindex --failed`,
+ * `relationships`, `gc`, `export`, `backup`) decide between it and the database (serverOrDatabase). One rule,
+ * documented in docs/configuration.md:
  *
  *   server URL  --url, else MEMEX_URL, else http://127.0.0.1:$PORT (PORT defaults to 8085)
  *   token       --token, else AUTH_TOKEN, else the file DATA_DIR/auth-token (DATA_DIR defaults to ./data),
@@ -13,6 +15,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Database } from '../db/types.ts';
 
 export interface ServerTarget {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:8085. */
@@ -138,6 +142,8 @@ export interface ServerClient {
   fetch(method: string, pathname: string, opts?: RequestOptions): Promise<Response>;
   /** A request whose 2xx JSON body is returned; any other answer throws ServerError. */
   request<T = unknown>(method: string, pathname: string, opts?: RequestOptions): Promise<T>;
+  /** A request whose 2xx body is returned as a stream (an export, a backup); any other answer throws ServerError. */
+  stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable>;
 }
 
 /** The first `{detail:[{msg}]}` message, or `detail` as a string, or the text itself. */
@@ -182,30 +188,91 @@ export function createServerClient(target: ServerTarget): ServerClient {
       );
     }
   };
+  /** The ServerError for an answer that is not 2xx, its message fit for a terminal. */
+  const refusal = async (method: string, pathname: string, res: Response): Promise<ServerError> => {
+    const text = await res.text();
+    let body: unknown = undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    if (res.status === 401 || res.status === 403) {
+      const from = target.tokenSource === 'none' ? 'no token was found' : `the token from ${target.tokenSource}`;
+      return new ServerError(
+        `the server at ${target.url} refused the request (${res.status}): ${from}; pass --token, set AUTH_TOKEN, ` +
+          'or set DATA_DIR to the server\'s data directory (its auth-token file)',
+        res.status,
+        body,
+      );
+    }
+    return new ServerError(`${method} ${pathname} answered ${res.status}: ${describeBody(body, text)}`, res.status, body);
+  };
   return {
     target,
     urlFor,
     fetch: doFetch,
     async request<T>(method: string, pathname: string, opts?: RequestOptions): Promise<T> {
       const res = await doFetch(method, pathname, opts);
+      if (!res.ok) throw await refusal(method, pathname, res);
       const text = await res.text();
-      let body: unknown = undefined;
       try {
-        body = text ? JSON.parse(text) : undefined;
+        return (text ? JSON.parse(text) : undefined) as T;
       } catch {
-        /* not JSON */
+        return undefined as T;
       }
-      if (res.ok) return body as T;
-      if (res.status === 401 || res.status === 403) {
-        const from = target.tokenSource === 'none' ? 'no token was found' : `the token from ${target.tokenSource}`;
-        throw new ServerError(
-          `the server at ${target.url} refused the request (${res.status}): ${from}; pass --token, set AUTH_TOKEN, ` +
-            'or set DATA_DIR to the server\'s data directory (its auth-token file)',
-          res.status,
-          body,
-        );
-      }
-      throw new ServerError(`${method} ${pathname} answered ${res.status}: ${describeBody(body, text)}`, res.status, body);
+    },
+    async stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable> {
+      const res = await doFetch(method, pathname, opts);
+      if (!res.ok || !res.body) throw await refusal(method, pathname, res);
+      return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
     },
   };
+}
+
+/** How long a server may take to answer its health check; one that takes longer is stuck, not absent. */
+const HEALTH_TIMEOUT_MS = 10_000;
+
+/**
+ * The running server's client, or undefined when no memex server answers at the target (the client rule above).
+ * The verbs that work with or without a server ask it when there is one: with the embedded database only the
+ * server process may open it, and `gc` without a server also empties the search change log a server follows. So
+ * only a refused connection means "no server"; a server that does not answer in time is an error, never a reason
+ * to open the database beside it.
+ */
+export async function runningServer(flags: TargetFlags = {}, env: NodeJS.ProcessEnv = process.env): Promise<ServerClient | undefined> {
+  const client = createServerClient(resolveServerTarget(flags, env));
+  let res: Response;
+  try {
+    res = await client.fetch('GET', '/v1/healthz', { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+  } catch (err) {
+    if (err instanceof ServerError) return undefined;
+    if ((err as Error).name === 'TimeoutError') {
+      throw new ServerError(`the server at ${client.target.url} did not answer its health check within ${HEALTH_TIMEOUT_MS / 1000} s`, 504);
+    }
+    throw err;
+  }
+  await res.body?.cancel();
+  // Something else listens there (another program on the port): not a memex server.
+  return res.status === 200 || res.status === 503 ? client : undefined;
+}
+
+/**
+ * `viaServer` with the running server when there is one (runningServer), else `viaDatabase` on the database
+ * `openDatabase` opens, closed again afterwards. `openDatabase` is the caller's so that `memex` can refuse the
+ * embedded database another process holds before opening it.
+ */
+export async function serverOrDatabase<T>(
+  where: { flags?: TargetFlags; env?: NodeJS.ProcessEnv; openDatabase: () => Promise<Database> },
+  viaServer: (server: ServerClient) => Promise<T>,
+  viaDatabase: (db: Database) => Promise<T>,
+): Promise<T> {
+  const server = await runningServer(where.flags, where.env);
+  if (server) return viaServer(server);
+  const db = await where.openDatabase();
+  try {
+    return await viaDatabase(db);
+  } finally {
+    await db.close();
+  }
 }

@@ -84,21 +84,16 @@ async function operatorDatabase(config: ServerConfig): Promise<Database> {
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 }
 
-/** Over HTTP when a server answers (src/cli/operator.ts), else from the database. */
+/** Over HTTP when a server answers, else from the database. */
 async function status(): Promise<void> {
   const op = await import('./operator.ts');
-  const server = await op.runningServer();
-  if (server) {
-    for (const line of op.formatStatus(await op.statusOverHttp(server))) console.log(line);
-    return;
-  }
-  const { serverStatus } = await import('../embedding/index.ts');
-  const db = await operatorDatabase(loadServerConfig());
-  try {
-    for (const line of op.formatStatus(await serverStatus(db))) console.log(line);
-  } finally {
-    await db.close();
-  }
+  const { serverOrDatabase } = await import('./client.ts');
+  const report = await serverOrDatabase(
+    { openDatabase: () => operatorDatabase(loadServerConfig()) },
+    (server) => op.statusOverHttp(server),
+    async (db) => (await import('../embedding/index.ts')).serverStatus(db),
+  );
+  for (const line of op.formatStatus(report)) console.log(line);
 }
 
 async function reindex(args: string[]): Promise<void> {
@@ -109,7 +104,7 @@ async function reindex(args: string[]): Promise<void> {
   if (values.failed === Boolean(values.model)) throw new UsageError('reindex needs exactly one of --failed or --model NAME');
   if (values.failed) {
     const op = await import('./operator.ts');
-    const server = await op.runningServer();
+    const server = await (await import('./client.ts')).runningServer();
     if (server) {
       const r = await server.request<{ queued: number }>('POST', '/v1/admin/embedding/reindex-failed');
       console.log(`${r.queued} failed chunk(s) queued again`);

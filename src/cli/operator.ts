@@ -1,24 +1,9 @@
 /**
- * The operator verbs `memex status`, `memex reindex --failed` and `memex relationships --recompute`
- * ask a running server over HTTP when one answers (with the embedded database only the server
- * process can open it), and open the database themselves otherwise. The server is found, and the
- * token chosen, by the client rule of src/cli/client.ts (--url/MEMEX_URL/PORT, --token/AUTH_TOKEN/
- * DATA_DIR/auth-token).
+ * What `memex status` and `memex reindex --failed --wait` print, the same whether they asked the running
+ * server or read the database (src/cli/client.ts, serverOrDatabase, decides which).
  */
 import type { StatusResponseT } from '../schemas/status.ts';
-import { createServerClient, resolveServerTarget, type ServerClient } from './client.ts';
-
-/** The running server's client, or undefined when none answers its health check within a second. */
-export async function runningServer(env: NodeJS.ProcessEnv = process.env): Promise<ServerClient | undefined> {
-  const client = createServerClient(resolveServerTarget({}, env));
-  try {
-    const res = await client.fetch('GET', '/v1/healthz', { signal: AbortSignal.timeout(1000) });
-    await res.body?.cancel();
-    return res.status === 200 || res.status === 503 ? client : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import type { ServerClient } from './client.ts';
 
 const rate = (x: number) => x.toFixed(1);
 

@@ -5,11 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../cli/client.ts';
 import { loadServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import { restorePgliteDataDir } from '../db/pglite.ts';
@@ -36,25 +35,13 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
   }
   const final = path.resolve(values.out);
   const partial = `${final}.partial`;
-  const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
   try {
-    let res: Response | undefined;
-    try {
-      res = await client.fetch('POST', '/v1/admin/backup');
-    } catch (err) {
-      if (!(err instanceof ServerError) || err.status !== 0) throw err;
-    }
-    if (res) {
-      if (!res.ok || !res.body) {
-        console.error(`memex backup: the server answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-        return 1;
-      }
-      await pipeline(Readable.fromWeb(res.body as any), fs.createWriteStream(partial, { mode: 0o600 }));
-    } else {
-      const config = loadServerConfig(env);
-      const files = loadFilesConfig(env, config.dataDir);
-      const db = await openDatabase();
-      try {
+    await serverOrDatabase(
+      { flags: { url: values.url, token: values.token }, env, openDatabase },
+      async (server) => pipeline(await server.stream('POST', '/v1/admin/backup'), fs.createWriteStream(partial, { mode: 0o600 })),
+      async (db) => {
+        const config = loadServerConfig(env);
+        const files = loadFilesConfig(env, config.dataDir);
         await writeBackup(
           {
             db,
@@ -65,10 +52,8 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
           },
           fs.createWriteStream(partial, { mode: 0o600 }),
         );
-      } finally {
-        await db.close();
-      }
-    }
+      },
+    );
     fs.renameSync(partial, final);
     console.log(`memex backup: ${final} (${(fs.statSync(final).size / 1e6).toFixed(1)} MB)`);
     return 0;

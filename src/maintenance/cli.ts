@@ -3,7 +3,7 @@
  * database directly — then nothing keeps a search index, so the change log is emptied too.
  */
 import { parseArgs } from 'node:util';
-import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../cli/client.ts';
 import { loadServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';
@@ -44,33 +44,25 @@ export async function runGcCommand(
     console.error('memex gc: --grace-hours must be a number >= 0');
     return 2;
   }
-  const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
   try {
-    const r = await client.request<GcResult>('POST', '/v1/admin/gc', {
-      json: { dry_run: values['dry-run'], ...(graceHours === undefined ? {} : { grace_seconds: Math.round(graceHours * 3600) }) },
-    });
+    const r = await serverOrDatabase(
+      { flags: { url: values.url, token: values.token }, env, openDatabase },
+      (server) =>
+        server.request<GcResult>('POST', '/v1/admin/gc', {
+          json: { dry_run: values['dry-run'], ...(graceHours === undefined ? {} : { grace_seconds: Math.round(graceHours * 3600) }) },
+        }),
+      async (db) =>
+        collectGarbage(db, await createObjectStore(loadFilesConfig(env, loadServerConfig(env).dataDir)), {
+          dryRun: values['dry-run'],
+          changeLog: true,
+          graceMs: graceHours === undefined ? undefined : graceHours * 3_600_000,
+        }),
+    );
     print(r);
     return 0;
   } catch (err) {
     if (!(err instanceof ServerError)) throw err;
-    if (err.status !== 0) {
-      console.error(`memex gc: ${err.message}`);
-      return 1;
-    }
-  }
-  // No server: this process may open the database.
-  const db = await openDatabase();
-  try {
-    const store = await createObjectStore(loadFilesConfig(env, loadServerConfig(env).dataDir));
-    print(
-      await collectGarbage(db, store, {
-        dryRun: values['dry-run'],
-        changeLog: true,
-        graceMs: graceHours === undefined ? undefined : graceHours * 3_600_000,
-      }),
-    );
-    return 0;
-  } finally {
-    await db.close();
+    console.error(`memex gc: ${err.message}`);
+    return 1;
   }
 }

@@ -5,11 +5,11 @@
  */
 import fs from 'node:fs';
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../cli/client.ts';
 import type { Database } from '../db/types.ts';
 import { exportNdjson, type ExportHeader } from './export.ts';
 
@@ -47,38 +47,37 @@ export async function runExportCommand(
     console.error(`memex export: the only format is ndjson (got "${values.format}")`);
     return 2;
   }
-  let lines: AsyncIterable<string>;
-  let db: Database | undefined;
-  const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
-  try {
-    const res = await client.fetch('GET', '/v1/export', { query: { format: 'ndjson' } });
-    if (!res.ok || !res.body) {
-      console.error(`memex export: the server answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-      return 1;
+  /** Writes the export's lines to --out or standard output; the number of lines. */
+  const write = async (lines: AsyncIterable<string>): Promise<number> => {
+    const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : process.stdout;
+    const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'export [{bar}] {value}/{total} {percentage}%', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
+    let written = 0;
+    try {
+      for await (const line of lines) {
+        if (written === 0) {
+          const h = JSON.parse(line) as ExportHeader;
+          bar?.start(h.counts.documents + h.counts.threads + h.counts.people, 0);
+        } else bar?.update(written);
+        if (!out.write(line)) await once(out, 'drain');
+        written++;
+      }
+    } finally {
+      bar?.stop();
+      if (out !== process.stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
     }
-    lines = linesOf(Readable.fromWeb(res.body as any));
+    return written;
+  };
+  let written: number;
+  try {
+    written = await serverOrDatabase(
+      { flags: { url: values.url, token: values.token }, env, openDatabase },
+      async (server) => write(linesOf(await server.stream('GET', '/v1/export', { query: { format: 'ndjson' } }))),
+      (db) => write(exportNdjson(db)),
+    );
   } catch (err) {
-    if (!(err instanceof ServerError) || err.status !== 0) throw err;
-    db = await openDatabase();
-    lines = exportNdjson(db);
-  }
-
-  const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : process.stdout;
-  const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'export [{bar}] {value}/{total} {percentage}%', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
-  let written = 0;
-  try {
-    for await (const line of lines) {
-      if (written === 0) {
-        const h = JSON.parse(line) as ExportHeader;
-        bar?.start(h.counts.documents + h.counts.threads + h.counts.people, 0);
-      } else bar?.update(written);
-      if (!out.write(line)) await once(out, 'drain');
-      written++;
-    }
-  } finally {
-    bar?.stop();
-    await db?.close();
-    if (out !== process.stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
+    if (!(err instanceof ServerError)) throw err;
+    console.error(`memex export: ${err.message}`);
+    return 1;
   }
   if (values.out) console.error(`memex export: ${written - 1} records written to ${values.out}`);
   return 0;

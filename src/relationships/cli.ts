@@ -1,6 +1,6 @@
 /**
  * `memex relationships --recompute [--self <person_id>]`: a full recompute of the relationship
- * edges, printed as JSON. When a server answers (src/cli/operator.ts) it asks it over HTTP
+ * edges, printed as JSON. When a server answers (src/cli/client.ts) it asks it over HTTP
  * (POST /v1/admin/relationships/recompute); otherwise it opens the database directly. `--self`
  * needs the database (the route computes for the stored or detected self person).
  */
@@ -27,8 +27,8 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
     return null;
   }
   if (values.self !== undefined && !isUuid(values.self)) throw new ConfigError('--self must be a person id (uuid)');
-  const { runningServer } = await import('../cli/operator.ts');
-  const running = await runningServer(env);
+  const { runningServer } = await import('../cli/client.ts');
+  const running = await runningServer({}, env);
   const server = loadServerConfig(env);
   if (running && values.self === undefined) {
     const result = await running.request<RecomputeResult>('POST', '/v1/admin/relationships/recompute');

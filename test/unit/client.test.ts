@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServerClient, resolveServerTarget, ServerError } from '../../src/cli/client.ts';
+import { text } from 'node:stream/consumers';
+import { createServerClient, resolveServerTarget, runningServer, serverOrDatabase, ServerError } from '../../src/cli/client.ts';
+import type { Database } from '../../src/db/types.ts';
 
 describe('resolveServerTarget', () => {
   let dataDir: string;
@@ -54,13 +56,26 @@ describe('resolveServerTarget', () => {
   });
 });
 
+/** A loopback URL where nothing listens (a port just freed). */
+async function deadUrl(): Promise<string> {
+  const closed = http.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  return `http://127.0.0.1:${port}`;
+}
+
 describe('createServerClient', () => {
   let server: http.Server;
   let url: string;
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      if (req.headers.authorization !== 'Bearer right') {
+      if (req.url === '/v1/healthz') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      } else if (req.headers.authorization !== 'Bearer right') {
         res.writeHead(401, { 'content-type': 'application/json' }).end('{"detail":"Missing or invalid token"}');
+      } else if (req.url === '/v1/lines') {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('{"a":1}\n{"b":2}\n');
       } else if (req.url?.startsWith('/v1/echo')) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url }));
       } else {
@@ -87,11 +102,34 @@ describe('createServerClient', () => {
     expect(err).toBeInstanceOf(ServerError);
     expect((err as ServerError).status).toBe(422);
     expect((err as Error).message).toMatch(/answered 422: query\.q: too long/);
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const deadPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
-    const absent = createServerClient({ url: `http://127.0.0.1:${deadPort}`, token: undefined, tokenSource: 'none' });
+    const absent = createServerClient({ url: await deadUrl(), token: undefined, tokenSource: 'none' });
     await expect(absent.request('GET', '/v1/echo')).rejects.toThrow(/no memex server answers at .*ECONNREFUSED.*memex serve/);
+  });
+
+  it('streams a 2xx body, and explains a refusal the same way as request', async () => {
+    const client = createServerClient({ url, token: 'right', tokenSource: '--token' });
+    expect(await text(await client.stream('GET', '/v1/lines'))).toBe('{"a":1}\n{"b":2}\n');
+    await expect(client.stream('GET', '/v1/other')).rejects.toThrow(/answered 422: query\.q: too long/);
+    const wrong = createServerClient({ url, token: 'wrong', tokenSource: 'AUTH_TOKEN' });
+    await expect(wrong.stream('GET', '/v1/lines')).rejects.toThrow(/refused the request \(401\)/);
+  });
+
+  it('serverOrDatabase asks a running server and opens the database only when nothing listens', async () => {
+    let opened = 0;
+    let closed = 0;
+    const openDatabase = async () => {
+      opened++;
+      return { close: async () => void closed++ } as unknown as Database;
+    };
+    const where = (target: string) => ({ flags: { url: target, token: 'right' }, env: {}, openDatabase });
+    const via = (target: string) => serverOrDatabase(where(target), async (s) => `server ${s.target.url}`, async () => 'database');
+    expect(await via(url)).toBe(`server ${url}`);
+    expect(opened).toBe(0);
+    expect(await runningServer({ url: await deadUrl() }, {})).toBeUndefined();
+    expect(await via(await deadUrl())).toBe('database');
+    expect({ opened, closed }).toEqual({ opened: 1, closed: 1 });
+    // The database is closed when the work on it fails too.
+    await expect(serverOrDatabase(where(await deadUrl()), async () => 0, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect({ opened, closed }).toEqual({ opened: 2, closed: 2 });
   });
 });
