@@ -112,6 +112,20 @@ export function writeMaildir(dir: string, messages: GeneratedMessage[]): string 
   return dir;
 }
 
+/**
+ * Writes the messages as Apple Mail keeps them (what the `.emlx` collector reads): one mailbox folder,
+ * `Messages/<n>.emlx` in folders of 1,000, each file the byte count, the message and a property list.
+ */
+export function writeEmlxTree(dir: string, messages: GeneratedMessage[]): string {
+  messages.forEach((m, i) => {
+    const folder = path.join(dir, 'INBOX.mbox', 'Data', String(Math.floor(i / 1000)), 'Messages');
+    if (i % 1000 === 0) fs.mkdirSync(folder, { recursive: true });
+    const plist = `<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>flags</key><integer>1</integer></dict></plist>\n`;
+    fs.writeFileSync(path.join(folder, `${i}.emlx`), Buffer.concat([Buffer.from(`${m.raw.length}\n`), m.raw, Buffer.from(plist)]));
+  });
+  return dir;
+}
+
 /** Writes the messages as an mboxrd file. */
 export function writeMbox(file: string, messages: GeneratedMessage[]): string {
   const out = fs.openSync(file, 'w');

@@ -4,7 +4,7 @@
  * through the agent's real route (POST /v1/collectors/email_local:run, simulate mode) and reports
  * messages/s, the agent's peak RSS (this process) and the server's, then a second run (nothing new).
  *
- *   node --import tsx bench/email/local.ts [--messages 10000] [--concurrency 4] [--batch 1] [--backend pglite|postgres]
+ *   node --import tsx bench/email/local.ts [--messages 10000] [--concurrency 4] [--batch 100] [--backend pglite|postgres]
  *
  * The server's embedding worker is off (EMBEDDING_WORKER=off) so the figure is the collector + catalog path.
  */
@@ -20,7 +20,7 @@ const { values } = parseArgs({
   options: {
     messages: { type: 'string', default: '10000' },
     concurrency: { type: 'string', default: '4' },
-    batch: { type: 'string', default: '1' },
+    batch: { type: 'string', default: '100' },
     backend: { type: 'string', default: 'pglite' },
   },
 });

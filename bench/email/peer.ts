@@ -2,13 +2,15 @@
  * memex against mu and notmuch on one generated Maildir (bench/email/corpus.ts: conversations by
  * In-Reply-To/References, 30 % HTML alternatives, 10 % attachments), side by side in one run:
  *
- *   node --import tsx bench/email/peer.ts [--messages 10000] [--backend both|postgres|pglite] [--concurrency 2]
+ *   node --import tsx bench/email/peer.ts [--messages 10000] [--backend both|postgres|pglite] [--concurrency 2] [--collector yes|no]
  *
  * Prints messages/s of the first import, the wall time of an unchanged re-import, and the threads found.
  * mu and notmuch run as commands (`mu init` + `mu index`, `notmuch new`; installed from Debian when
  * missing and apt-get is usable). memex runs `memex import mail` in this process (runMailImport, the
  * CLI's code, so Node's start-up is not counted) against `memex serve` in a child process with the
- * embedding worker off (EMBEDDING_WORKER=off).
+ * embedding worker off (EMBEDDING_WORKER=off). The `.emlx` collector (email_local, the agent's
+ * POST /v1/collectors/email_local:run in this process, default batch size and concurrency) reads the same
+ * messages written as Apple Mail's .emlx files, into a fresh server of its own.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,14 +18,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { validateAgentConfig } from '../../src/agent/config.ts';
+import { createAgentServer } from '../../src/agent/server.ts';
 import { machineLine, startBenchServer } from '../lib/server.ts';
-import { generateCorpus, writeMaildir } from './corpus.ts';
+import { generateCorpus, writeEmlxTree, writeMaildir } from './corpus.ts';
 import { notmuchConfig } from './notmuch.ts';
 
 const { values } = parseArgs({
   options: {
     messages: { type: 'string', default: '10000' },
     backend: { type: 'string', default: 'both' },
+    /** Also run the .emlx collector (default yes; --collector no skips it). */
+    collector: { type: 'string', default: 'yes' },
     concurrency: { type: 'string' },
     seed: { type: 'string', default: '17' },
   },
@@ -96,6 +102,61 @@ for (const backend of backends) {
     rows.push({ name: `\`memex import mail\`, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`, rate: total / first, reimport: again, threads, note: out.trim().split('\n').pop() });
   } finally {
     await server.stop();
+  }
+}
+
+if (values.collector !== 'no') {
+  const emlxRoot = writeEmlxTree(path.join(work, 'AppleMail'), corpus.messages);
+  for (const backend of backends) {
+    const server = await startBenchServer(backend, { EMBEDDING_WORKER: 'off' });
+    const stateDir = path.join(work, `collector-${backend}`);
+    const secret = 'bench-agent-secret-0123456789';
+    const config = validateAgentConfig(
+      {
+        auth: { secret },
+        logging: { level: 'error' },
+        gateway: { base_url: server.url, auth_token: server.token },
+        modules: {
+          mail: {
+            enabled: true,
+            sources: [{ id: 'bench', type: 'local', source_path: emlxRoot }],
+            state: { run_state_path: path.join(stateDir, 'state.json'), rejected_log_path: path.join(stateDir, 'rejected.log'), lock_file_path: path.join(stateDir, 'lock') },
+          },
+        },
+      },
+      'bench',
+      {},
+    );
+    const agent = await createAgentServer(config, { logger: false });
+    // One run collects at most 10,000 messages (spec limit): run until a run finds nothing new.
+    const collect = async () => {
+      const totals = { processed: 0, accepted: 0, errors: 0 };
+      for (;;) {
+        const res = await agent.inject({ method: 'POST', url: '/v1/collectors/email_local:run', headers: { 'x-auth': secret }, payload: { simulate_path: emlxRoot, limit: 10000 } });
+        const st = (res.json() as { stats?: { messages_processed: number; documents_accepted: number; errors_encountered: number } }).stats;
+        if (!st) throw new Error(`collector answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+        totals.processed += st.messages_processed;
+        totals.accepted += st.documents_accepted;
+        totals.errors += st.errors_encountered;
+        if (st.messages_processed + st.errors_encountered < 10000) return totals;
+      }
+    };
+    try {
+      let totals = { processed: 0, accepted: 0, errors: 0 };
+      const first = await timedAsync(async () => (totals = await collect()));
+      const again = await timedAsync(() => collect());
+      const threads = await countThreads(server.url, server.token);
+      rows.push({
+        name: `\`.emlx\` collector, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`,
+        rate: total / first,
+        reimport: again,
+        threads,
+        note: `${totals.processed} parsed, ${totals.accepted} accepted, ${totals.errors} errors (batch_size ${config.modules.mail.batch_size}, ${config.modules.mail.submit_concurrency} in flight)`,
+      });
+    } finally {
+      await agent.close();
+      await server.stop();
+    }
   }
 }
 
