@@ -102,6 +102,28 @@ export async function vectorCount(db: Queryable, chunkId: string, model?: string
   return Number(r.rows[0].n);
 }
 
+/**
+ * `db` as an embedding worker sees it, with a count of the worker's claims that found nothing pending. The worker
+ * keeps no count of its polls, and a test that checks that nothing happens (or that only notify() wakes the worker)
+ * must know a poll did happen: waiting for one replaces sleeping "long enough". A claim is the statement that
+ * moves pending chunks to processing (claimChunks in src/embedding/worker.ts).
+ */
+export function watchClaims(db: Database): { db: Database; emptyClaims: () => number } {
+  let empty = 0;
+  const watched: Database = {
+    kind: db.kind,
+    async query(sql, params, opts) {
+      const r = await db.query(sql, params, opts);
+      if (/SET embedding_status = 'processing'/.test(sql) && r.rows.length === 0) empty++;
+      return r as any;
+    },
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    close: () => db.close(),
+  };
+  return { db: watched, emptyClaims: () => empty };
+}
+
 /** Polls until fn() is true (no timing assertions: only a generous upper bound to fail instead of hang). */
 export async function waitFor(fn: () => Promise<boolean>, timeoutMs = 30_000, everyMs = 50): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { documentChunkCounts, startEmbeddingService, type EmbeddingService } from '../../src/embedding/index.ts';
-import { docStatus, insertDocument, waitFor } from './fixtures.ts';
+import { docStatus, insertDocument, waitFor, watchClaims } from './fixtures.ts';
 
 let t: TestDatabase;
 let svc: EmbeddingService | undefined;
@@ -18,14 +18,21 @@ it('starts from env, logs the hash warning, and notify() wakes an idle worker at
   const warnings: string[] = [];
   const logger = { info() {}, warn: (m: any) => warnings.push(String(m)), error() {} };
   // A poll interval of 10 minutes: only notify() can get this document embedded within the test.
-  svc = await startEmbeddingService({ db: t.db, env: { EMBEDDING_PROVIDER: 'hash', EMBEDDING_POLL_MS: '600000' }, logger });
+  const watched = watchClaims(t.db);
+  svc = await startEmbeddingService({ db: watched.db, env: { EMBEDDING_PROVIDER: 'hash', EMBEDDING_POLL_MS: '600000' }, logger });
   expect(warnings.some((w) => /TESTS ONLY/.test(w))).toBe(true);
   expect(svc.embedder.name).toBe('hash-256');
-  await new Promise((r) => setTimeout(r, 200)); // let the worker find the empty queue and go idle
+  // The worker's first claim found the queue empty: from then on it sleeps unless notified.
+  await waitFor(async () => watched.emptyClaims() >= 1);
   const d = await insertDocument(t.db, ['first chunk', 'second chunk', '']);
   expect(await documentChunkCounts(t.db, d.docId)).toEqual({ total_chunks: 3, embedded_chunks: 0, pending_chunks: 3, failed_chunks: 0 });
-  svc.worker!.notify();
-  await waitFor(async () => (await docStatus(t.db, d.docId)).doc === 'indexed', 20_000);
+  // notify() on every check: the first may come between the empty claim and the sleep, where there is nothing
+  // yet to wake.
+  const worker = svc.worker!;
+  await waitFor(async () => {
+    worker.notify();
+    return (await docStatus(t.db, d.docId)).doc === 'indexed';
+  }, 20_000);
   expect(await documentChunkCounts(t.db, d.docId)).toEqual({ total_chunks: 3, embedded_chunks: 3, pending_chunks: 0, failed_chunks: 0 });
   expect(await docStatus(t.db, d.docId)).toEqual({ doc: 'indexed', submission: 'completed' });
   expect(svc.worker!.stats).toMatchObject({ embedded: 2, empty: 1, failed: 0 });

@@ -19,7 +19,7 @@ import {
   vectorLiteral,
 } from '../../src/embedding/store.ts';
 import { embeddingStatus, reindexFailed, reindexModel } from '../../src/embedding/ops.ts';
-import { chunkRow, docStatus, insertDocument, vectorCount, waitFor } from './fixtures.ts';
+import { chunkRow, docStatus, insertDocument, vectorCount, waitFor, watchClaims } from './fixtures.ts';
 
 /** Wraps a real embedder and records every text it is asked to embed. */
 function counting(inner: Embedder, name = inner.name) {
@@ -132,8 +132,10 @@ describe('chunk and document status (spec §3)', () => {
     // The document cannot be indexed with a failed chunk; nothing picks the failed chunk up again.
     expect(await docStatus(db, d.docId)).toEqual({ doc: 'enriched', submission: 'cataloged' });
     const before = calls.length;
-    worker = startEmbeddingWorker({ db, embedder: flaky, pollMs: 20 });
-    await new Promise((r) => setTimeout(r, 300));
+    const watched = watchClaims(db);
+    worker = startEmbeddingWorker({ db: watched.db, embedder: flaky, pollMs: 20 });
+    // Twice round the worker's loop (lease sweep, claim, sleep) without finding anything it may take.
+    await waitFor(async () => watched.emptyClaims() >= 2);
     await worker.stop();
     worker = undefined;
     expect(calls.length).toBe(before);
