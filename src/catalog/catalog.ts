@@ -68,6 +68,13 @@ export function isoRow<T extends Record<string, unknown>>(row: T): T {
   return out as T;
 }
 
+function batchCounts(outcomes: BatchItemOutcome[], total: number) {
+  const success = outcomes.filter((o) => o.ok).length;
+  const failure = total - success;
+  const status = failure === 0 ? 'completed' : success === 0 ? 'failed' : 'partial';
+  return { success, failure, status };
+}
+
 export class Catalog {
   readonly phoneRegion: string;
 
@@ -99,24 +106,64 @@ export class Catalog {
    * Batch insertion with a batch record (spec 4.1 rule 3). `items` carry their index in the
    * client's request; `preparedFailures` counts items the gateway already rejected, so the batch
    * totals cover the whole request. The batch id is derived from its key: a retry is the same batch.
-   * Items are stored a group at a time (one transaction each, so the batch counts rise as groups
-   * finish); a group that fails is redone one item at a time, each in a savepoint.
+   * A batch of one group is stored in one transaction with its batch record; larger ones a group at
+   * a time (ingestInGroups).
    */
   async ingestBatch(items: IngestItem[], batchKey: string, preparedFailures = 0): Promise<CatalogBatchResult> {
     const total = items.length + preparedFailures;
     const batchId = uuidV5(`batch:${batchKey}`, MEMEX_NAMESPACE);
-    await this.db.query(
-      `INSERT INTO ingest_batches (batch_id, idempotency_key, status, total_count, success_count, failure_count)
-       VALUES ($1, $2, 'processing', $3, 0, $4)
-       ON CONFLICT (idempotency_key) DO UPDATE
-         SET status = 'processing', total_count = GREATEST(ingest_batches.total_count, EXCLUDED.total_count),
-             success_count = 0, failure_count = EXCLUDED.failure_count, updated_at = now()`,
-      [batchId, batchKey, total, preparedFailures],
-    );
-
-    const outcomes: BatchItemOutcome[] = [];
     const groupSize = this.opts.batchGroupSize ?? 100;
-    for (const round of planRounds(items)) {
+    const rounds = planRounds(items);
+    // The usual batch (one group: at most groupSize items, no document twice) in one transaction with its
+    // batch record: no savepoint, one commit. A failure rolls it all back and the batch takes the path below.
+    const outcomes =
+      (rounds.length === 1 && items.length <= groupSize
+        ? await this.withRetry(() => this.ingestSingleGroup(items, batchId, batchKey, total, preparedFailures)).catch((err) => {
+            if (isRetryable(err)) throw err;
+            return null;
+          })
+        : null) ?? (await this.ingestInGroups(rounds, batchId, batchKey, total, preparedFailures, groupSize));
+    outcomes.sort((a, b) => a.index - b.index);
+    await this.recheckStatus(outcomes);
+    const { success, failure, status } = batchCounts(outcomes, total);
+    const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate && !o.result!.skipped).map((o) => o.result!.doc_id);
+    if (stored.length > 0) this.opts.onChunksQueued?.();
+    if (stored.length > 0) this.opts.onDocumentsIngested?.(stored);
+    return {
+      batch_id: batchId,
+      batch_status: status,
+      total_count: total,
+      success_count: success,
+      failure_count: failure,
+      items: outcomes,
+    };
+  }
+
+  /** One transaction: the batch record, every item, the batch's final counts. Throws when any item's SQL fails. */
+  private ingestSingleGroup(items: IngestItem[], batchId: string, batchKey: string, total: number, preparedFailures: number) {
+    return this.db.transaction(async (tx) => {
+      await this.openBatchRecord(tx, batchId, batchKey, total, preparedFailures);
+      const outcomes = await ingestMany(tx, items, batchId, this.phoneRegion);
+      await this.closeBatchRecord(tx, batchId, outcomes, total);
+      return outcomes;
+    });
+  }
+
+  /**
+   * A batch a group at a time (one transaction each, so the batch counts rise as groups finish); a group that
+   * fails is redone one item at a time, each in a savepoint.
+   */
+  private async ingestInGroups(
+    rounds: IngestItem[][],
+    batchId: string,
+    batchKey: string,
+    total: number,
+    preparedFailures: number,
+    groupSize: number,
+  ): Promise<BatchItemOutcome[]> {
+    await this.openBatchRecord(this.db, batchId, batchKey, total, preparedFailures);
+    const outcomes: BatchItemOutcome[] = [];
+    for (const round of rounds) {
       for (let g = 0; g < round.length; g += groupSize) {
         const group = round.slice(g, g + groupSize);
         const groupOutcomes = await this.withRetry(() =>
@@ -134,28 +181,30 @@ export class Catalog {
         outcomes.push(...groupOutcomes);
       }
     }
-    outcomes.sort((a, b) => a.index - b.index);
-    await this.recheckStatus(outcomes);
-    const success = outcomes.filter((o) => o.ok).length;
-    const failure = total - success;
-    const status = failure === 0 ? 'completed' : success === 0 ? 'failed' : 'partial';
+    await this.closeBatchRecord(this.db, batchId, outcomes, total);
+    return outcomes;
+  }
+
+  /** The batch record in state processing (a retried batch starts its counts again). */
+  private async openBatchRecord(q: Queryable, batchId: string, batchKey: string, total: number, preparedFailures: number) {
+    await q.query(
+      `INSERT INTO ingest_batches (batch_id, idempotency_key, status, total_count, success_count, failure_count)
+       VALUES ($1, $2, 'processing', $3, 0, $4)
+       ON CONFLICT (idempotency_key) DO UPDATE
+         SET status = 'processing', total_count = GREATEST(ingest_batches.total_count, EXCLUDED.total_count),
+             success_count = 0, failure_count = EXCLUDED.failure_count, updated_at = now()`,
+      [batchId, batchKey, total, preparedFailures],
+    );
+  }
+
+  private async closeBatchRecord(q: Queryable, batchId: string, outcomes: BatchItemOutcome[], total: number) {
+    const { success, failure, status } = batchCounts(outcomes, total);
     const errors = outcomes.filter((o) => !o.ok).map((o) => ({ index: o.index, ...o.error }));
-    await this.db.query(
+    await q.query(
       `UPDATE ingest_batches SET status = $2, success_count = $3, failure_count = $4, error_details = $5,
               updated_at = now() WHERE batch_id = $1`,
       [batchId, status, success, failure, errors.length ? JSON.stringify({ errors }) : null],
     );
-    const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate && !o.result!.skipped).map((o) => o.result!.doc_id);
-    if (stored.length > 0) this.opts.onChunksQueued?.();
-    if (stored.length > 0) this.opts.onDocumentsIngested?.(stored);
-    return {
-      batch_id: batchId,
-      batch_status: status,
-      total_count: total,
-      success_count: success,
-      failure_count: failure,
-      items: outcomes,
-    };
   }
 
   /** The whole group in one go; if that fails, one item at a time so only bad items fail. */

@@ -61,14 +61,14 @@ export async function linkEmailMessages(
       if (!newParent.has(child)) newParent.set(child, parent);
     }
   }
-  const direct = await tx.query<LinkRow>(
-    'SELECT message_id, parent_id, thread_id FROM email_thread_messages WHERE message_id = ANY($1::text[])',
-    [[...ids]],
-  );
-  const touched = [...new Set(direct.rows.map((r) => r.thread_id))].sort();
-  const members = touched.length
-    ? (await tx.query<LinkRow>('SELECT message_id, parent_id, thread_id FROM email_thread_messages WHERE thread_id = ANY($1::uuid[])', [touched])).rows
-    : [];
+  // Every stored member of the threads these messages already belong to (which includes the messages).
+  const members = (
+    await tx.query<LinkRow>(
+      `SELECT message_id, parent_id, thread_id FROM email_thread_messages
+        WHERE thread_id IN (SELECT thread_id FROM email_thread_messages WHERE message_id = ANY($1::text[]))`,
+      [[...ids]],
+    )
+  ).rows;
 
   // Union-find over stored members (joined per stored thread) and the new parent links.
   const up = new Map<string, string>();

@@ -74,6 +74,17 @@ async function settleCard(tx: Queryable, docId: string, card: Resolved[], owners
   return claimIdentifiers(tx, person, card, { reasonDetails: details });
 }
 
+/** The owner of each identifier that has one, with the owner's display name. */
+async function ownersWithNames(tx: Queryable, ids: { kind: string; value: string }[]): Promise<Map<string, { person: string; name: string }>> {
+  const r = await tx.query<{ kind: string; value_canonical: string; person_id: string; display_name: string }>(
+    `SELECT i.kind, i.value_canonical, i.person_id, p.display_name
+       FROM person_identifiers i JOIN people p ON p.person_id = i.person_id
+      WHERE (i.kind, i.value_canonical) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [ids.map((i) => i.kind), ids.map((i) => i.value)],
+  );
+  return new Map(r.rows.map((row) => [idKey({ kind: row.kind, value: row.value_canonical }), { person: row.person_id, name: row.display_name }]));
+}
+
 /**
  * Finds or creates the person of every identifier of every entry and links them to the
  * documents. Identifiers are handled in sorted order so concurrent batches lock rows in the same
@@ -92,7 +103,8 @@ export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], regi
   const result = new Map<string, string[]>();
   if (wanted.size === 0) return result;
   const list = [...wanted.values()].sort((a, b) => (idKey(a) < idKey(b) ? -1 : 1));
-  let personOf = await identifierOwners(tx, list);
+  const owners = await ownersWithNames(tx, list);
+  let personOf = new Map([...owners].map(([k, o]) => [k, o.person]));
 
   // Contact cards whose identifiers are not (yet) all on one person. The usual card — one the
   // contact sync has already upserted — is settled and costs nothing here.
@@ -110,8 +122,14 @@ export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], regi
   // Merges may have moved identifiers of other entries too: read their owners again.
   if (merged) personOf = new Map([...personOf, ...(await identifierOwners(tx, list))]);
 
-  // A person first seen as a bare address gets a real name as soon as a source gives one.
-  const named = list.filter((w) => w.displayName && personOf.has(idKey(w)));
+  // A person first seen as a bare address gets a real name as soon as a source gives one. Without merges
+  // the names just read tell which persons still carry the bare address (usually none: no statement).
+  const named = list.filter((w) => {
+    if (!w.displayName || !personOf.has(idKey(w))) return false;
+    if (merged) return true;
+    const current = owners.get(idKey(w))!.name;
+    return (current === w.raw || current === w.value) && current !== w.displayName;
+  });
   if (named.length > 0) {
     await tx.query(
       `UPDATE people p SET display_name = n.name, updated_at = now()
