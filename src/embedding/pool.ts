@@ -70,12 +70,13 @@ export type PooledEmbedder = Embedder & { threads: number; stats(): PoolStats };
 
 /**
  * `threads` bulk threads, plus one query thread unless `queryThread` is false (the config's
- * EMBEDDING_QUERY_THREAD when not given).
+ * EMBEDDING_QUERY_THREAD when not given). `entry` is the module each thread runs, src/embedding/thread.ts
+ * unless a test gives one whose model fails to start.
  */
 export async function createPooledEmbedder(
   cfg: EmbeddingConfig,
   threads: number,
-  opts: { queryThread?: boolean } = {},
+  opts: { queryThread?: boolean; entry?: string } = {},
 ): Promise<PooledEmbedder> {
   const queries: Job[] = [];
   const bulk: Job[] = [];
@@ -103,7 +104,7 @@ export async function createPooledEmbedder(
       // The query thread keeps normal priority (the bulk threads yield to it) and warms its model
       // up before it reports ready, so the first search does not pay for the model's first call.
       const worker = new Worker(BOOT, {
-        workerData: { entry: ENTRY, config: cfg, ...(role === 'query' ? { nice: 0, warm: true } : {}) },
+        workerData: { entry: opts.entry ?? ENTRY, config: cfg, ...(role === 'query' ? { nice: 0, warm: true } : {}) },
       });
       const slot: Slot = { worker, busy: undefined, since: 0, role };
       let ready = false;
@@ -173,7 +174,8 @@ export async function createPooledEmbedder(
     ...Array.from({ length: threads }, () => 'bulk' as const),
   ];
   try {
-    for (const s of await Promise.all(roles.map(spawn))) add(s);
+    // Not roles.map(spawn): map passes the index as `attempt`, which gave the first thread four tries.
+    for (const s of await Promise.all(roles.map((role) => spawn(role)))) add(s);
   } catch (err) {
     closed = true;
     await Promise.all(slots.map((s) => s.worker.terminate()));
