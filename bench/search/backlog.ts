@@ -89,6 +89,10 @@ const ingest = (async () => {
 const q = rng(7);
 const asked = new Set<string>();
 const lat: number[] = [];
+// Split by phase: while ingest requests are still being answered (the gateway thread is writing the
+// import) and afterwards, when only the embedding backlog remains.
+const latIngest: number[] = [];
+const latEmbedding: number[] = [];
 const how = new Map<string, number>();
 let withResults = 0;
 let stop = false;
@@ -101,6 +105,7 @@ const client = (async () => {
     const res = await fetch(`${server.url}/v1/search?${new URLSearchParams({ q: text, k: '20' })}`, { headers: auth });
     const body = (await res.json()) as any;
     lat.push(performance.now() - s);
+    (ingestDone ? latEmbedding : latIngest).push(performance.now() - s);
     if (body.hits?.length > 0) withResults++;
     const kind = res.status !== 200 ? `http ${res.status}` : body.legs.vector ? 'hybrid' : `lexical-only (${body.legs.vector_skipped ?? 'no match'})`;
     how.set(kind, (how.get(kind) ?? 0) + 1);
@@ -163,6 +168,8 @@ const qJobs = d('embedding_pool_texts_total', 'query');
 if (qJobs) console.log(`query thread: ${qJobs} query embeddings, ${((1000 * d('embedding_pool_cpu_seconds_total', 'query')) / qJobs).toFixed(1)} CPU-ms and ${((1000 * d('embedding_pool_cpu_wait_seconds_total', 'query')) / qJobs).toFixed(1)} ms waiting for a CPU each, ${((1000 * d('embedding_pool_busy_seconds_total', 'query')) / qJobs).toFixed(1)} ms in the thread each`);
 if (main0 && main1) console.log(`gateway thread: on a CPU ${pct(main1.cpu - main0.cpu, total)} of the time, runnable but waiting for a CPU ${pct(main1.wait - main0.wait, total)}; event loop delay p99 ${(1000 * m1('nodejs_eventloop_lag_p99_seconds')).toFixed(0)} ms, max ${(1000 * m1('nodejs_eventloop_lag_max_seconds')).toFixed(0)} ms`);
 console.log(`new queries during the backlog: n=${lat.length} p50 ${percentile(lat, 50).toFixed(1)} ms p95 ${percentile(lat, 95).toFixed(1)} ms p99 ${percentile(lat, 99).toFixed(1)} ms max ${lat.at(-1)?.toFixed(1)} ms; ${withResults} with results`);
+const summary = (xs: number[]) => (xs.sort((a, b) => a - b), `n=${xs.length} p50 ${percentile(xs, 50).toFixed(1)} ms p95 ${percentile(xs, 95).toFixed(1)} ms p99 ${percentile(xs, 99).toFixed(1)} ms`);
+console.log(`  while the ingest requests ran: ${summary(latIngest)}; afterwards (embedding only): ${summary(latEmbedding)}`);
 console.log(`answered: ${[...how].map(([k, v]) => `${k} ${v}`).join(', ')}`);
 console.log(`server peak RSS ${rss} MB; load average at end ${loadEnd.map((x) => x.toFixed(1)).join(' ')}`);
 
