@@ -3,6 +3,7 @@
  * names), its versions and the neighbouring messages of its thread. Read-only, parameterised.
  */
 import type { Queryable } from '../db/types.ts';
+import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { isUuid } from '../util/ids.ts';
 import { isoRow } from './catalog.ts';
 
@@ -10,19 +11,8 @@ import { isoRow } from './catalog.ts';
 export const THREAD_NEIGHBOURS = 5;
 const EXCERPT_CHARS = 200;
 
-export interface DocumentView {
-  document: Record<string, unknown>;
-  people: { person_id: string; display_name: string; role: string }[];
-  versions: { doc_id: string; version_number: number; is_active_version: boolean; ingested_at: string }[];
-  /** The span of the text a chunk covers (the chunk an answer cited), when one was asked for and belongs to the document. */
-  cited: { chunk_id: string; start_char: number; end_char: number } | null;
-  thread: {
-    thread_id: string;
-    title: string | null;
-    total: number;
-    messages: { doc_id: string; title: string | null; excerpt: string; content_timestamp: string; sender: string | null }[];
-  } | null;
-}
+/** GET /v1/doc/{doc_id}/view's answer (the schema describes every part); the document is the stored record. */
+export type DocumentView = Omit<DocumentViewResponseT, 'document'> & { document: Record<string, unknown> };
 
 function excerpt(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -4,6 +4,7 @@
  * --json. The server and token are found by the client rule (src/cli/client.ts).
  */
 import { parseArgs } from 'node:util';
+import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { ClientUsageError, createServerClient, resolveServerTarget, ServerError, type ServerClient } from './client.ts';
 
 export interface CommandIo {
@@ -245,12 +246,9 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
   );
 }
 
-interface DocumentView {
+type DocumentView = Omit<DocumentViewResponseT, 'document'> & {
   document: Record<string, unknown> & { title?: string | null; text?: string; source_type?: string };
-  people: { display_name: string; role: string }[];
-  versions: { version_number: number; is_active_version: boolean }[];
-  thread: { title: string | null; total: number } | null;
-}
+};
 
 export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promise<number> {
   let values: Record<string, string | boolean | undefined> = {};

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import readline from 'node:readline/promises';
 import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import type { ForgetResponseT } from '../schemas/forget.ts';
 
 export const FORGET_USAGE = `usage: memex forget (--person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE [--type KIND])
                     [--block] [--dry-run] [--yes] [--url URL] [--token TOKEN]
@@ -15,13 +16,7 @@ Prints what would be removed and asks before acting (--yes skips the question; -
 --block keeps the source or identifier out from now on: collectors' documents from it are skipped.
 See docs/forget.md.`;
 
-interface ForgetAnswer {
-  dry_run: boolean;
-  removed: Record<string, number>;
-  blocked: number;
-}
-
-function describe(a: ForgetAnswer): string {
+function describe(a: ForgetResponseT): string {
   const r = a.removed;
   const lines = [
     `documents       ${r.documents} (${r.versions} versions)`,
@@ -79,7 +74,7 @@ export async function runForgetCommand(argv: string[], env: NodeJS.ProcessEnv = 
 
   const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
   try {
-    const plan = await client.request<ForgetAnswer>('POST', '/v1/forget', { json: { ...body, dry_run: true } });
+    const plan = await client.request<ForgetResponseT>('POST', '/v1/forget', { json: { ...body, dry_run: true } });
     console.log(`${values['dry-run'] ? 'Would remove' : 'This will remove'}:\n${describe(plan)}`);
     if (values['dry-run']) return 0;
     if (!values.yes) {
@@ -95,7 +90,7 @@ export async function runForgetCommand(argv: string[], env: NodeJS.ProcessEnv = 
         return 1;
       }
     }
-    const done = await client.request<ForgetAnswer>('POST', '/v1/forget', { json: body });
+    const done = await client.request<ForgetResponseT>('POST', '/v1/forget', { json: body });
     console.log(`Removed:\n${describe(done)}`);
     return 0;
   } catch (err) {

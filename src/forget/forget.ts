@@ -20,6 +20,7 @@ import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../p
 import { resolvePeople } from '../people/linking.ts';
 import { resolvePerson } from '../relationships/people.ts';
 import { readSelfSetting, SELF_SETTING_KEY } from '../relationships/self.ts';
+import type { ForgetResponseT } from '../schemas/forget.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { isUuid } from '../util/ids.ts';
@@ -31,29 +32,11 @@ export type ForgetTarget =
   | { source_type: string; source_account_id?: string | null }
   | { identifier: string; identifier_type?: string | null };
 
-export interface ForgetCounts {
-  documents: number;
-  versions: number;
-  chunks: number;
-  vectors: number;
-  files: number;
-  threads: number;
-  people: number;
-  identifiers: number;
-  document_people: number;
-  relationship_edges: number;
-  submissions: number;
-  contact_sync_state: number;
-  /** Group documents that were kept, with the person taken out of their people. */
-  documents_unlinked: number;
-}
+/** What was (or would be) removed, as POST /v1/forget answers it (src/schemas/forget.ts; the web UI shares it). */
+export type ForgetCounts = ForgetResponseT['removed'];
 
-export interface ForgetResult {
-  dry_run: boolean;
-  removed: ForgetCounts;
-  /** Block-list entries added (block: true). */
-  blocked: number;
-}
+/** POST /v1/forget's answer but the target, which the route adds. */
+export type ForgetResult = Omit<ForgetResponseT, 'target'>;
 
 export class ForgetNotFoundError extends Error {}
 

@@ -98,6 +98,7 @@ export const DocumentViewResponse = Type.Object(
   },
   { title: 'DocumentViewResponse' },
 );
+export type DocumentViewResponseT = Static<typeof DocumentViewResponse>;
 
 export const DocumentViewQuery = Type.Object({
   chunk_id: Type.Optional(Type.String({ format: 'uuid', description: 'A cited chunk: its span is returned as `cited`' })),

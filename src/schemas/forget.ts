@@ -41,9 +41,9 @@ export const ForgetResponse = Type.Object(
       relationship_edges: Count,
       submissions: Count,
       contact_sync_state: Count,
-      documents_unlinked: Count,
+      documents_unlinked: Type.Integer({ minimum: 0, description: 'Group documents kept, with the person taken out of their people' }),
     }),
-    blocked: Count,
+    blocked: Type.Integer({ minimum: 0, description: 'Block-list entries added (block: true)' }),
   },
   { title: 'ForgetResponse' },
 );

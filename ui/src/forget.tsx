@@ -3,29 +3,12 @@
  * until the person confirms them. The panel is a thin client of POST /v1/forget.
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response type: a type-only import, erased in the build, so no server code is bundled.
+import type { ForgetResponseT } from '../../src/schemas/forget.ts';
 import { api } from './api.ts';
 import { ErrorNote } from './components.tsx';
 
-interface Removed {
-  documents: number;
-  versions: number;
-  chunks: number;
-  vectors: number;
-  files: number;
-  threads: number;
-  people: number;
-  identifiers: number;
-  document_people: number;
-  relationship_edges: number;
-  submissions: number;
-  contact_sync_state: number;
-  documents_unlinked: number;
-}
-interface ForgetAnswer {
-  dry_run: boolean;
-  removed: Removed;
-  blocked: number;
-}
+type Removed = ForgetResponseT['removed'];
 
 function Counts({ r }: { r: Removed }) {
   const rows: [string, string][] = [
@@ -55,17 +38,17 @@ function Counts({ r }: { r: Removed }) {
  */
 export function ForgetPanel(props: { target: Record<string, string | null>; what: string; onDone: () => void; ask?: boolean }) {
   const { target, what, onDone } = props;
-  const [plan, setPlan] = useState<ForgetAnswer | null>(null);
+  const [plan, setPlan] = useState<ForgetResponseT | null>(null);
   const [block, setBlock] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<ForgetAnswer | null>(null);
+  const [done, setDone] = useState<ForgetResponseT | null>(null);
   const [error, setError] = useState<unknown>(null);
 
   const call = async (dryRun: boolean) => {
     setBusy(true);
     setError(null);
     try {
-      const answer = await api<ForgetAnswer>('/v1/forget', { method: 'POST', body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
+      const answer = await api<ForgetResponseT>('/v1/forget', { method: 'POST', body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
       if (dryRun) setPlan(answer);
       else {
         setDone(answer);

@@ -1,5 +1,7 @@
 /** Document view: the whole text, people, attachments (OCR text, captions, download), versions and thread. */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response type: a type-only import, erased in the build, so no server code is bundled.
+import type { DocumentViewResponseT } from '../../../src/schemas/documents.ts';
 import { api, download, qs } from '../api.ts';
 import { ErrorNote, formatBytes, SourceBadge, titleOf, When } from '../components.tsx';
 import { href, navigate } from '../router.ts';
@@ -14,7 +16,8 @@ interface Attachment {
   ocr?: { text: string; truncated?: boolean };
   caption?: string;
 }
-interface DocView {
+/** The view as the API answers it; the schema leaves the stored record open, the page names what it shows. */
+interface DocView extends Omit<DocumentViewResponseT, 'document'> {
   document: {
     doc_id: string;
     title: string | null;
@@ -29,15 +32,6 @@ interface DocView {
     canonical_uri: string | null;
     metadata: { attachments?: Attachment[] } & Record<string, unknown>;
   };
-  people: { person_id: string; display_name: string; role: string }[];
-  versions: { doc_id: string; version_number: number; is_active_version: boolean; ingested_at: string }[];
-  cited: { chunk_id: string; start_char: number; end_char: number } | null;
-  thread: {
-    thread_id: string;
-    title: string | null;
-    total: number;
-    messages: { doc_id: string; title: string | null; excerpt: string; content_timestamp: string; sender: string | null }[];
-  } | null;
 }
 
 /** The text with the cited span as a <mark> (text nodes only). */
