@@ -166,5 +166,19 @@ describe('queries first', () => {
       await pool.close?.();
     }
   });
-});
 
+  it('concurrent queries share a model call, and each gets the vector it would get alone', async () => {
+    const pool = await createPooledEmbedder(loadEmbeddingConfig({}), 1);
+    try {
+      const texts = ['invoice', 'flight to lisbon', 'dinner with anna on friday', 'car repair', 'school trip permission form', 'rent'];
+      const direct = await e.embed(texts, 'query');
+      const before = pool.stats().work.query.messages;
+      const vectors = await Promise.all(texts.map((t) => pool.embed([t], 'query')));
+      // The first goes to the query thread at once; the five that wait for it go together.
+      expect(pool.stats().work.query.messages - before).toBeLessThanOrEqual(2);
+      texts.forEach((_, i) => expect(cosine(direct[i], vectors[i][0])).toBeGreaterThan(0.99999));
+    } finally {
+      await pool.close?.();
+    }
+  });
+});

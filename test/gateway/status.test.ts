@@ -108,7 +108,7 @@ describe(`GET /v1/status on ${backend}`, () => {
   });
 
   it('GET /metrics: what the model threads did, per role, from the pool', async () => {
-    const work = (texts: number) => ({ jobs: texts / 8, texts, busySeconds: texts / 10, cpuSeconds: texts / 20, cpuWaitSeconds: texts / 40 });
+    const work = (texts: number) => ({ jobs: texts / 8, texts, messages: texts / 8, busySeconds: texts / 10, cpuSeconds: texts / 20, cpuWaitSeconds: texts / 40 });
     const metrics = createGatewayMetrics({
       db: gw.db,
       defaultMetrics: false,
