@@ -5,7 +5,10 @@
  * and hybrid. Vectors: USE-lite (512-d), precomputed by embed-corpus.ts into a cache and written
  * with SQL, because the embedding worker is not on this branch.
  *
- *   node --import tsx bench/scifact/run.ts [--pg] [--queries N] [--no-vectors] [--sweep]
+ *   node --import tsx bench/scifact/run.ts [--pg] [--queries N] [--no-vectors] [--sweep] [--sweep-vector]
+ *
+ * --sweep-vector: hybrid and vector-only nDCG@10 against the vector leg's candidates and HNSW
+ * ef_search (SEARCH_VECTOR_CANDIDATES, SEARCH_VECTOR_EF_SEARCH), the k-NN's cost.
  */
 import fs from 'node:fs';
 import { loadServerConfig } from '../../src/config/server.ts';
@@ -27,6 +30,7 @@ const args = process.argv.slice(2);
 const usePg = args.includes('--pg');
 const sweep = args.includes('--sweep');
 const sweepLexical = args.includes('--sweep-lexical');
+const sweepVector = args.includes('--sweep-vector');
 const qLimit = args.includes('--queries') ? Number(args[args.indexOf('--queries') + 1]) : Infinity;
 const TOKEN = 'bench-token-0123456789';
 
@@ -235,6 +239,20 @@ if (sweep) {
         console.log(`sweep hybrid w_vec=${vectorWeight} floor=${vectorMinSimilarity}: nDCG@10 ${v.toFixed(4)}`);
       }
     }
+  }
+}
+
+if (sweepVector && haveVectors) {
+  // [documents from the vector leg, ef_search (0 = the chunks asked for, at least 40)]; the first
+  // is the k-NN of before (ef_search 450); the default is 50 candidates.
+  for (const [vectorCandidates, vectorEfSearch] of [[100, 450], [100, 0], [50, 0], [30, 0], [20, 0], [10, 0]]) {
+    const hybrid = await evaluateDirect(searchFor({ vectorCandidates, vectorEfSearch }, true));
+    const vectorOnly = await evaluateDirect(
+      searchFor({ vectorCandidates, vectorEfSearch, lexicalEnabled: false, vectorMinSimilarity: -1 }, true),
+    );
+    console.log(
+      `sweep vector candidates=${vectorCandidates} ef_search=${vectorEfSearch || 'rows'}: hybrid nDCG@10 ${hybrid.toFixed(4)}, vector-only ${vectorOnly.toFixed(4)}`,
+    );
   }
 }
 

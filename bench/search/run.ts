@@ -13,7 +13,11 @@
  * the query embedding missed the vector budget (SEARCH_VECTOR_BUDGET_MS).
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
- *     [--hybrid] [--trace-sql] [--profile FILE]
+ *     [--hybrid] [--trace-sql] [--profile FILE] [--keep NAME]
+ *
+ * --keep NAME (PostgreSQL) keeps the loaded database NAME (corpus, and with --hybrid the vectors)
+ * for the next run with the same --docs instead of a scratch database dropped at the end; drop it
+ * yourself (dropdb NAME) when done.
  *
  * Ends with how often answers came from memory (rows, names, lexemes) and how many change-log polls
  * the searches shared. index-cost.ts measures the index alone on the same corpus.
@@ -38,15 +42,31 @@ const TOKEN = 'bench-token-0123456789';
 
 const corpus = generateCorpus(N);
 
+const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : undefined;
+if (keep !== undefined && (!usePg || !/^[a-z_][a-z0-9_]*$/.test(keep))) throw new Error('--keep NAME needs --pg and a lower-case identifier');
+
 async function openDb(): Promise<{ db: Database; drop: () => Promise<void> }> {
   if (!usePg) {
     const db = await openDatabase({});
+    return { db, drop: () => db.close() };
+  }
+  if (keep) {
+    const base = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    const admin = await openDatabase({ databaseUrl: base.toString() });
+    const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [keep])).rows.length > 0;
+    if (!exists) await admin.exec(`CREATE DATABASE ${keep}`);
+    await admin.close();
+    base.pathname = `/${keep}`;
+    const db = await openDatabase({ databaseUrl: base.toString() });
     return { db, drop: () => db.close() };
   }
   return openScratchPostgres('memex_bench_search');
 }
 
 const { db, drop } = await openDb();
+/** With --keep: the corpus is loaded already when the database holds N documents. */
+const reused =
+  keep !== undefined && (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents')).rows[0].n === N;
 // --trace-sql: wall time per statement kind during the query phase (includes waiting for a connection).
 const sqlTime = new Map<string, { n: number; ms: number }>();
 let tracing = false;
@@ -68,9 +88,10 @@ if (args.includes('--trace-sql')) {
   };
 }
 const t0 = Date.now();
-await loadCorpus(db, corpus);
+if (reused) for (const _ of corpus.batches(2000)); // the query plan samples the generated documents
+else await loadCorpus(db, corpus);
 const loadS = (Date.now() - t0) / 1000;
-if (usePg) await db.exec('VACUUM ANALYZE');
+if (usePg && !reused) await db.exec('VACUUM ANALYZE');
 const search = createSearch({ db });
 const t1 = Date.now();
 const built = await search.refreshIndex();
@@ -170,6 +191,29 @@ console.log(`answered from memory (hits/misses): ${JSON.stringify(search.memoryS
 await app.close();
 await drop();
 
+/**
+ * CPU seconds used so far by this process (gateway, model threads, client thread) and, on
+ * PostgreSQL, by the server processes of this bench's connections (Linux /proc).
+ */
+async function cpuSeconds(): Promise<{ node: number; pg: number }> {
+  const u = process.cpuUsage();
+  let pg = 0;
+  if (usePg) {
+    const fs = await import('node:fs');
+    const tick = 100; // USER_HZ on Linux
+    const pids = (await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows;
+    for (const { pid } of pids) {
+      try {
+        const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        pg += (Number(f[11]) + Number(f[12])) / tick;
+      } catch {
+        // gone, or another user's process
+      }
+    }
+  }
+  return { node: (u.user + u.system) / 1e6, pg };
+}
+
 /** One run of `clients` concurrent clients for `seconds` (first 3 s not counted). */
 async function measure(queries: { kind: string; url: string }[], clients: number, seconds: number) {
   return new Promise<{ lat: Record<string, number[]>; errors: number; elu: number; budget: number }>((resolve, reject) => {
@@ -188,6 +232,12 @@ async function hybridRuns(): Promise<void> {
   // Vectors of the default model for every chunk: the first through the store (model row and its
   // HNSW index), the rest in bulk with the index dropped and rebuilt (much faster than N inserts).
   const tv = performance.now();
+  const stored = reused
+    ? (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunk_embeddings WHERE model = $1', [embedder.name])).rows[0].n
+    : 0;
+  if (stored > 0) console.log(`${stored} vectors of ${embedder.name} kept from the last run`);
+  else await storeRandomVectors();
+  async function storeRandomVectors() {
   const first = (await db.query<{ chunk_id: string; text: string }>('SELECT chunk_id, text FROM chunks LIMIT 1')).rows[0];
   const [v] = await embedder.embed([first.text]);
   await db.query('UPDATE chunks SET embedding_status = \'pending\' WHERE chunk_id = $1', [first.chunk_id]);
@@ -206,29 +256,67 @@ async function hybridRuns(): Promise<void> {
   await db.exec(idx.indexdef);
   if (usePg) await db.exec('VACUUM ANALYZE chunk_embeddings');
   console.log(`${N} vectors of ${embedder.name} (${v.length}-d, random) stored and indexed in ${((performance.now() - tv) / 1000).toFixed(1)} s`);
+  }
 
-  const hybrid = createSearch({ db, embedder });
+  // Where a hybrid answer's time goes: each leg's wall time (the vector leg = waiting for the query
+  // embedding + the k-NN), and the model calls themselves (queue wait included).
+  const legMs = { lexical: [] as number[], vector: [] as number[], embed: [] as number[] };
+  const timedEmbedder = {
+    name: embedder.name,
+    dimensions: embedder.dimensions,
+    async embed(texts: string[], kind?: 'query' | 'passage', o?: { signal?: AbortSignal }) {
+      const s = performance.now();
+      try {
+        return await embedder.embed(texts, kind, o);
+      } finally {
+        legMs.embed.push(performance.now() - s);
+      }
+    },
+  };
+  const hybrid = createSearch({
+    db,
+    embedder: timedEmbedder,
+    onLegTiming: (leg, ms, skipped) => {
+      if (!skipped) legMs[leg].push(ms);
+    },
+  });
   await hybrid.refreshIndex();
   const happ = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: hybrid });
   const haddr = await happ.listen({ host: '127.0.0.1', port: 0 });
   const plan = corpus.plan(50_000);
+  // Each hybrid run starts at its own place in the plan, so its queries are new to the query cache
+  // (repeats within a run are the plan's own: one-word queries of common words recur).
+  let nextSlice = 0;
   const modes = [
-    { name: 'lexical-only', queries: plan.map((q) => ({ kind: q.kind, url: url(q) })) },
-    { name: 'hybrid (default)', queries: plan.map((q) => ({ kind: q.kind, url: url(q, haddr) })) },
+    { name: 'lexical-only', queries: () => plan.map((q) => ({ kind: q.kind, url: url(q) })) },
+    { name: 'hybrid (default)', queries: () => plan.slice(10_000 * nextSlice++).map((q) => ({ kind: q.kind, url: url(q, haddr) })) },
   ];
   console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
   const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
+  const spread = (a: number[]) => {
+    a.sort((x, y) => x - y);
+    return a.length ? `p50 ${pct(a, 50).toFixed(1)} / p95 ${pct(a, 95).toFixed(1)} ms (n=${a.length})` : 'none';
+  };
   for (const clients of [1, CLIENTS]) {
     for (const m of modes) {
       const calls = hybrid.queryEmbeddings;
-      const { lat, errors, budget } = await measure(m.queries, clients, SECONDS);
+      for (const a of Object.values(legMs)) a.length = 0;
+      const cpu0 = await cpuSeconds();
+      const { lat, errors, budget } = await measure(m.queries(), clients, SECONDS);
+      const cpu = await cpuSeconds();
       const a = (lat.all ?? []).sort((x, y) => x - y);
+      // Every query of the run (the first 3 s included) used CPU; count them from the client side.
+      const queries = a.length * (SECONDS / (SECONDS - 3));
       console.log(
         `${m.name.padEnd(17)} ${clients} client(s): n=${a.length} p50 ${pct(a, 50).toFixed(1)} ms p95 ${pct(a, 95).toFixed(1)} ms ` +
           `p99 ${pct(a, 99).toFixed(1)} ms ${(a.length / (SECONDS - 3)).toFixed(1)} q/s, ${errors} errors` +
           (m.name.startsWith('hybrid') ? `; ${hybrid.queryEmbeddings - calls} query embeddings, ${budget} lexical-only (budget)` : '') +
+          `; CPU per query ${((1000 * (cpu.node - cpu0.node)) / queries).toFixed(1)} ms here + ${((1000 * (cpu.pg - cpu0.pg)) / queries).toFixed(1)} ms PostgreSQL` +
           `; load ${os.loadavg()[0].toFixed(1)}`,
       );
+      if (m.name.startsWith('hybrid')) {
+        console.log(`  legs: lexical ${spread(legMs.lexical)}; vector (embedding wait + k-NN) ${spread(legMs.vector)}; model calls ${spread(legMs.embed)}`);
+      }
     }
   }
   await happ.close();

@@ -15,13 +15,22 @@ export interface SearchConfig {
   vectorWeight: number;
   /** A vector-only hit must reach this cosine similarity (the floor that lets a query find nothing). */
   vectorMinSimilarity: number;
-  /** Candidates taken from each leg before fusion. */
+  /** Candidates taken from the lexical leg before fusion. */
   legCandidates: number;
+  /**
+   * Documents taken from the vector leg (its k-NN asks for twice as many chunks). Fewer than the
+   * lexical leg's: the vector weight is small, so vector candidates matter near the top only, and
+   * the HNSW scan costs about linearly in them (measured on SciFact, docs/search.md).
+   */
+  vectorCandidates: number;
+  /** hnsw.ef_search of the k-NN; 0 = as many as the chunks it asks for (at least 40). */
+  vectorEfSearch: number;
   /** Background poll of the catalog's change log by the lexical index (ms; 0 = only before queries). */
   indexPollMs: number;
   /**
-   * How long a search waits for its query embedding (ms) before answering from the lexical leg
-   * alone (legs.vector_skipped = 'budget'); 0 waits as long as the model takes.
+   * How long the vector leg may take (ms): the wait for the query embedding and, on a PostgreSQL
+   * server, the k-NN (statement_timeout) together. Past it the search answers from the lexical leg
+   * alone (legs.vector_skipped = 'budget'); 0 waits as long as they take.
    */
   vectorBudgetMs: number;
   /** Query embeddings kept in the LRU cache. */
@@ -52,6 +61,8 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.02, 0, 10),
     vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.5, -1, 1),
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
+    vectorCandidates: num(env, 'SEARCH_VECTOR_CANDIDATES', 50, 10, 1000),
+    vectorEfSearch: num(env, 'SEARCH_VECTOR_EF_SEARCH', 0, 0, 1000),
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),

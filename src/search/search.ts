@@ -16,7 +16,7 @@ import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './l
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
-import { vectorCandidates, vectorsExist, type VectorCandidate } from './vector.ts';
+import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -359,7 +359,29 @@ export function createSearch(deps: SearchDeps): Search {
           legs.vector_skipped = 'budget';
           return [];
         }
-        const found = await vectorCandidates(db, { model: embedder.name, queryVector: qv, k: pool, filters: req.filters });
+        // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
+        const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
+        if (left !== undefined && left < 1) {
+          legs.vector_error = `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`;
+          legs.vector_skipped = 'budget';
+          return [];
+        }
+        let found: VectorCandidate[];
+        try {
+          found = await vectorCandidates(db, {
+            model: embedder.name,
+            queryVector: qv,
+            k: Math.max(config.vectorCandidates, req.k),
+            filters: req.filters,
+            timeoutMs: left,
+            efSearch: config.vectorEfSearch || undefined,
+          });
+        } catch (err) {
+          if (!(err instanceof VectorTimeoutError)) throw err;
+          legs.vector_error = `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`;
+          legs.vector_skipped = 'budget';
+          return [];
+        }
         legs.vector = found.length > 0;
         if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
         return found;

@@ -76,7 +76,8 @@ export interface SearchFacets {
 
 /**
  * Why the vector leg did not run: no embedder, no vectors stored for the model yet, or the query
- * embedding was not ready within SEARCH_VECTOR_BUDGET_MS (the answer is lexical-only).
+ * embedding, or on a PostgreSQL server the k-NN, was not done within SEARCH_VECTOR_BUDGET_MS (the
+ * answer is lexical-only).
  */
 export type VectorSkip = 'no_embedder' | 'no_vectors' | 'budget';
 

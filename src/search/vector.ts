@@ -25,7 +25,29 @@ export interface VectorQuery {
   /** Documents wanted (best chunk each). */
   k: number;
   filters: SearchFilters;
+  /**
+   * PostgreSQL server: the k-NN statement is cancelled after this many ms (statement_timeout in
+   * its transaction) and VectorTimeoutError is thrown. PGlite runs a statement to its end (one
+   * WebAssembly thread: nothing can interrupt it), so there the limit is not applied.
+   */
+  timeoutMs?: number;
+  /** HNSW search list (hnsw.ef_search); default efSearch(rows asked). */
+  efSearch?: number;
 }
+
+/** The k-NN did not finish within VectorQuery.timeoutMs. */
+export class VectorTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`k-NN not done within ${ms} ms`);
+    this.name = 'VectorTimeoutError';
+  }
+}
+
+/**
+ * Rows asked of the k-NN per document wanted: several chunks of one document can be nearest (a
+ * long email has several), and the rows are reduced to the best chunk per document here.
+ */
+export const ROWS_PER_DOCUMENT = 2;
 
 export const PADDED_DIMENSIONS = 1024;
 
@@ -52,10 +74,31 @@ export function padVector(v: number[], dims = PADDED_DIMENSIONS): number[] {
   return v.length === dims ? v : [...v, ...new Array(dims - v.length).fill(0)];
 }
 
-async function knn(tx: Queryable, sql: string, params: unknown[], limit: number): Promise<VectorCandidate[]> {
-  await tx.query('SET LOCAL hnsw.iterative_scan = relaxed_order');
-  await tx.query(`SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, Math.ceil(limit * 1.5)))}`);
-  return (await tx.query<VectorCandidate>(sql, params)).rows;
+/**
+ * The HNSW search list: as long as the rows asked for (pgvector's default 40 at least). The scan
+ * costs about linearly in it; SciFact nDCG@10 was measured against it (docs/search.md).
+ */
+export function efSearch(limit: number): number {
+  return Math.min(1000, Math.max(40, limit));
+}
+
+async function knn(db: Database, sql: string, params: unknown[], ef: number, timeoutMs?: number): Promise<VectorCandidate[]> {
+  const timeout = db.kind === 'postgres' && timeoutMs !== undefined ? Math.max(1, Math.ceil(timeoutMs)) : 0;
+  return db.transaction(async (tx: Queryable) => {
+    // One round trip for the settings; each lasts until the end of this transaction.
+    await tx.query(
+      `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)` +
+        (timeout > 0 ? `, set_config('statement_timeout', $2, true)` : ''),
+      timeout > 0 ? [String(ef), String(timeout)] : [String(ef)],
+    );
+    try {
+      return (await tx.query<VectorCandidate>(sql, params)).rows;
+    } catch (err) {
+      // 57014 query_canceled: our statement_timeout (nothing else cancels a search's statement).
+      if (timeout > 0 && (err as { code?: string }).code === '57014') throw new VectorTimeoutError(timeout);
+      throw err;
+    }
+  });
 }
 
 /** Whether any vector of `model` is stored (the vector leg is skipped until one is). */
@@ -70,8 +113,8 @@ export async function vectorsExist(db: Database, model: string): Promise<boolean
 
 export async function vectorCandidates(db: Database, q: VectorQuery): Promise<VectorCandidate[]> {
   const layout = await layoutOf(db);
-  // Several chunks of one document can be nearest; ask for more rows than documents wanted.
-  const limit = q.k * 3;
+  const limit = q.k * ROWS_PER_DOCUMENT;
+  const ef = Math.min(1000, Math.max(1, q.efSearch ?? efSearch(limit)));
   let rows: VectorCandidate[];
   if (layout.kind === 'per-model') {
     const dims = q.queryVector.length;
@@ -84,7 +127,7 @@ export async function vectorCandidates(db: Database, q: VectorQuery): Promise<Ve
      WHERE e.model = $2 AND d.is_active_version ${where}
      ORDER BY e.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $3`;
     if (!Number.isInteger(dims) || dims < 1 || dims > 4096) throw new Error('invalid query vector size');
-    rows = await db.transaction((tx) => knn(tx, sql, params, limit));
+    rows = await knn(db, sql, params, ef, q.timeoutMs);
   } else {
     const params: unknown[] = [vectorLiteral(padVector(q.queryVector)), q.model, limit];
     const where = filterSql(q.filters, params, 'd');
@@ -93,7 +136,7 @@ export async function vectorCandidates(db: Database, q: VectorQuery): Promise<Ve
       JOIN documents d ON d.doc_id = cd.doc_id
      WHERE c.embedding_model = $2 AND c.embedding_vector IS NOT NULL AND d.is_active_version ${where}
      ORDER BY c.embedding_vector <=> $1::vector LIMIT $3`;
-    rows = await db.transaction((tx) => knn(tx, sql, params, limit));
+    rows = await knn(db, sql, params, ef, q.timeoutMs);
   }
   const best = new Map<string, VectorCandidate>();
   for (const r of rows) {

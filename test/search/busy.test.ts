@@ -3,7 +3,9 @@
  * whose answers are held back until the test releases them, the way a model thread behind a
  * backlog holds a query: behaviour, not timing.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend, createTestDatabase } from '../helpers/db.ts';
 import { ConceptEmbedder, doc, indexVectors, q, startSearchGateway, type SearchGateway } from './helpers.ts';
 
 /** Answers only when released; counts calls. */
@@ -95,6 +97,45 @@ describe('search while the model is busy', () => {
     } finally {
       embedder.release();
       embedder.gated = false;
+    }
+  });
+});
+
+describe.skipIf(backend !== 'postgres')('a k-NN past the budget (PostgreSQL server)', () => {
+  it('is cancelled, and the search answers from the lexical leg and says so', async () => {
+    const testDb = await createTestDatabase();
+    const embedder = new ConceptEmbedder();
+    const g = await startSearchGateway({ embedder, testDb, config: { vectorMinSimilarity: 0.2, vectorWeight: 0.5, vectorBudgetMs: 2000 } });
+    // Another session holds the vectors' table: the k-NN waits for it as it would wait for CPU.
+    const blocker = new pg.Client({ connectionString: testDb.url });
+    await blocker.connect();
+    try {
+      const exact = (await g.ingest(doc('Receipt XK42 from the garage visit'))).doc_id;
+      const semantic = (await g.ingest(doc('Booked the vacation flights early'))).doc_id;
+      await indexVectors(g.db, embedder);
+      // A hybrid answer first (a loaded test machine may miss even 2 s once; the condition decides).
+      const hybrid = async (text: string) => {
+        for (let i = 0; ; i++) {
+          const body = (await g.get(q({ q: text }))).json();
+          if (body.legs.vector || i === 5) return body;
+        }
+      };
+      expect((await hybrid('garage holiday')).legs.vector).toBe(true);
+
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE chunk_embeddings IN ACCESS EXCLUSIVE MODE');
+      const body = (await g.get(q({ q: 'garage trip' }))).json();
+      expect(body.legs).toMatchObject({ lexical: true, vector: false, vector_skipped: 'budget' });
+      expect(body.legs.vector_error).toMatch(/vector search not done within the 2000 ms budget/);
+      expect(body.hits.map((h: any) => h.document_id)).toEqual([exact]);
+      await blocker.query('ROLLBACK');
+
+      const after = await hybrid('garage trip');
+      expect(after.legs.vector).toBe(true);
+      expect(after.hits.map((h: any) => h.document_id)).toEqual(expect.arrayContaining([exact, semantic]));
+    } finally {
+      await blocker.end();
+      await g.close();
     }
   });
 });

@@ -82,7 +82,9 @@ export async function startSearchGateway(
   const search = createSearch({
     db: testDb.db,
     embedder: opts.embedder ?? null,
-    config: { ...opts.config },
+    // No vector budget unless a test is about it: on a loaded test machine a k-NN can take longer
+    // than the default 50 ms, which would turn a hybrid answer into a lexical-only one.
+    config: { vectorBudgetMs: 0, ...opts.config },
     ask: opts.ask ?? { provider: null },
   });
   const app = await buildGateway({ config, db: testDb.db, catalog, search });
