@@ -19,8 +19,20 @@ export const WINDOW_TOKENS = 120;
 /** A chunk is at most ~1200 characters (about 300 tokens); this only bounds pathological input. */
 export const MAX_WINDOWS = 16;
 
+interface TrieNode {
+  children: Record<string, TrieNode>;
+  end: boolean;
+  word: [string[], number, number];
+}
+
+interface UseTokenizer {
+  encode(s: string): number[];
+  trie: { root: TrieNode };
+  vocabulary: [string, number][];
+}
+
 interface UseModel {
-  tokenizer: { encode(s: string): number[] };
+  tokenizer: UseTokenizer;
   /** The graph: sparse token ids in (row, position) -> one 512-d vector per row. */
   model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }> };
 }
@@ -38,12 +50,6 @@ export function useLiteModelDir(): string {
 export interface TextWindow {
   text: string;
   tokens: number;
-  /**
-   * The window's token ids, when they are the concatenation of its words' ids: the window is its
-   * words joined by single spaces, which the tokenizer encodes word by word (every word starts
-   * with the word-start mark, and no vocabulary piece spans two words).
-   */
-  ids?: number[];
 }
 
 /**
@@ -53,37 +59,32 @@ export interface TextWindow {
  */
 export function windowTextCounted(text: string, encode: (s: string) => number[], budget = WINDOW_TOKENS): TextWindow[] {
   const words = text.split(/\s+/).filter(Boolean);
-  const wordIds = words.map((w) => encode(w));
-  const total = wordIds.reduce((a, ids) => a + ids.length, 0);
-  if (total <= budget) {
-    // Other whitespace (newlines, runs of spaces) is encoded differently from one space: only a
-    // text that is exactly its words joined by spaces can reuse the words' ids.
-    return [{ text, tokens: total, ...(text === words.join(' ') ? { ids: wordIds.flat() } : {}) }];
-  }
+  const costs = words.map((w) => encode(w).length);
+  const total = costs.reduce((a, b) => a + b, 0);
+  if (total <= budget) return [{ text, tokens: total }];
   const windows: TextWindow[] = [];
   let cur: string[] = [];
-  let curIds: number[] = [];
+  let used = 0;
   const flush = () => {
-    if (cur.length) windows.push({ text: cur.join(' '), tokens: curIds.length, ids: curIds });
+    if (cur.length) windows.push({ text: cur.join(' '), tokens: used });
     cur = [];
-    curIds = [];
+    used = 0;
   };
   for (let i = 0; i < words.length && windows.length < MAX_WINDOWS; i++) {
     let word = words[i];
-    let ids = wordIds[i];
+    let cost = costs[i];
     // A single "word" longer than the budget (a URL, base64) is cut by characters.
-    while (ids.length > budget) {
+    while (cost > budget) {
       flush();
-      const cut = Math.max(1, Math.floor((word.length * budget) / ids.length / 1.2));
+      const cut = Math.max(1, Math.floor((word.length * budget) / cost / 1.2));
       const head = word.slice(0, cut);
-      const headIds = encode(head);
-      windows.push({ text: head, tokens: headIds.length, ids: headIds });
+      windows.push({ text: head, tokens: encode(head).length });
       word = word.slice(cut);
-      ids = encode(word);
+      cost = encode(word).length;
     }
-    if (curIds.length + ids.length > budget) flush();
+    if (used + cost > budget) flush();
     cur.push(word);
-    curIds = curIds.concat(ids);
+    used += cost;
   }
   if (windows.length < MAX_WINDOWS) flush();
   return windows.slice(0, MAX_WINDOWS);
@@ -120,6 +121,69 @@ export function lengthGroups(sortedTokens: number[]): number[][] {
   return groups;
 }
 
+/**
+ * The package tokenizer's encode(), step for step (the same normalisation, lattice, scores, tie
+ * rule, unknown-symbol handling and back-tracking, so the same ids), except that the prefix search
+ * walks the trie from a position instead of slicing the rest of the input at every position, which
+ * made the package's version quadratic in the length of the text.
+ */
+export function encodeLikePackage(tokenizer: UseTokenizer, text: string): number[] {
+  const normalized = text.normalize('NFKC');
+  const input = normalized.length > 0 ? '\u2581' + normalized.replace(/ /g, '\u2581') : normalized;
+  const symbols = [...input];
+  const n = symbols.length;
+  // Lattice edges per end position, in the package's visiting order (start ascending, then trie
+  // order), as parallel arrays: the package keeps objects keyed by start and walks them with for-in.
+  const edgeStart: number[][] = [];
+  const edgeScore: number[][] = [];
+  const edgeIndex: number[][] = [];
+  const words: number[] = [];
+  const best: number[] = [];
+  for (let i = 0; i <= n; i++) {
+    edgeStart.push([]);
+    edgeScore.push([]);
+    edgeIndex.push([]);
+    words.push(0);
+    best.push(0);
+  }
+  const addEdge = (start: number, length: number, score: number, index: number) => {
+    edgeStart[start + length].push(start);
+    edgeScore[start + length].push(score);
+    edgeIndex[start + length].push(index);
+  };
+  for (let i = 0; i < n; i++) {
+    let found = false;
+    let node: TrieNode | undefined = tokenizer.trie.root.children[symbols[i]];
+    for (let k = 0; i + k < n && node; k++) {
+      if (node.end) {
+        addEdge(i, node.word[0].length, node.word[1], node.word[2]);
+        found = true;
+      }
+      node = node.children[symbols[i + k + 1]];
+    }
+    if (!found) addEdge(i, 1, 0, 0);
+  }
+  for (let endPos = 0; endPos <= n; endPos++) {
+    const starts = edgeStart[endPos];
+    for (let e = 0; e < starts.length; e++) {
+      const score = edgeScore[endPos][e] + best[starts[e]];
+      if (best[endPos] === 0 || score >= best[endPos]) {
+        best[endPos] = score;
+        words[endPos] = edgeIndex[endPos][e];
+      }
+    }
+  }
+  const results: number[] = [];
+  for (let iter = words.length - 1; iter > 0; iter -= tokenizer.vocabulary[words[iter]][0].length) results.push(words[iter]);
+  const merged: number[] = [];
+  let previousUnknown = false;
+  for (const id of results) {
+    if (!(previousUnknown && id === 0)) merged.push(id);
+    previousUnknown = id === 0;
+  }
+  return merged.reverse();
+}
+
 /** Words whose token ids a model thread remembers (mail repeats its words; ~100 bytes each). */
 export const WORD_CACHE = 50_000;
 
@@ -129,16 +193,16 @@ export async function createUseLiteEmbedder(): Promise<Embedder> {
   const tf: TfCore = require('@energetic-ai/core');
   const model: UseModel = await initModel(modelSource);
   // The package's tokenizer slices the rest of its input at every position (quadratic in the
-  // length), and the package's embed() encodes every input again: windows are tokenised here word
-  // by word, through a cache, and their ids go to the graph directly (embedIds). Measured on
-  // generated mail chunks: tokenising was about 10 % of a chunk's CPU time, most of it the second,
-  // whole-window encode.
+  // length), and its embed() encodes every input again after the windowing counted the words:
+  // windows are counted word by word through a cache and encoded once by encodeLikePackage (the
+  // same ids), and the ids go to the graph directly (embedIds). Measured on generated mail chunks:
+  // tokenising was about 10 % of a chunk's CPU time, most of it the second, whole-window encode.
   const cache = new Map<string, number[]>();
   const encode = (s: string): number[] => {
     let ids = cache.get(s);
     if (!ids) {
       if (cache.size >= WORD_CACHE) cache.clear();
-      ids = model.tokenizer.encode(s);
+      ids = encodeLikePackage(model.tokenizer, s);
       cache.set(s, ids);
     }
     return ids;
@@ -182,7 +246,7 @@ export async function createUseLiteEmbedder(): Promise<Embedder> {
       const order = flat.map((_, i) => i).sort((a, b) => flat[a].tokens - flat[b].tokens);
       const vecs: number[][] = new Array(flat.length);
       for (const group of lengthGroups(order.map((i) => flat[i].tokens)).map((g) => g.map((k) => order[k]))) {
-        const out = await embedIds(group.map((i) => flat[i].ids ?? model.tokenizer.encode(flat[i].text)));
+        const out = await embedIds(group.map((i) => encodeLikePackage(model.tokenizer, flat[i].text)));
         group.forEach((i, k) => (vecs[i] = out[k]));
       }
       const acc: number[][] = texts.map(() => new Array<number>(512).fill(0));
