@@ -151,7 +151,12 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
   };
   let stopped = false;
   const wakers = new Set<() => void>();
+  // Counts notify() calls, so a loop that found the queue empty can tell whether a notify() landed
+  // between its claim and its sleep (there was no sleeper to wake then; without this it would wait
+  // a whole poll interval for work that is already there).
+  let notifications = 0;
   const wakeAll = () => { for (const w of [...wakers]) w(); };
+  const notify = () => { notifications++; wakeAll(); };
   opts.signal?.addEventListener('abort', () => { stopped = true; wakeAll(); }, { once: true });
   if (opts.signal?.aborted) stopped = true;
 
@@ -266,6 +271,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
         }
         if (unavailableBackoff) await idle(unavailableBackoff);
         if (stopped) break;
+        const notifiedBefore = notifications;
         const batch = await claimChunks(db, batchSize, leaseSeconds);
         if (batch.length === 0) {
           const promoted = await promoteBuildingModel(db);
@@ -273,7 +279,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
             log.info({ model: promoted }, 're-index complete: search now uses the new embedding model');
             acceptedUntil = 0;
           }
-          await idle(pollMs);
+          if (notifications === notifiedBefore) await idle(pollMs);
           continue;
         }
         await processBatch(batch);
@@ -289,7 +295,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
 
   const done = Promise.all(Array.from({ length: concurrency }, loop)).then(() => undefined);
   return {
-    notify: wakeAll,
+    notify,
     stats,
     done,
     async stop() {

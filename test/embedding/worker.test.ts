@@ -68,6 +68,33 @@ async function drain(embedder: Embedder, opts: { batchSize?: number } = {}) {
   return stats;
 }
 
+describe('notify()', () => {
+  it('a notify() that lands between an empty claim and the sleep is not lost', async () => {
+    // A poll interval of 10 minutes: only notify() can get this document embedded within the test. The
+    // database wrapper inserts the document and calls notify() right after the worker's first claim came
+    // back empty, before the worker goes to sleep: the moment when there is no sleeper to wake.
+    let pending: { docId: string } | undefined;
+    let w: EmbeddingWorker | undefined;
+    const racing: Database = {
+      kind: db.kind,
+      async query(sql, params, opts) {
+        const r = await db.query(sql, params, opts);
+        if (!pending && /SET embedding_status = 'processing'/.test(sql) && r.rows.length === 0) {
+          pending = await insertDocument(db, ['arrives while the worker decides to sleep']);
+          w!.notify();
+        }
+        return r as any;
+      },
+      exec: (sql) => db.exec(sql),
+      transaction: (fn) => db.transaction(fn),
+      close: () => db.close(),
+    };
+    worker = w = startEmbeddingWorker({ db: racing, embedder: createHashEmbedder(64), pollMs: 600_000 });
+    await waitFor(async () => pending !== undefined && (await docStatus(db, pending.docId)).doc === 'indexed', 20_000);
+    expect(worker.stats.embedded).toBe(1);
+  });
+});
+
 describe('chunk and document status (spec §3)', () => {
   it('pending -> embedded with a use-lite vector; the document becomes indexed and its submission completed', async () => {
     const d = await insertDocument(db, ['Lunch with Maria on Friday at noon.', 'Bring the quarterly budget report.']);
