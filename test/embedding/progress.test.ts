@@ -1,7 +1,9 @@
 /** Progress output when stdout is not a terminal: plain timestamped lines with rate and ETA. */
 import { PassThrough } from 'node:stream';
 import { expect, it } from 'vitest';
-import { createProgress, formatDuration, watchEmbeddingQueue } from '../../src/embedding/progress.ts';
+import { createProgress, formatDuration, watchQueue } from '../../src/embedding/progress.ts';
+import { embeddingStatus } from '../../src/embedding/ops.ts';
+import type { EmbeddingWorker } from '../../src/embedding/worker.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { insertDocument } from './fixtures.ts';
 import { startEmbeddingWorker } from '../../src/embedding/worker.ts';
@@ -34,9 +36,15 @@ it('watchEmbeddingQueue follows the real queue until it is empty', async () => {
   try {
     await insertDocument(t.db, ['one', 'two', 'three', 'four']);
     const c = capture();
-    const w = startEmbeddingWorker({ db: t.db, embedder: createHashEmbedder(16), pollMs: 20, batchSize: 1 });
-    await watchEmbeddingQueue(t.db, { intervalMs: 20, stream: c.stream, plain: true });
-    await w.stop();
+    // watchEmbeddingQueue is watchQueue over embeddingStatus; the worker starts only after the watcher's first
+    // read, so that read sees all four chunks pending (started before it, a fast worker could finish some first).
+    let w: EmbeddingWorker | undefined;
+    await watchQueue(async () => {
+      const counts = (await embeddingStatus(t.db)).chunks;
+      w ??= startEmbeddingWorker({ db: t.db, embedder: createHashEmbedder(16), pollMs: 20, batchSize: 1 });
+      return counts;
+    }, { intervalMs: 20, stream: c.stream, plain: true });
+    await w!.stop();
     expect(c.text().trim().split('\n').at(-1)).toMatch(/embedding: 4\/4 \(100\.0%\)/);
   } finally {
     await t.drop();
