@@ -338,33 +338,27 @@ export function createSearch(deps: SearchDeps): Search {
       return { index, lexemes, filter: indexFilter(f, persons) };
     })();
     const vectorLeg = (async (): Promise<VectorCandidate[]> => {
-      if (!embedder) {
-        legs.vector_error = 'no embedder configured';
-        legs.vector_skipped = 'no_embedder';
-        deps.onLegTiming?.('vector', 0, 'no_embedder');
+      // An answer without the vector leg says why, in `legs`.
+      const skip = (why: VectorSkip, message: string): VectorCandidate[] => {
+        legs.vector_error = message;
+        legs.vector_skipped = why;
         return [];
+      };
+      if (!embedder) {
+        deps.onLegTiming?.('vector', 0, 'no_embedder');
+        return skip('no_embedder', 'no embedder configured');
       }
       legs.vector_model = embedder.name;
       const started = performance.now();
       try {
         // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
-        if (!(await hasVectors(embedder.name))) {
-          legs.vector_error = `no vectors stored yet for model ${embedder.name}`;
-          legs.vector_skipped = 'no_vectors';
-          return [];
-        }
+        if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
         const qv = await embedWithinBudget(req.q);
-        if (!qv) {
-          legs.vector_error = `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`;
-          legs.vector_skipped = 'budget';
-          return [];
-        }
+        if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
         // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
         const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
         if (left !== undefined && left < 1) {
-          legs.vector_error = `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`;
-          legs.vector_skipped = 'budget';
-          return [];
+          return skip('budget', `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
         }
         let found: VectorCandidate[];
         try {
@@ -378,9 +372,7 @@ export function createSearch(deps: SearchDeps): Search {
           });
         } catch (err) {
           if (!(err instanceof VectorTimeoutError)) throw err;
-          legs.vector_error = `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`;
-          legs.vector_skipped = 'budget';
-          return [];
+          return skip('budget', `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
         }
         legs.vector = found.length > 0;
         if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
