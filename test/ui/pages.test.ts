@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
 import { noteBody, TEST_TOKEN } from '../helpers/gateway.ts';
@@ -84,11 +84,20 @@ describe('ask', () => {
   it('answers with numbered citations that open the cited document', async () => {
     await page.getByRole('link', { name: 'Ask' }).click();
     await page.getByLabel('Question').fill('Is the quarterly budget on track?');
+    // A slow network: each document's title arrives 300 ms after the answer.
+    const slowDocs = async (route: Route) => {
+      await new Promise((r) => setTimeout(r, 300));
+      await route.continue();
+    };
+    await page.route('**/v1/doc/**', slowDocs);
     await page.getByRole('button', { name: 'Ask' }).click();
     const cite = page.locator('.answer-text a.cite').first();
     await cite.waitFor();
     expect(await cite.textContent()).toMatch(/^\[\d+\]$/);
     expect(await page.locator('.citations li').count()).toBeGreaterThan(0);
+    // Sources are shown by title from the first frame, never as bare document ids.
+    expect(await page.locator('.citations').textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    await page.unroute('**/v1/doc/**', slowDocs);
     expect(await page.locator('.citations a').first().textContent()).toMatch(/budget/i);
     expect(await axeViolations(page)).toEqual([]);
     await shot('ask');

@@ -49,10 +49,11 @@ export function AskPage() {
     setError(null);
     try {
       const a = await api<Answer>('/v1/ask', { method: 'POST', body: { query: question.trim(), k: 5 } });
-      setAnswer(a);
       const ids = [...new Set(a.citations.map((c) => c.document_id))];
       const docs = await Promise.all(ids.map((id) => api<{ title: string | null; text: string }>(`/v1/doc/${id}`).catch(() => null)));
-      setTitles(Object.fromEntries(ids.map((id, i) => [id, docs[i] ? titleOf(docs[i]!.title, docs[i]!.text) : id])));
+      // Answer and source titles appear together: rendered before the titles, the list would show bare document ids.
+      setTitles(Object.fromEntries(ids.map((id, i) => [id, docs[i] ? titleOf(docs[i]!.title, docs[i]!.text) : '(document not available)'])));
+      setAnswer(a);
     } catch (err) {
       setError(err);
     } finally {
@@ -98,7 +99,7 @@ export function AskPage() {
               <ol class="citations">
                 {answer.citations.map((c, i) => (
                   <li key={i}>
-                    <a href={citeHref(c)}>{titles[c.document_id] ?? c.document_id}</a>
+                    <a href={citeHref(c)}>{titles[c.document_id]}</a>
                   </li>
                 ))}
               </ol>
