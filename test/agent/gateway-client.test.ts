@@ -22,6 +22,9 @@ beforeAll(async () => {
   server = Fastify({ forceCloseConnections: true });
   await server.register(multipart);
   const handler = async (req: any, reply: any) => {
+    // This test's script and log, taken on arrival: a request of an earlier test that is still being
+    // answered (the timeout test leaves three sleeping) must not take a later test's scripted answers.
+    const [mySeen, myScript] = [seen, script];
     let body: unknown = req.body;
     if (req.isMultipart()) {
       const parts: Record<string, unknown> = {};
@@ -33,9 +36,9 @@ beforeAll(async () => {
       }
       body = parts;
     }
-    seen.push({ at: performance.now(), method: req.method, url: req.url, headers: req.headers, body });
+    mySeen.push({ at: performance.now(), method: req.method, url: req.url, headers: req.headers, body });
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
-    const status = script.shift() ?? 202;
+    const status = myScript.shift() ?? 202;
     if (status === 400) return reply.code(400).send({ detail: [{ loc: ['body', 'source_type'], msg: 'field required', type: 'missing' }] });
     if (status >= 400) return reply.code(status).send({ error_code: 'SLOW_DOWN', message: 'retry later' });
     return reply.code(status).send({ submission_id: 's-1', doc_id: 'd-1', status: 'submitted', duplicate: false });
