@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
 import { validateAgentConfig } from '../../src/agent/config.ts';
 import { createAgentServer } from '../../src/agent/server.ts';
+import { cpuMeter, type CpuSplit } from '../lib/cpu.ts';
 import { machineLine, startBenchServer } from '../lib/server.ts';
 import { generateCorpus, writeEmlxTree, writeMaildir } from './corpus.ts';
 import { notmuchConfig } from './notmuch.ts';
@@ -43,6 +44,8 @@ interface Row {
   reimport: number;
   threads: number | null;
   note?: string;
+  /** CPU of the first import (whole machine and per process). */
+  cpu?: CpuSplit;
 }
 
 function ensureTool(cmd: string, pkg: string): boolean {
@@ -52,9 +55,12 @@ function ensureTool(cmd: string, pkg: string): boolean {
   return false;
 }
 
-function timed(fn: () => void): number {
+/** Seconds taken by fn, and the machine's CPU meanwhile when `cpu` is given. */
+function timed(fn: () => void, cpu?: { split?: CpuSplit }): number {
+  const meter = cpuMeter();
   const t = performance.now();
   fn();
+  if (cpu) cpu.split = meter();
   return (performance.now() - t) / 1000;
 }
 
@@ -75,17 +81,19 @@ const rows: Row[] = [];
 if (ensureTool('mu', 'maildir-utils')) {
   const home = path.join(work, 'mu');
   execFileSync('mu', ['init', `--maildir=${maildir}`, `--muhome=${home}`], { stdio: 'ignore' });
-  const first = timed(() => execFileSync('mu', ['index', `--muhome=${home}`], { stdio: 'ignore' }));
+  const cpu: { split?: CpuSplit } = {};
+  const first = timed(() => execFileSync('mu', ['index', `--muhome=${home}`], { stdio: 'ignore' }), cpu);
   const again = timed(() => execFileSync('mu', ['index', `--muhome=${home}`], { stdio: 'ignore' }));
-  rows.push({ name: '`mu index`', rate: total / first, reimport: again, threads: null });
+  rows.push({ name: '`mu index`', rate: total / first, reimport: again, threads: null, cpu: cpu.split });
 }
 
 if (ensureTool('notmuch', 'notmuch')) {
   const env = { ...process.env, NOTMUCH_CONFIG: notmuchConfig(maildir, path.join(work, 'notmuch')) };
-  const first = timed(() => execFileSync('notmuch', ['new', '--quiet'], { env, stdio: 'ignore' }));
+  const cpu: { split?: CpuSplit } = {};
+  const first = timed(() => execFileSync('notmuch', ['new', '--quiet'], { env, stdio: 'ignore' }), cpu);
   const again = timed(() => execFileSync('notmuch', ['new', '--quiet'], { env, stdio: 'ignore' }));
   const threads = Number(execFileSync('notmuch', ['count', '--output=threads', '*'], { env }).toString().trim());
-  rows.push({ name: '`notmuch new`', rate: total / first, reimport: again, threads });
+  rows.push({ name: '`notmuch new`', rate: total / first, reimport: again, threads, cpu: cpu.split });
 }
 
 for (const backend of backends) {
@@ -96,10 +104,12 @@ for (const backend of backends) {
     const args = [maildir, ...(values.concurrency ? ['--concurrency', values.concurrency] : [])];
     let out = '';
     const capture = { write: (s: string) => ((out += s), true), isTTY: false };
+    const meter = cpuMeter({ server: server.child.pid! });
     const first = await timedAsync(() => runMailImport(args, { stdout: capture, stderr: sink, env }));
+    const cpu = meter();
     const again = await timedAsync(() => runMailImport(args, { stdout: sink, stderr: sink, env }));
     const threads = await countThreads(server.url, server.token);
-    rows.push({ name: `\`memex import mail\`, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`, rate: total / first, reimport: again, threads, note: out.trim().split('\n').pop() });
+    rows.push({ name: `\`memex import mail\`, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`, rate: total / first, reimport: again, threads, note: out.trim().split('\n').pop(), cpu });
   } finally {
     await server.stop();
   }
@@ -143,7 +153,9 @@ if (values.collector !== 'no') {
     };
     try {
       let totals = { processed: 0, accepted: 0, errors: 0 };
+      const meter = cpuMeter({ server: server.child.pid! });
       const first = await timedAsync(async () => (totals = await collect()));
+      const cpu = meter();
       const again = await timedAsync(() => collect());
       const threads = await countThreads(server.url, server.token);
       rows.push({
@@ -152,6 +164,7 @@ if (values.collector !== 'no') {
         reimport: again,
         threads,
         note: `${totals.processed} parsed, ${totals.accepted} accepted, ${totals.errors} errors (batch_size ${config.modules.mail.batch_size}, ${config.modules.mail.submit_concurrency} in flight)`,
+        cpu,
       });
     } finally {
       await agent.close();
@@ -163,6 +176,17 @@ if (values.collector !== 'no') {
 console.log('\n| | messages/s | unchanged re-import | threads found |\n|---|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${r.reimport.toFixed(2)} s | ${r.threads === null ? '—' : r.threads.toLocaleString('en')} |`);
 for (const r of rows) if (r.note) console.log(`${r.name}: ${r.note}`);
+// CPU of the first import per message: the machine's (everything that ran), this process's (memex's importer or
+// collector), the memex server's, and the rest (the PostgreSQL backends, or the tool's own process for mu and notmuch).
+console.log('\n| first import, CPU per message | machine | importer / collector | memex server | rest | cores busy |\n|---|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  if (!r.cpu) continue;
+  const per = (ms: number) => `${(ms / total).toFixed(2)} ms`;
+  const own = r.cpu.children.server === undefined ? null : r.cpu.selfMs;
+  const server = r.cpu.children.server ?? null;
+  const rest = r.cpu.machineMs - (own ?? 0) - (server ?? 0);
+  console.log(`| ${r.name} | ${per(r.cpu.machineMs)} | ${own === null ? '—' : per(own)} | ${server === null ? '—' : per(server)} | ${per(rest)} | ${r.cpu.coresBusy.toFixed(2)} |`);
+}
 console.log(`true conversations: ${corpus.threads.length}; load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 fs.rmSync(work, { recursive: true, force: true });
 

@@ -41,7 +41,9 @@ export async function startBenchServer(
     databaseUrl = u.toString();
   }
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'memex.js'), 'serve'], {
+  // BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'memex.js'), 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
