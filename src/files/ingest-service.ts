@@ -165,12 +165,13 @@ export class FileIngestService {
     const workflow: WorkflowStep[] = [{ status: 'submitted', at: receivedAt.toISOString() }];
     const filename = meta.filename || upload.filename;
     const mimeType = meta.mimeType || upload.mimeType;
+    // Recorded as being processed in one statement (one commit): a new file row, or a known file taken up again.
     await db.query(
       `INSERT INTO files (file_sha256, object_key, storage_backend, filename, mime_type, size_bytes, enrichment_status)
-       VALUES ($1, $2, $3, $4, $5, $6, 'pending') ON CONFLICT (file_sha256) DO NOTHING`,
+       VALUES ($1, $2, $3, $4, $5, $6, 'processing')
+       ON CONFLICT (file_sha256) DO UPDATE SET enrichment_status = 'processing', updated_at = now()`,
       [stored.sha256, stored.objectKey, store.backend, filename ?? null, mimeType ?? null, stored.sizeBytes],
     );
-    await db.query(`UPDATE files SET enrichment_status = 'processing', updated_at = now() WHERE file_sha256 = $1`, [stored.sha256]);
 
     workflow.push({ status: 'extracting', at: new Date().toISOString() });
     const transient: OcrCallStats = { ms: [] };
