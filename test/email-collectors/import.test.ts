@@ -8,8 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMbox, runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
-import { TEST_TOKEN } from '../helpers/gateway.ts';
+import { discoverSources, importMail, readMbox, runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { createGatewayClient, type GatewayClient } from '../../src/agent/gateway-client.ts';
+import { startTestGateway, TEST_TOKEN } from '../helpers/gateway.ts';
+import { testConfig } from '../agent/helpers.ts';
 import { startLiveGateway, tmpDir, type LiveGateway } from './helpers.ts';
 import { LATIN1, REPLY, SHIFT_JIS, simpleMessage } from './fixtures.ts';
 
@@ -113,6 +115,50 @@ describe('memex import mail', () => {
     const fifth = await run();
     expect(fifth.out).toMatch(/done: 606 messages, 0 new, 605 duplicates, 0 rejected/);
     expect(fifth.out).not.toMatch(/unchanged files/);
+  });
+
+  it('sends the next batch while the last one\'s attachments upload, and counts every attachment', async () => {
+    const dir = tmpDir('memex-import-att-');
+    const withNote = (n: number) =>
+      [
+        `From: Sender ${n} <sender${n}@example.net>`, 'To: jane.doe@example.org', `Subject: Notes ${n}`,
+        `Date: Thu, 23 Nov 2023 10:${String(n).padStart(2, '0')}:00 +0000`, `Message-ID: <att-${n}@example.net>`, 'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain; charset=utf-8', '', `Message ${n} has notes attached.`,
+        '--b', `Content-Type: text/plain; name="notes-${n}.txt"`, `Content-Disposition: attachment; filename="notes-${n}.txt"`, '',
+        `Attachment number ${n}: quarterly figures.`, '--b--', '',
+      ].join('\r\n');
+    fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: 6 }, (_, i) => withNote(i + 1))));
+
+    // A gateway with the file route, and the real client with each upload held until the next batch has been
+    // sent (or 5 s, so an importer that waits for the uploads fails this test instead of hanging).
+    const gw = await startTestGateway({ files: {} });
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const real = createGatewayClient({ baseUrl: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`, authToken: TEST_TOKEN });
+    const events: string[] = [];
+    let nextBatchSent!: () => void;
+    const secondBatch = new Promise<void>((r) => (nextBatchSent = r));
+    const gateway: GatewayClient = {
+      ...real,
+      async submitBatch(docs, o) {
+        events.push(`batch of ${docs.length}`);
+        if (events.filter((e) => e.startsWith('batch')).length === 2) nextBatchSent();
+        return real.submitBatch(docs, o);
+      },
+      async uploadFile(meta, data, o) {
+        await Promise.race([secondBatch, new Promise((r) => setTimeout(r, 5000))]);
+        events.push('upload');
+        return real.uploadFile(meta, data, o);
+      },
+    };
+    const problems: string[] = [];
+    const sum = await importMail(await discoverSources(dir), { gateway, config: testConfig(), batchSize: 3, concurrency: 1, onProblem: (l, r) => problems.push(`${l}: ${r}`) });
+    expect(problems).toEqual([]);
+    // The second batch went before any attachment of the first was uploaded.
+    expect(events.slice(0, 2)).toEqual(['batch of 3', 'batch of 3']);
+    expect(sum).toMatchObject({ messages: 6, accepted: 6, rejected: 0, retryLater: 0, attachmentsUploaded: 6 });
+    const files = await gw.db.query<{ title: string }>(`SELECT title FROM documents WHERE title LIKE 'notes-%'`);
+    expect(files.rows.map((r) => r.title).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `notes-${i + 1}.txt`).sort());
+    await gw.close();
   });
 
   it('token from DATA_DIR/auth-token when no flag or variable is given; usage errors exit 2', async () => {

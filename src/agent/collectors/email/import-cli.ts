@@ -294,11 +294,15 @@ interface Pending {
   source: SourceProgress;
 }
 
+/** Batches whose attachments may still be uploading, per batch slot (--concurrency). */
+const UPLOADING_BATCHES_PER_SLOT = 3;
+
 /**
  * Imports every message of the sources; the core of `memex import mail`, usable without the CLI. Messages
  * go to the gateway in batches (POST /v1/ingest:batch) while the next ones are parsed; attachments of a
- * batch are uploaded a few at a time. One logical message per Message-ID: a copy of a message already sent
- * in this import (the same message in two folders) is counted as a duplicate and not sent again.
+ * batch are uploaded a few at a time once the batch is answered, while the next batches go. One logical
+ * message per Message-ID: a copy of a message already sent in this import (the same message in two
+ * folders) is counted as a duplicate and not sent again.
  * Every message read ends in exactly one count: new, duplicate, rejected, not reachable or unreadable.
  */
 export async function importMail(sources: ImportSource[], opts: ImportOptions): Promise<ImportSummary> {
@@ -306,7 +310,12 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   const redaction = effectiveRedaction(undefined, opts.config.modules.mail.redact_pii);
   const claims = new Map<string, string>(); // source_id -> text hash, this import
   const unchangedIds = new Set<string>(); // message keys of unchanged sources (not read)
+  // Batches not finished (answer and attachment uploads); of them, `awaitingAnswer` still wait for the gateway's
+  // answer. A batch's slot frees on its answer, so parsing and the next batches go on while attachments upload;
+  // at most UPLOADING_BATCHES_PER_SLOT × concurrency batches are unfinished (bounds the memory held).
   const inFlight = new Set<Promise<void>>();
+  let awaitingAnswer = 0;
+  let onAnswer: (() => void) | null = null;
   const concurrency = opts.concurrency ?? 2;
   const batchSize = opts.batchSize ?? 100;
   const manifest = opts.dryRun ? null : (opts.manifest ?? null);
@@ -316,9 +325,18 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     if (src.read && src.outstanding === 0 && !src.failed) manifest?.record(src.key, src.entry, src.submissionId);
   };
   const send = (items: Pending[]) => {
+    awaitingAnswer++;
+    let answered = false;
+    const answer = () => {
+      if (answered) return;
+      answered = true;
+      awaitingAnswer--;
+      onAnswer?.();
+    };
     const p = submitEmailBatch(opts.gateway, items.map((i) => i.item), {
       uploadAttachments: opts.attachments ?? true,
       maxAttachmentBytes: opts.config.modules.mail.max_attachment_bytes,
+      onAnswered: answer,
     }).then((outs) => {
       outs.forEach((out, i) => {
         const it = items[i];
@@ -338,7 +356,10 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         opts.onMessage?.(sum, it.bytes);
       });
     });
-    const tracked = p.finally(() => inFlight.delete(tracked));
+    const tracked = p.finally(() => {
+      answer();
+      inFlight.delete(tracked);
+    });
     inFlight.add(tracked);
   };
   const flush = async () => {
@@ -346,7 +367,11 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       send(batch);
       batch = [];
     }
-    while (inFlight.size >= concurrency) await Promise.race(inFlight);
+    while (awaitingAnswer >= concurrency || inFlight.size >= concurrency * UPLOADING_BATCHES_PER_SLOT) {
+      const answered = new Promise<void>((r) => (onAnswer = r));
+      await Promise.race([...inFlight, answered]);
+      onAnswer = null;
+    }
   };
 
   outer: for (const s of sources) {

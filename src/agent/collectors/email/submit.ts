@@ -42,6 +42,11 @@ export interface SubmitOptions {
   attachments?: MailAttachment[];
   uploadAttachments?: boolean;
   maxAttachmentBytes?: number;
+  /**
+   * Called once the gateway has answered for the documents, before their attachments are uploaded (also when
+   * the batch failed): a caller can send its next batch while this one's attachments are still on the way.
+   */
+  onAnswered?: () => void;
 }
 
 export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
@@ -73,9 +78,11 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
     out.error = c.message;
     out.responseBody = c.body;
     out.latencyMs = performance.now() - started;
+    opts.onAnswered?.();
     return out;
   }
   out.latencyMs = performance.now() - started;
+  opts.onAnswered?.();
 
   const attachments = opts.attachments ?? [];
   if (opts.uploadAttachments && attachments.length) {
@@ -111,9 +118,11 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
   } catch (err) {
     if (err instanceof GatewayHttpError && (err.status === 404 || err.status === 405)) {
       const out: SubmitOutcome[] = [];
-      for (const it of items) out.push(await submitEmail(gateway, it.built, { ...opts, attachments: it.attachments }));
+      for (const it of items) out.push(await submitEmail(gateway, it.built, { ...opts, onAnswered: undefined, attachments: it.attachments }));
+      opts.onAnswered?.();
       return out;
     }
+    opts.onAnswered?.();
     const c = classify(err);
     const latencyMs = (performance.now() - started) / items.length;
     return items.map(() => ({
@@ -148,6 +157,7 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
       gatewayStatus: r.submission.status ?? null,
     });
   }
+  opts.onAnswered?.();
   // Attachments of the accepted items, a few uploads at a time (not one by one after each message).
   if (opts.uploadAttachments) {
     const jobs = items.map((it, i) => ({ it, i })).filter(({ it, i }) => outs[i].status === 'accepted' && (it.attachments?.length ?? 0) > 0);
