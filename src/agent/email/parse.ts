@@ -1,15 +1,15 @@
 /**
- * .emlx / .eml parsing (host-agent spec §2.2, spec-notes B2.2). MIME is parsed by mailparser, never by
- * hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
+ * .emlx / .eml parsing (host-agent spec §2.2, spec-notes B2.2). MIME is parsed by postal-mime
+ * (mail-message.ts), never by hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
  * and an XML property list after it) and shapes the result.
  *
  * These are plain functions so the email collectors can reuse them without the HTTP layer.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { expandHome } from '../config.ts';
 import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
+import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
 import { repairMime } from './mime-repair.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
@@ -110,27 +110,16 @@ export function splitEmlx(file: Buffer): EmlxEnvelope {
   return { message: rest.subarray(0, declared), declaredLength: declared, lengthMismatch: declared !== rest.length, hasPlist: false, plist: null };
 }
 
-function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
-  if (!field) return [];
-  const out: string[] = [];
-  const visit = (entries: AddressObject['value']) => {
-    for (const e of entries) {
-      if (e.address) out.push(e.address);
-      if (e.group) visit(e.group);
-    }
-  };
-  for (const obj of Array.isArray(field) ? field : [field]) visit(obj.value);
-  return out;
-}
-
-function headerMap(lines: ParsedMail['headerLines']): Record<string, string> {
+function headerMap(lines: readonly MailHeaderLine[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of lines) {
     const colon = line.indexOf(':');
-    headers[key.toLowerCase()] = (colon === -1 ? '' : line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, ' ').trim();
+    headers[key] = (colon === -1 ? '' : line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, ' ').trim();
   }
   return headers;
 }
+
+const addressStrings = (list: MailAddress[]) => list.map((a) => a.address);
 
 /** The RFC 822 message of a mail file, with what had to be done to get it whole. */
 export interface MessageBytes {
@@ -154,19 +143,12 @@ export async function messageBytes(file: Buffer, opts: { emlx?: boolean; path?: 
   return { message: restored.message, attachmentsMissing: restored.missing, emlxPlist };
 }
 
-/** Values (folding removed) of every header named `name`, top to bottom. */
-export function rawHeaderValues(lines: ParsedMail['headerLines'] | undefined, name: string): string[] {
-  return (lines ?? [])
-    .filter((h) => h.key.toLowerCase() === name)
-    .map((h) => h.line.slice(h.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
-}
-
 /**
- * The message's date from its own Date header (not mailparser's `date`, which is "now" for an unreadable
- * header), else from the fallbacks of `clues` plus the message's Received headers.
+ * The message's date from its own Date header (not a parser's reading of it: mailparser made an unreadable
+ * header "now"), else from the fallbacks of `clues` plus the message's Received headers.
  */
-export function dateOfMail(parsed: ParsedMail, clues: DateClues = {}): { date: Date; source: DateSource } | null {
-  return messageDate(rawHeaderValues(parsed.headerLines, 'date')[0], { ...clues, received: rawHeaderValues(parsed.headerLines, 'received') });
+export function dateOfMail(parsed: MailMessage, clues: DateClues = {}): { date: Date; source: DateSource } | null {
+  return messageDate(headerValues(parsed.headerLines, 'date')[0], { ...clues, received: headerValues(parsed.headerLines, 'received') });
 }
 
 export function isoSeconds(d: Date): string {
@@ -174,36 +156,28 @@ export function isoSeconds(d: Date): string {
 }
 
 /**
- * Reads an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true) with mailparser.
+ * Reads an RFC 822 message (bytes of an .eml, or an .emlx file when `emlx` is true) after repairMime.
  * Throws EmailInputError(422) for empty input, unparsable bytes or a missing header block. Shared by
  * the email utilities and the collectors.
  */
-export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Promise<ParsedMail> {
+export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Promise<MailMessage> {
   const message = opts.emlx ? splitEmlx(file).message : file;
   if (message.toString('latin1', 0, Math.min(message.length, 65536)).trim() === '') {
     throw new EmailInputError(422, 'The file contains no email message');
   }
-  let parsed: ParsedMail;
+  let parsed: MailMessage;
   try {
-    parsed = await simpleParser(repairMime(message), {
-      // The spec's bodyPlainText/bodyHTML are the message's own parts: no generated text or HTML,
-      // and cid: links stay as written.
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-      keepCidLinks: true,
-      // An attached message (message/rfc822) is an attachment, as mutt and Apple Mail list it, even when
-      // marked inline; its text is not mixed into the body of the message that carries it.
-      ignoreEmbedded: true,
-    });
+    parsed = await parseMime(repairMime(message));
   } catch (err) {
     throw new EmailInputError(422, `Not a readable email message: ${(err as Error).message}`);
   }
+  // An attached message (message/rfc822) is an attachment, as mutt and Apple Mail list it, even when
+  // marked inline; its text is not mixed into the body of the message that carries it.
   for (const a of parsed.attachments) {
-    if (!a.filename && a.contentType === 'message/rfc822') a.filename = 'attached-message.eml';
+    if (!a.filename && a.mimeType === 'message/rfc822') a.filename = 'attached-message.eml';
   }
   // A message needs a header block with at least one of the headers every mail carries.
-  const names = new Set((parsed.headerLines ?? []).map((h) => h.key.toLowerCase()));
+  const names = new Set(parsed.headerLines.map((h) => h.key));
   if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => names.has(h))) {
     throw new EmailInputError(422, 'Not an email message: no RFC 822 header block found');
   }
@@ -218,27 +192,26 @@ export async function parseEmailBytes(file: Buffer, opts: { emlx?: boolean; path
   const { message, attachmentsMissing, emlxPlist } = await messageBytes(file, opts);
   const parsed = await readMail(message);
   const dated = dateOfMail(parsed, { emlxPlist, fileMtime: opts.mtime });
-  const headers = headerMap(parsed.headerLines ?? []);
-  const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
+  const headers = headerMap(parsed.headerLines);
   return {
     messageId: parsed.messageId ?? headers['message-id'] ?? null,
-    subject: parsed.subject ?? null,
-    from: addresses(parsed.from),
-    to: addresses(parsed.to),
-    cc: addresses(parsed.cc),
-    bcc: addresses(parsed.bcc),
+    subject: parsed.subject,
+    from: addressStrings(parsed.from),
+    to: addressStrings(parsed.to),
+    cc: addressStrings(parsed.cc),
+    bcc: addressStrings(parsed.bcc),
     date: dated ? isoSeconds(dated.date) : null,
     dateSource: dated?.source ?? null,
-    inReplyTo: parsed.inReplyTo ?? null,
-    references: refs.filter((r) => r.length > 0),
+    inReplyTo: parsed.inReplyTo,
+    references: parsed.references,
     listUnsubscribe: headers['list-unsubscribe'] ?? null,
-    bodyPlainText: parsed.text ?? null,
-    bodyHTML: typeof parsed.html === 'string' ? parsed.html : null,
+    bodyPlainText: parsed.text,
+    bodyHTML: parsed.html,
     attachments: parsed.attachments.map((a, i) => ({
-      filename: a.filename ?? null,
-      mimeType: a.contentType,
-      contentId: a.contentId ?? null,
-      size: a.size,
+      filename: a.filename,
+      mimeType: a.mimeType,
+      contentId: a.contentId,
+      size: a.content.length,
       partIndex: i,
     })),
     headers,

@@ -2,18 +2,16 @@
  * One parse of an RFC 822 message for the collectors. The parse route's `parseEmailBytes`
  * (src/agent/email/parse.ts) keeps only address strings and attachment descriptions; a collector also
  * needs display names (people[]), the raw Date offset (metadata) and the attachment bytes (upload), so
- * this wraps mailparser once with the same options and peels .emlx envelopes with the same `splitEmlx`.
+ * this reads the same parse (readMail, src/agent/email/mail-message.ts) and peels .emlx envelopes with the
+ * same `splitEmlx`.
  */
 import crypto from 'node:crypto';
-import type { AddressObject } from 'mailparser';
 import type { DateSource } from '../../email/mail-date.ts';
+import { headerValues, type MailAddress } from '../../email/mail-message.ts';
 import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
 import type { MissingAttachment } from '../../email/partial-emlx.ts';
 
-export interface MailAddress {
-  address: string;
-  name: string | null;
-}
+export type { MailAddress };
 
 export interface MailAttachment {
   filename: string | null;
@@ -54,19 +52,6 @@ export interface CollectedMessage {
   size: number;
 }
 
-function addressList(field: AddressObject | AddressObject[] | undefined): MailAddress[] {
-  if (!field) return [];
-  const out: MailAddress[] = [];
-  const visit = (entries: AddressObject['value']) => {
-    for (const e of entries) {
-      if (e.address) out.push({ address: e.address, name: e.name ? e.name : null });
-      if (e.group) visit(e.group);
-    }
-  };
-  for (const obj of Array.isArray(field) ? field : [field]) visit(obj.value);
-  return out;
-}
-
 /** "+0900" / "-0800" at the end of a Date header (an optional "(PST)" comment after it) as "+09:00". */
 export function dateHeaderOffset(raw: string | undefined): string | null {
   if (!raw) return null;
@@ -86,37 +71,32 @@ export async function parseCollectedMessage(
 ): Promise<CollectedMessage> {
   const { message, attachmentsMissing, emlxPlist } = await messageBytes(bytes, opts);
   const parsed = await readMail(message);
-  const rawDate = parsed.headers.get('date');
   const dated = dateOfMail(parsed, { mboxFromLine: opts.mboxFromLine, emlxPlist, fileMtime: opts.mtime });
   const dateOk = dated?.source === 'date_header';
-  const refs = parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : parsed.references.split(/\s+/);
-  const listUnsub = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'list-unsubscribe');
-  const rawDateLine = (parsed.headerLines ?? []).find((h) => h.key.toLowerCase() === 'date')?.line;
-  const rawDateValue = rawDateLine ? rawDateLine.slice(rawDateLine.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : typeof rawDate === 'string' ? rawDate : undefined;
   return {
-    messageId: parsed.messageId ?? null,
-    subject: parsed.subject ?? null,
-    from: addressList(parsed.from),
-    sender: addressList(parsed.headers.get('sender') as AddressObject | undefined),
-    to: addressList(parsed.to),
-    cc: addressList(parsed.cc),
-    bcc: addressList(parsed.bcc),
+    messageId: parsed.messageId,
+    subject: parsed.subject,
+    from: parsed.from,
+    sender: parsed.sender,
+    to: parsed.to,
+    cc: parsed.cc,
+    bcc: parsed.bcc,
     date: dated ? isoSeconds(dated.date) : null,
     dateSource: dated?.source ?? null,
-    dateOffset: dateOk ? dateHeaderOffset(rawDateValue) : null,
-    inReplyTo: parsed.inReplyTo ?? null,
-    references: refs.filter((r) => r.length > 0),
-    listUnsubscribe: listUnsub ? listUnsub.line.slice(listUnsub.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim() : null,
-    text: parsed.text ?? null,
-    html: typeof parsed.html === 'string' ? parsed.html : null,
+    dateOffset: dateOk ? dateHeaderOffset(headerValues(parsed.headerLines, 'date')[0]) : null,
+    inReplyTo: parsed.inReplyTo,
+    references: parsed.references,
+    listUnsubscribe: headerValues(parsed.headerLines, 'list-unsubscribe')[0] ?? null,
+    text: parsed.text,
+    html: parsed.html,
     attachments: parsed.attachments.map((a) => ({
-      filename: a.filename ?? null,
-      mimeType: a.contentType || 'application/octet-stream',
-      contentId: a.contentId ?? null,
+      filename: a.filename,
+      mimeType: a.mimeType,
+      contentId: a.contentId,
       size: a.content.length,
       sha256: crypto.createHash('sha256').update(a.content).digest('hex'),
       content: a.content,
-      inline: a.contentDisposition === 'inline',
+      inline: a.disposition === 'inline',
     })),
     attachmentsMissing,
     size: message.length,
