@@ -18,6 +18,8 @@
  *   joined byte-wise into one (postal-mime only joins unpadded words; mailparser joined these too).
  * - Raw 8-bit header bytes that are not UTF-8 (old mbox files, broken mailers): read as windows-1252 and
  *   written as UTF-8, as mutt and notmuch fall back; both parsers would have shown U+FFFD.
+ * - Trailing blanks on quoted-printable lines, which RFC 2045 §6.7 (3) says transport added: deleted, as
+ *   mailparser did (postal-mime keeps them).
  * - Attachments in 7bit, 8bit, binary or quoted-printable: postal-mime reads a message line by line and
  *   gives such a part back with LF line ends and a final line break of its own, so its bytes (and SHA-256)
  *   would not be what the message carries. Their bytes are written as base64, exactly as they stand.
@@ -115,11 +117,13 @@ function joinSplitWords(block: string): string {
   });
 }
 
-/** A header block's raw 8-bit bytes read as windows-1252 when they are not UTF-8 (latin1 text in and out). */
+/** Raw 8-bit bytes of a header block's lines read as windows-1252 where a line is not UTF-8 (latin1 text in and out). */
 function rawHeaderBytes(block: string): string {
   if (!/[\x80-\xff]/.test(block)) return block;
-  const bytes = Buffer.from(block, 'latin1');
-  return isUtf8(bytes) ? block : Buffer.from(iconv.decode(bytes, 'windows-1252'), 'utf8').toString('latin1');
+  return block.replace(/[^\r\n]*[\x80-\xff][^\r\n]*/g, (line) => {
+    const bytes = Buffer.from(line, 'latin1');
+    return isUtf8(bytes) ? line : Buffer.from(iconv.decode(bytes, 'windows-1252'), 'utf8').toString('latin1');
+  });
 }
 
 /** Repairs the encoded words and raw 8-bit bytes of a header block (latin1 text). */
@@ -191,6 +195,22 @@ function headerBlocks(s: string, leaves: MimeLeaf[]): [number, number][] {
   return [[0, topEnd] as [number, number], ...leaves.map((l) => [l.headerStart, l.bodyStart] as [number, number])].sort((a, b) => a[0] - b[0]);
 }
 
+/**
+ * Quoted-printable bodies without the trailing blanks of their lines: RFC 2045 §6.7 (3) says such blanks
+ * were added in transport and must be deleted (a real one is written `=20`); mailparser did, postal-mime
+ * does not.
+ */
+function stripQpPadding(s: string, leaves: MimeLeaf[]): string {
+  let out = s;
+  for (const leaf of [...leaves].reverse()) {
+    if ((leaf.headers.get('content-transfer-encoding') ?? '').trim().toLowerCase() !== 'quoted-printable') continue;
+    const body = out.slice(leaf.bodyStart, leaf.end);
+    const stripped = body.replace(/[ \t]+(?=\r?\n|$)/g, '');
+    if (stripped !== body) out = out.slice(0, leaf.bodyStart) + stripped + out.slice(leaf.end);
+  }
+  return out;
+}
+
 const ATTACHMENT_HINT = /^content-(?:disposition:[ \t]*attachment|type:[ \t]*(?!text\/(?:plain|html)\b|multipart\/))/im;
 
 function anyCharsetNeedsFix(s: string, re: RegExp): boolean {
@@ -216,8 +236,17 @@ export function repairMime(message: Buffer): Buffer {
     /[\x80-\xff]/.test(s.slice(0, topEnd)) ||
     anyCharsetNeedsFix(s, /=\?([^?\s]+)\?[qQbB]\?/g);
   const bodyFix = utf7 || ATTACHMENT_HINT.test(s) || anyCharsetNeedsFix(s, /charset\s*=\s*"?([^"\s;]+)/gi);
-  if (!headerFix && !bodyFix) return changed ? Buffer.from(s, 'latin1') : message;
+  const qpFix = /quoted-printable/i.test(s) && /[ \t]\r?\n/.test(s.slice(topEnd));
+  if (!headerFix && !bodyFix && !qpFix) return changed ? Buffer.from(s, 'latin1') : message;
   let leaves = mimeLeaves(s);
+  if (qpFix) {
+    const stripped = stripQpPadding(s, leaves);
+    if (stripped !== s) {
+      s = stripped;
+      changed = true;
+      leaves = mimeLeaves(s);
+    }
+  }
   if (headerFix) {
     // Header blocks: the message's and every part's.
     const topType = /^content-type:([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/im.exec(s.slice(0, leaves[0]?.bodyStart ?? s.length))?.[1] ?? '';
