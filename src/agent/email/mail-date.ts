@@ -1,7 +1,7 @@
 /**
- * When a message was received, when its Date header cannot say. mailparser turns an unreadable Date
- * header (`Tue, 7 Apr 2026 10:00:t`) into the time of parsing, which would date an old message "now";
- * this reads the header itself and, when it is absent or unreadable, falls back to the first trustworthy
+ * When a message was received, when its Date header cannot say. A parser's reading of an unreadable Date
+ * header (`Tue, 7 Apr 2026 10:00:t`) is no date (mailparser made it the time of parsing, which would date
+ * an old message "now"); this reads the header itself and, when it is absent or unreadable, falls back to the first trustworthy
  * clue: the Received headers (the topmost first: the last hop, closest to delivery), the mbox `From `
  * line, the `.emlx` property list's `date-received`, then the file's modification time. The caller
  * records which one was used.
