@@ -6,13 +6,16 @@
  * importer spent most of mailparser's time in its stream machinery. Where the two differ, this module
  * keeps mailparser's meaning:
  * - text and HTML are the message's own parts: postal-mime would write an HTML version of a text part
- *   (and a text version of an HTML part) when a message mixes the two outside multipart/alternative, or
- *   has only one of them; `OwnPartsParser` joins the parts as they are instead (see below);
+ *   (and a text version of an HTML part) when a message mixes the two outside multipart/alternative;
+ *   `OwnPartsParser` joins the parts as they are instead (see below);
  * - From and Sender list every address of their (first) header, not just the first address;
  * - Message-ID, In-Reply-To and each References entry are written `<id>`; every References header counts;
  * - internationalised domains (`xn--`) are shown in Unicode, as mailparser did;
+ * - the Subject's folding counts as one blank; a delivery report's status part is text;
  * - attached messages (message/rfc822) are attachments, never mixed into the body.
- * Charsets TextDecoder does not know are transcoded before parsing (mime-repair.ts).
+ * Charsets TextDecoder lacks or Node 20 misreads, split encoded words, QP transport blanks and the bytes of
+ * non-base64 attachments are dealt with before parsing (mime-repair.ts). bench/email/parsers.ts compares
+ * the two parsers field by field.
  */
 import { domainToUnicode } from 'node:url';
 import PostalMime, { addressParser, decodeWords, type Address, type Email } from 'postal-mime';
