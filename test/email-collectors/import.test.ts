@@ -139,15 +139,15 @@ describe('memex import mail', () => {
     const secondBatch = new Promise<void>((r) => (nextBatchSent = r));
     const gateway: GatewayClient = {
       ...real,
-      async submitBatch(docs, o) {
+      async submitBatch<T>(docs: object[]) {
         events.push(`batch of ${docs.length}`);
         if (events.filter((e) => e.startsWith('batch')).length === 2) nextBatchSent();
-        return real.submitBatch(docs, o);
+        return real.submitBatch<T>(docs);
       },
-      async uploadFile(meta, data, o) {
+      async uploadFile<T>(...args: Parameters<GatewayClient['uploadFile']>) {
         await Promise.race([secondBatch, new Promise((r) => setTimeout(r, 5000))]);
         events.push('upload');
-        return real.uploadFile(meta, data, o);
+        return real.uploadFile<T>(...args);
       },
     };
     const problems: string[] = [];

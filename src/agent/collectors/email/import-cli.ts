@@ -25,7 +25,7 @@ import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { readMboxFile } from './mbox.ts';
 import { parseCollectedMessage } from './message.ts';
 import { MailManifest, defaultManifestPath, sourceKey, type ManifestEntry } from './manifest.ts';
-import { submitEmailBatch, type BatchItem } from './submit.ts';
+import { submitEmailBatch, SubmitWindow, type BatchItem } from './submit.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -294,9 +294,6 @@ interface Pending {
   source: SourceProgress;
 }
 
-/** Batches whose attachments may still be uploading, per batch slot (--concurrency). */
-const UPLOADING_BATCHES_PER_SLOT = 3;
-
 /**
  * Imports every message of the sources; the core of `memex import mail`, usable without the CLI. Messages
  * go to the gateway in batches (POST /v1/ingest:batch) while the next ones are parsed; attachments of a
@@ -310,13 +307,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   const redaction = effectiveRedaction(undefined, opts.config.modules.mail.redact_pii);
   const claims = new Map<string, string>(); // source_id -> text hash, this import
   const unchangedIds = new Set<string>(); // message keys of unchanged sources (not read)
-  // Batches not finished (answer and attachment uploads); of them, `awaitingAnswer` still wait for the gateway's
-  // answer. A batch's slot frees on its answer, so parsing and the next batches go on while attachments upload;
-  // at most UPLOADING_BATCHES_PER_SLOT × concurrency batches are unfinished (bounds the memory held).
-  const inFlight = new Set<Promise<void>>();
-  let awaitingAnswer = 0;
-  let onAnswer: (() => void) | null = null;
-  const concurrency = opts.concurrency ?? 2;
+  const window = new SubmitWindow(opts.concurrency ?? 2);
   const batchSize = opts.batchSize ?? 100;
   const manifest = opts.dryRun ? null : (opts.manifest ?? null);
   let batch: Pending[] = [];
@@ -324,20 +315,13 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   const settle = (src: SourceProgress) => {
     if (src.read && src.outstanding === 0 && !src.failed) manifest?.record(src.key, src.entry, src.submissionId);
   };
-  const send = (items: Pending[]) => {
-    awaitingAnswer++;
-    let answered = false;
-    const answer = () => {
-      if (answered) return;
-      answered = true;
-      awaitingAnswer--;
-      onAnswer?.();
-    };
-    const p = submitEmailBatch(opts.gateway, items.map((i) => i.item), {
-      uploadAttachments: opts.attachments ?? true,
-      maxAttachmentBytes: opts.config.modules.mail.max_attachment_bytes,
-      onAnswered: answer,
-    }).then((outs) => {
+  const send = (items: Pending[]) =>
+    window.add(async (onAnswered) => {
+      const outs = await submitEmailBatch(opts.gateway, items.map((i) => i.item), {
+        uploadAttachments: opts.attachments ?? true,
+        maxAttachmentBytes: opts.config.modules.mail.max_attachment_bytes,
+        onAnswered,
+      });
       outs.forEach((out, i) => {
         const it = items[i];
         sum.attachmentsUploaded += out.attachmentsUploaded;
@@ -356,22 +340,11 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         opts.onMessage?.(sum, it.bytes);
       });
     });
-    const tracked = p.finally(() => {
-      answer();
-      inFlight.delete(tracked);
-    });
-    inFlight.add(tracked);
-  };
   const flush = async () => {
-    if (batch.length > 0) {
-      send(batch);
-      batch = [];
-    }
-    while (awaitingAnswer >= concurrency || inFlight.size >= concurrency * UPLOADING_BATCHES_PER_SLOT) {
-      const answered = new Promise<void>((r) => (onAnswer = r));
-      await Promise.race([...inFlight, answered]);
-      onAnswer = null;
-    }
+    if (batch.length === 0) return;
+    const items = batch;
+    batch = [];
+    await send(items);
   };
 
   outer: for (const s of sources) {
@@ -437,7 +410,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     settle(src);
   }
   await flush();
-  await Promise.all(inFlight);
+  await window.drain();
   return sum;
 }
 

@@ -38,7 +38,7 @@ import {
   type PersistedState,
   type RunStateEntry,
 } from './run-state.ts';
-import { submitEmailBatch, type BatchItem, type SubmitOutcome } from './submit.ts';
+import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOutcome } from './submit.ts';
 
 interface PendingItem extends BatchItem {
   entry: RunStateEntry;
@@ -273,7 +273,7 @@ export class LocalEmailCollector {
       }
       const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
       const redaction = effectiveRedaction(source?.redact_pii, mail.redact_pii);
-      const inFlight = new Set<Promise<void>>();
+      const window = new SubmitWindow(mail.submit_concurrency);
       // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep
       // several waiting while later files are read).
       const unanswered = new Map<string, PendingItem>();
@@ -282,22 +282,22 @@ export class LocalEmailCollector {
       stats.files_found = files.length;
       let pending: PendingItem[] = [];
       // Sends the pending messages (one request, or one batch) without waiting for the answer, keeping at
-      // most submit_concurrency requests in flight; parsing goes on meanwhile.
+      // most submit_concurrency requests unanswered; parsing goes on meanwhile, and attachments upload
+      // while the next batches go.
       const flush = async () => {
         if (!pending.length) return;
         const items = pending;
         pending = [];
-        const p = this.submitItems(items, state, stats, warnings).finally(() => {
-          for (const it of items) unanswered.delete(it.entry.key);
-          inFlight.delete(p);
-          sinceSave += items.length;
-          if (sinceSave >= 200) {
-            sinceSave = 0;
-            saveState(stateCfg.run_state_path, state);
-          }
-        });
-        inFlight.add(p);
-        if (inFlight.size >= mail.submit_concurrency) await Promise.race(inFlight);
+        await window.add((onAnswered) =>
+          this.submitItems(items, state, stats, warnings, onAnswered).finally(() => {
+            for (const it of items) unanswered.delete(it.entry.key);
+            sinceSave += items.length;
+            if (sinceSave >= 200) {
+              sinceSave = 0;
+              saveState(stateCfg.run_state_path, state);
+            }
+          }),
+        );
       };
 
       for (const file of files) {
@@ -375,7 +375,7 @@ export class LocalEmailCollector {
         if (pending.length >= mail.batch_size) await flush();
       }
       await flush();
-      await Promise.all(inFlight);
+      await window.drain();
       saveState(stateCfg.run_state_path, state);
     } catch (err) {
       // Unexpected failure (disk full writing state…): keep what we have and report.
@@ -406,7 +406,7 @@ export class LocalEmailCollector {
     return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings };
   }
 
-  private async submitItems(items: PendingItem[], state: PersistedState, stats: LocalRunStats, warnings: string[]): Promise<void> {
+  private async submitItems(items: PendingItem[], state: PersistedState, stats: LocalRunStats, warnings: string[], onAnswered?: () => void): Promise<void> {
     const { config, gateway, metrics } = this.deps;
     const mail = config.modules.mail;
     for (const it of items) {
@@ -416,7 +416,7 @@ export class LocalEmailCollector {
       stats.documents_submitted++;
       metrics.emailLocalSubmittedTotal.inc({ mailbox: it.entry.mailbox ?? 'mail' });
     }
-    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes });
+    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes, onAnswered });
     items.forEach((it, i) => this.applyOutcome(it, outs[i], state, stats, warnings));
   }
 

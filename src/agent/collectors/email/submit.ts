@@ -192,3 +192,46 @@ async function uploadAttachments(gateway: GatewayClient, built: BuiltEmail, atta
   }
   return { patch };
 }
+
+/**
+ * Batches on their way to the gateway. A batch holds one of `slots` until the gateway answers for its
+ * documents; its attachments then upload while the next batches go. At most `slots × unfinishedPerSlot`
+ * batches are unfinished at once, which bounds the messages (and attachment bytes) held in memory.
+ */
+export class SubmitWindow {
+  private readonly unfinished = new Set<Promise<void>>();
+  private awaitingAnswer = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly slots: number,
+    private readonly unfinishedPerSlot = 3,
+  ) {}
+
+  /** Starts `send(onAnswered)` (which must call onAnswered once the documents are answered) and waits for room for the next batch. */
+  async add(send: (onAnswered: () => void) => Promise<void>): Promise<void> {
+    this.awaitingAnswer++;
+    let answered = false;
+    const onAnswered = () => {
+      if (answered) return;
+      answered = true;
+      this.awaitingAnswer--;
+      this.wake?.();
+    };
+    const p = send(onAnswered).finally(() => {
+      onAnswered();
+      this.unfinished.delete(p);
+    });
+    this.unfinished.add(p);
+    while (this.awaitingAnswer >= this.slots || this.unfinished.size >= this.slots * this.unfinishedPerSlot) {
+      const woken = new Promise<void>((r) => (this.wake = r));
+      await Promise.race([...this.unfinished, woken]);
+      this.wake = null;
+    }
+  }
+
+  /** Waits until every batch has finished (a failed one rejects here). */
+  async drain(): Promise<void> {
+    await Promise.all(this.unfinished);
+  }
+}
