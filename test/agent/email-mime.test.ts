@@ -74,6 +74,19 @@ describe('attachment bytes', () => {
     expect(byName['raw.bin'].content.equals(bin)).toBe(true);
     expect(m.text).toBe('body');
   });
+
+  it('a calendar invitation keeps its bytes (CRLF line ends, its own charset), as base64 and as 7bit', async () => {
+    const ics = Buffer.from('BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nSUMMARY:R\xe9union\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n', 'latin1');
+    const plainIcs = 'BEGIN:VCALENDAR\r\nMETHOD:CANCEL\r\nEND:VCALENDAR';
+    const raw = crlf(
+      `${head('Content-Type: multipart/mixed; boundary=b\n')}\n--b\nContent-Type: text/plain\n\nSee the invitation.\n--b\nContent-Type: text/calendar; charset=iso-8859-1; method=REQUEST; name=invite.ics\nContent-Transfer-Encoding: base64\n\n${ics.toString('base64')}\n--b\nContent-Type: application/ics; name=cancel.ics\n\n${plainIcs}\n--b--\n`,
+    );
+    const m = await parseCollectedMessage(raw);
+    const byName = Object.fromEntries(m.attachments.map((a) => [a.filename, a]));
+    expect(byName['invite.ics'].content.equals(ics)).toBe(true);
+    expect(byName['invite.ics'].sha256).toBe(crypto.createHash('sha256').update(ics).digest('hex'));
+    expect(byName['cancel.ics'].content.toString('latin1')).toBe(plainIcs);
+  });
 });
 
 describe('charsets and headers', () => {

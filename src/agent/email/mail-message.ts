@@ -82,12 +82,13 @@ interface PostalNode {
 }
 interface PostalInternals {
   root: PostalNode;
+  attachments: { mimeType: string; content: ArrayBuffer | Uint8Array | string }[];
   textMap: Map<unknown, { plain?: { type: string; value: unknown }[]; html?: { type: string; value: unknown }[] }>;
   textContent: Record<string, string>;
 }
 
 /**
- * postal-mime with two steps changed, both relying on its internals (hence the exact version in
+ * postal-mime with three steps changed, all relying on its internals (hence the exact version in
  * package.json, the check below, and test/agent/email-mime.test.ts):
  * - `renderTextContent` fills a missing text or HTML representation by converting the other one. memex
  *   stores what the sender wrote (the host-agent spec's bodyPlainText/bodyHTML), so parts are joined as
@@ -96,12 +97,28 @@ interface PostalInternals {
  *   line break before a boundary belongs to the boundary (RFC 2046 §5.1.1): it is dropped before the parts
  *   are collected, so parts join as mailparser joined them. (Attachments in those encodings are rewritten
  *   as base64 before parsing, mime-repair.ts, so their bytes are exact.)
+ * - `collectAttachment` turns a calendar attachment (text/calendar, application/ics) into UTF-8 text with LF
+ *   line ends; its bytes as the message carries them are kept instead (its SHA-256 names the stored file).
  */
 class OwnPartsParser extends PostalMime {
   collectNode(node: unknown, alternative: unknown, related: boolean): Promise<void> {
     const self = this as unknown as PostalInternals;
     if (node === self.root) dropDecoderLineBreaks(self.root);
     return (PostalMime.prototype as unknown as { collectNode: (n: unknown, a: unknown, r: boolean) => Promise<void> }).collectNode.call(this, node, alternative, related);
+  }
+
+  /** A calendar attachment keeps its bytes: postal-mime re-encodes it as UTF-8 with LF line ends. */
+  collectAttachment(node: unknown, content: ArrayBuffer, related: boolean, rfc822DepthExceeded: boolean): void {
+    const self = this as unknown as PostalInternals;
+    (PostalMime.prototype as unknown as { collectAttachment: (n: unknown, c: ArrayBuffer, r: boolean, d: boolean) => void }).collectAttachment.call(
+      this,
+      node,
+      content,
+      related,
+      rfc822DepthExceeded,
+    );
+    const added = self.attachments[self.attachments.length - 1];
+    if (added && (added.mimeType === 'text/calendar' || added.mimeType === 'application/ics')) added.content = content;
   }
 
   renderTextContent(): void {
@@ -116,7 +133,7 @@ class OwnPartsParser extends PostalMime {
     if (html.length) self.textContent.html = html.join('<br/>\n');
   }
 }
-for (const method of ['collectNode', 'renderTextContent']) {
+for (const method of ['collectNode', 'collectAttachment', 'renderTextContent']) {
   if (typeof (PostalMime.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
     throw new Error(`postal-mime no longer has ${method}: src/agent/email/mail-message.ts needs updating`);
   }
