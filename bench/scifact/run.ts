@@ -5,7 +5,7 @@
  * and hybrid. Vectors: USE-lite (512-d), precomputed by embed-corpus.ts into a cache and written
  * with SQL, because the embedding worker is not on this branch.
  *
- *   node --import tsx bench/scifact/run.ts [--pg] [--queries N] [--no-vectors] [--sweep] [--sweep-vector]
+ *   node --import tsx bench/scifact/run.ts [--pg] [--queries N] [--no-vectors] [--sweep] [--sweep-vector] [--scan vector|halfvec|bit]
  *
  * --sweep-vector: hybrid and vector-only nDCG@10 against the vector leg's candidates and HNSW
  * ef_search (SEARCH_VECTOR_CANDIDATES, SEARCH_VECTOR_EF_SEARCH), the k-NN's cost.
@@ -17,6 +17,7 @@ import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
+import type { VectorScan } from '../../src/search/vector.ts';
 import type { QueryEmbedder } from '../../src/search/types.ts';
 import { storeEmbeddings } from '../../src/embedding/store.ts';
 import { openScratchPostgres } from '../lib/database.ts';
@@ -31,6 +32,9 @@ const usePg = args.includes('--pg');
 const sweep = args.includes('--sweep');
 const sweepLexical = args.includes('--sweep-lexical');
 const sweepVector = args.includes('--sweep-vector');
+/** --scan vector|halfvec|bit: the HNSW index the vector leg walks (config.vectorScan); that index is built here after the vectors. */
+const scan = (args.includes('--scan') ? args[args.indexOf('--scan') + 1] : 'vector') as VectorScan;
+if (!['vector', 'halfvec', 'bit'].includes(scan)) throw new Error('--scan vector|halfvec|bit');
 const qLimit = args.includes('--queries') ? Number(args[args.indexOf('--queries') + 1]) : Infinity;
 const TOKEN = 'bench-token-0123456789';
 
@@ -157,6 +161,12 @@ if (haveVectors) {
          SELECT 1 FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
           WHERE cd.doc_id = d.doc_id AND c.embedding_status <> 'embedded')`,
     );
+    if (scan !== 'vector') {
+      const expr = scan === 'bit' ? 'binary_quantize(embedding::vector(512))::bit(512)) bit_hamming_ops' : 'embedding::halfvec(512)) halfvec_cosine_ops';
+      const s = Date.now();
+      await db.exec(`CREATE INDEX IF NOT EXISTS bench_scifact_${scan} ON chunk_embeddings USING hnsw ((${expr}) WHERE model = 'use-lite'`);
+      console.log(`${scan} HNSW index built in ${((Date.now() - s) / 1000).toFixed(1)} s`);
+    }
     const st = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE status = 'indexed'`);
     console.log(
       `stored ${chunks.rows.length - missing} USE-lite vectors in ${((Date.now() - t0) / 1000).toFixed(1)} s ` +
@@ -168,7 +178,7 @@ if (haveVectors) {
 }
 
 const searchFor = (over: Partial<SearchConfig>, withVectors: boolean) =>
-  createSearch({ db, config: { ...over }, embedder: withVectors ? cachedEmbedder : null });
+  createSearch({ db, config: { vectorScan: scan, ...over }, embedder: withVectors ? cachedEmbedder : null });
 t0 = Date.now();
 const st = await searchFor({}, false).refreshIndex();
 console.log(`lexical index built in ${((Date.now() - t0) / 1000).toFixed(2)} s (${st.passages} passages, ${st.terms} terms)`);
@@ -256,7 +266,7 @@ if (sweepVector && haveVectors) {
   }
 }
 
-console.log(`\nSciFact test, ${queries.length} queries, through GET /v1/search:`);
+console.log(`\nSciFact test, ${queries.length} queries, through GET /v1/search (vector leg: ${scan} HNSW):`);
 await evaluateHttp('lexical-only', searchFor({}, false));
 if (haveVectors) {
   await evaluateHttp('vector-only', searchFor({ lexicalEnabled: false, vectorMinSimilarity: -1 }, true));

@@ -8,12 +8,24 @@
  * lexical-only, at 1 and C clients: the default model (USE-lite in its thread pool, query thread
  * included) embeds every query (the planned queries hardly repeat, so the query cache rarely helps),
  * and every chunk has a stored 512-d vector of that model, so the k-NN runs over N vectors. The
- * stored vectors are random (embedding N chunks would take hours here); the k-NN's cost does not
- * depend on what the vectors mean. Hybrid lines report how many answers were lexical-only because
+ * stored vectors are random by default (embedding N chunks would take hours here); random vectors
+ * are HNSW's worst case (--vectors scifact for a realistic stand-in, below). Hybrid lines report how many answers were lexical-only because
  * the query embedding missed the vector budget (SEARCH_VECTOR_BUDGET_MS).
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
  *     [--hybrid] [--trace-sql] [--profile FILE] [--keep NAME]
+ *     [--vectors random|scifact] [--noise 0.02] [--knn-cost | --knn-only] [--variants LIST] [--knn-queries 300] [--scan vector|halfvec|bit]
+ *
+ * --vectors scifact (with --hybrid or --knn-cost): instead of random vectors, a labelled STAND-IN for real
+ * embeddings at N documents, since embedding N generated chunks with the model would take hours:
+ * the real USE-lite vectors of the SciFact chunks (bench/scifact/embed-corpus.ts's cache, 8,654
+ * chunks), each the base of about N / 8,654 stored vectors, with Gaussian noise (--noise, standard
+ * deviation per dimension) added and renormalised. Random vectors are HNSW's worst case.
+ * --knn-cost: the k-NN alone, before the latency runs (--knn-only: instead of them), for each of
+ * --variants (default vector,vector-ef40,halfvec,bit; the halfvec and bit HNSW indexes are built
+ * here, kept with --keep): PostgreSQL CPU per k-NN from /proc, wall time, shared blocks, recall
+ * against the exact answer, over the real SciFact query vectors. --scan: the index the hybrid runs
+ * walk (built by a --knn-cost run first).
  *
  * --keep NAME (PostgreSQL) keeps the loaded database NAME (corpus, and with --hybrid the vectors)
  * for the next run with the same --docs instead of a scratch database dropped at the end; drop it
@@ -22,6 +34,7 @@
  * Ends with how often answers came from memory (rows, names, lexemes) and how many change-log polls
  * the searches shared. index-cost.ts measures the index alone on the same corpus.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { loadServerConfig } from '../../src/config/server.ts';
@@ -29,6 +42,8 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
+import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
+import { cachePath } from '../scifact/data.ts';
 import { openScratchPostgres } from '../lib/database.ts';
 import { generateCorpus, loadCorpus, type PlannedQuery } from './corpus.ts';
 
@@ -41,6 +56,21 @@ const SECONDS = opt('--seconds', 30);
 const TOKEN = 'bench-token-0123456789';
 
 const corpus = generateCorpus(N);
+const argOf = (k: string) => (args.includes(k) ? args[args.indexOf(k) + 1] : undefined);
+/**
+ * --vectors random (default) | scifact: what the stored vectors are. scifact = a labelled STAND-IN
+ * for real embeddings at N documents: the SciFact chunks' real USE-lite vectors (the cache of
+ * bench/scifact/embed-corpus.ts, ~8,700 chunks), each used for about N / 8,700 chunks with Gaussian
+ * noise of standard deviation --noise per dimension added and the result renormalised.
+ */
+const VECTOR_KIND_RANDOM = 'random';
+const NOISE = opt('--noise', 0.02);
+const vectorKind = argOf('--vectors') === 'scifact' ? `scifact-standin noise=${NOISE}` : VECTOR_KIND_RANDOM;
+if (argOf('--vectors') && !['random', 'scifact'].includes(argOf('--vectors')!)) throw new Error('--vectors random|scifact');
+/** --knn-cost: the k-NN alone, per index variant (--variants), before the latency runs; --knn-only skips those. */
+const knnCost = args.includes('--knn-cost') || args.includes('--knn-only');
+/** --scan vector|halfvec|bit: the index the hybrid runs' k-NN walks (config.vectorScan; --knn-cost builds the halfvec and bit indexes). */
+const scanArg = argOf('--scan');
 
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : undefined;
 if (keep !== undefined && (!usePg || !/^[a-z_][a-z0-9_]*$/.test(keep))) throw new Error('--keep NAME needs --pg and a lower-case identifier');
@@ -149,7 +179,7 @@ const { queries, clients, seconds, token } = workerData;
   parentPort.postMessage({ lat, errors, budget, elu: performance.eventLoopUtilization(elu0).utilization });
 })();`;
 
-if (args.includes('--hybrid')) {
+if (args.includes('--hybrid') || knnCost) {
   await hybridRuns();
   await app.close();
   await drop();
@@ -214,6 +244,22 @@ async function cpuSeconds(): Promise<{ node: number; pg: number }> {
   return { node: (u.user + u.system) / 1e6, pg };
 }
 
+/**
+ * CREATE INDEX with room for the whole HNSW graph in memory on PostgreSQL (maintenance_work_mem
+ * 1 GB for this transaction; the default 64 MB makes pgvector build the graph on disk, many times
+ * slower).
+ */
+async function buildIndex(ddl: string): Promise<number> {
+  const s = performance.now();
+  if (usePg) {
+    await db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('maintenance_work_mem', '1GB', true)");
+      await tx.exec(ddl);
+    });
+  } else await db.exec(ddl);
+  return (performance.now() - s) / 1000;
+}
+
 /** One run of `clients` concurrent clients for `seconds` (first 3 s not counted). */
 async function measure(queries: { kind: string; url: string }[], clients: number, seconds: number) {
   return new Promise<{ lat: Record<string, number[]>; errors: number; elu: number; budget: number }>((resolve, reject) => {
@@ -232,14 +278,30 @@ async function hybridRuns(): Promise<void> {
   // Vectors of the default model for every chunk: the first through the store (model row and its
   // HNSW index), the rest in bulk with the index dropped and rebuilt (much faster than N inserts).
   const tv = performance.now();
+  // Which vectors the kept database holds (a comment on the table; none = random, the older runs).
+  const heldKind = usePg
+    ? ((await db.query<{ c: string | null }>("SELECT obj_description('chunk_embeddings'::regclass, 'pg_class') AS c")).rows[0].c ?? VECTOR_KIND_RANDOM)
+    : VECTOR_KIND_RANDOM;
   const stored = reused
     ? (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunk_embeddings WHERE model = $1', [embedder.name])).rows[0].n
     : 0;
-  if (stored > 0) console.log(`${stored} vectors of ${embedder.name} kept from the last run`);
-  else await storeRandomVectors();
-  async function storeRandomVectors() {
-  const first = (await db.query<{ chunk_id: string; text: string }>('SELECT chunk_id, text FROM chunks LIMIT 1')).rows[0];
-  const [v] = await embedder.embed([first.text]);
+  if (stored > 0 && heldKind === vectorKind) console.log(`${stored} vectors of ${embedder.name} (${heldKind}) kept from the last run`);
+  else await storeVectors();
+  async function storeVectors() {
+  if (stored > 0) {
+    console.log(`the kept database holds "${heldKind}" vectors; replacing them with "${vectorKind}"`);
+    const idx = (await db.query<{ indexname: string }>(
+      `SELECT i.indexname FROM pg_indexes i JOIN embedding_models m ON m.index_name = i.indexname WHERE m.model = $1`,
+      [embedder.name],
+    )).rows[0];
+    if (idx) await db.exec(`DROP INDEX ${idx.indexname}`);
+    await db.exec('DROP INDEX IF EXISTS bench_knn_halfvec; DROP INDEX IF EXISTS bench_knn_bit');
+    await db.query('DELETE FROM chunk_embeddings WHERE model = $1', [embedder.name]);
+    await db.query('UPDATE embedding_models SET index_name = NULL WHERE model = $1', [embedder.name]);
+  }
+  const first = (await db.query<{ chunk_id: string; text: string }>('SELECT chunk_id, text FROM chunks ORDER BY chunk_id LIMIT 1')).rows[0];
+  const standIn = vectorKind === VECTOR_KIND_RANDOM ? null : scifactStandIn(N);
+  const [v] = standIn ? [standIn.vector(0)] : await embedder.embed([first.text]);
   await db.query('UPDATE chunks SET embedding_status = \'pending\' WHERE chunk_id = $1', [first.chunk_id]);
   await storeEmbeddings(db, [{ chunk_id: first.chunk_id, model: embedder.name, vector: v }]);
   const idx = (await db.query<{ indexdef: string; indexname: string }>(
@@ -247,15 +309,41 @@ async function hybridRuns(): Promise<void> {
     [embedder.name],
   )).rows[0];
   await db.exec(`DROP INDEX ${idx.indexname}`);
-  await db.query(
-    `INSERT INTO chunk_embeddings (model, chunk_id, embedding)
-     SELECT $1, c.chunk_id, (SELECT array_agg(random() - 0.5) FROM generate_series(1, $2) WHERE c.chunk_id IS NOT NULL)::vector
-       FROM chunks c WHERE c.chunk_id <> $3`,
-    [embedder.name, v.length, first.chunk_id],
+  if (!standIn) {
+    await db.query(
+      `INSERT INTO chunk_embeddings (model, chunk_id, embedding)
+       SELECT $1, c.chunk_id, (SELECT array_agg(random() - 0.5) FROM generate_series(1, $2) WHERE c.chunk_id IS NOT NULL)::vector
+         FROM chunks c WHERE c.chunk_id <> $3`,
+      [embedder.name, v.length, first.chunk_id],
+    );
+  } else {
+    // The i-th chunk (in chunk_id order) gets stand-in vector i, in bulk batches.
+    const ids = (await db.query<{ chunk_id: string }>('SELECT chunk_id FROM chunks ORDER BY chunk_id')).rows.map((r) => r.chunk_id);
+    for (let i = 1; i < ids.length; i += 2000) {
+      const part = ids.slice(i, i + 2000);
+      await db.query(
+        `INSERT INTO chunk_embeddings (model, chunk_id, embedding) SELECT $1, u.c, u.v::vector FROM unnest($2::uuid[], $3::text[]) AS u(c, v)`,
+        [embedder.name, part, part.map((_, j) => `[${standIn.vector(i + j).join(',')}]`)],
+      );
+    }
+    console.log(standIn.describe());
+  }
+  const indexS = await buildIndex(idx.indexdef);
+  if (usePg) {
+    await db.exec(`COMMENT ON TABLE chunk_embeddings IS '${vectorKind}'`);
+    await db.exec('VACUUM ANALYZE chunk_embeddings');
+  }
+  console.log(
+    `${N} vectors of ${embedder.name} (${v.length}-d, ${vectorKind}) stored and indexed in ${((performance.now() - tv) / 1000).toFixed(1)} s ` +
+      `(HNSW build ${indexS.toFixed(1)} s)`,
   );
-  await db.exec(idx.indexdef);
-  if (usePg) await db.exec('VACUUM ANALYZE chunk_embeddings');
-  console.log(`${N} vectors of ${embedder.name} (${v.length}-d, random) stored and indexed in ${((performance.now() - tv) / 1000).toFixed(1)} s`);
+  }
+  if (knnCost) {
+    await measureKnn(embedder.name);
+    if (args.includes('--knn-only')) {
+      await embedder.close?.();
+      return;
+    }
   }
 
   // Where a hybrid answer's time goes: each leg's wall time (the vector leg = waiting for the query
@@ -275,6 +363,7 @@ async function hybridRuns(): Promise<void> {
   };
   const hybrid = createSearch({
     db,
+    ...(scanArg ? { config: { vectorScan: scanArg as VectorScan } } : {}),
     embedder: timedEmbedder,
     onLegTiming: (leg, ms, skipped) => {
       if (!skipped) legMs[leg].push(ms);
@@ -322,4 +411,185 @@ async function hybridRuns(): Promise<void> {
   await happ.close();
   hybrid.close();
   await embedder.close?.();
+}
+
+/** Seeded uniform [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The SciFact cache of embed-corpus.ts: chunk vectors (sorted by key) and query vectors. */
+function scifactCache(): { chunks: number[][]; queries: number[][] } {
+  if (!fs.existsSync(cachePath())) throw new Error(`no SciFact vector cache at ${cachePath()}: run bench/scifact/embed-corpus.ts`);
+  const chunks: [string, number[]][] = [];
+  const queries: [string, number[]][] = [];
+  for (const line of fs.readFileSync(cachePath(), 'utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      const o = JSON.parse(line) as { key: string; v: number[] };
+      (o.key.startsWith('q:') ? queries : chunks).push([o.key, o.v]);
+    } catch {
+      /* a line cut by an interrupted run */
+    }
+  }
+  const byKey = (a: [string, number[]], b: [string, number[]]) => (a[0] < b[0] ? -1 : 1);
+  return { chunks: chunks.sort(byKey).map((x) => x[1]), queries: queries.sort(byKey).map((x) => x[1]) };
+}
+
+/** Stand-in vector i: SciFact chunk vector i mod m plus N(0, NOISE²) per dimension, renormalised. */
+function scifactStandIn(n: number) {
+  const { chunks } = scifactCache();
+  const vector = (i: number): number[] => {
+    const base = chunks[i % chunks.length];
+    const r = rng(i + 1);
+    const out = base.map((x) => x + NOISE * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r()));
+    const norm = Math.sqrt(out.reduce((a, x) => a + x * x, 0));
+    return out.map((x) => Math.round((x / norm) * 1e6) / 1e6);
+  };
+  const describe = () => {
+    let cos = 0;
+    for (let i = 0; i < 200; i++) {
+      const v = vector(i), b = chunks[i % chunks.length];
+      cos += v.reduce((a, x, j) => a + x * b[j], 0);
+    }
+    return `stand-in vectors: ${chunks.length} real SciFact USE-lite chunk vectors, each the base of ~${(n / chunks.length).toFixed(1)} ` +
+      `stored vectors (Gaussian noise sd ${NOISE} per dimension, renormalised; mean cosine to its base ${(cos / 200).toFixed(3)})`;
+  };
+  return { vector, describe };
+}
+
+/**
+ * The k-NN alone, as the vector leg runs it (vectorCandidates: 50 documents = 100 rows, no filters),
+ * for each --variants entry, over the real SciFact query vectors: PostgreSQL CPU per k-NN (the
+ * database's backends' utime + stime from /proc, one connection busy at a time), wall time, shared
+ * blocks touched (pg_stat_database), and recall@50 documents against the exact answer (sequential
+ * scan). Two passes: the first after whatever the cache held, the second warm.
+ */
+async function measureKnn(model: string): Promise<void> {
+  const useQueries = opt('--knn-queries', 300);
+  let queries: number[][];
+  if (fs.existsSync(cachePath())) queries = scifactCache().queries.slice(0, useQueries);
+  else {
+    const r = rng(7);
+    queries = Array.from({ length: useQueries }, () => Array.from({ length: 512 }, () => r() - 0.5));
+  }
+  const dims = queries[0].length;
+  const k = 50;
+  const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+  const extra: Record<string, string> = {
+    halfvec: `CREATE INDEX IF NOT EXISTS bench_knn_halfvec ON chunk_embeddings USING hnsw ((embedding::halfvec(${dims})) halfvec_cosine_ops) WHERE model = ${lit(model)}`,
+    bit: `CREATE INDEX IF NOT EXISTS bench_knn_bit ON chunk_embeddings USING hnsw ((binary_quantize(embedding::vector(${dims}))::bit(${dims})) bit_hamming_ops) WHERE model = ${lit(model)}`,
+  };
+  const variants = (argOf('--variants') ?? 'vector,vector-ef40,halfvec,bit').split(',').map((name) => {
+    const m = /^(vector|halfvec|bit)(?:-ef(\d+))?$/.exec(name);
+    if (!m) throw new Error(`--variants: unknown "${name}" (vector|halfvec|bit, optional -efN)`);
+    return { name, scan: m[1] as VectorScan, ef: m[2] ? Number(m[2]) : undefined };
+  });
+  // The other variants' indexes would only cost the vector variant's inserts; here they just sit.
+  for (const scan of new Set(variants.map((v) => v.scan))) {
+    if (!extra[scan]) continue;
+    const name = scan === 'halfvec' ? 'bench_knn_halfvec' : 'bench_knn_bit';
+    const exists = (await db.query('SELECT 1 FROM pg_indexes WHERE indexname = $1', [name])).rows.length > 0;
+    if (!exists) console.log(`${name}: built in ${(await buildIndex(extra[scan])).toFixed(1)} s`);
+  }
+  const sizes = await db.query<{ indexname: string; mb: number }>(
+    `SELECT i.indexname, round(pg_relation_size(format('%I', i.indexname)::regclass) / 1048576.0, 1)::float AS mb
+       FROM pg_indexes i WHERE i.tablename = 'chunk_embeddings' AND i.indexdef ILIKE '%hnsw%' ORDER BY 1`,
+  );
+  console.log(`HNSW indexes: ${sizes.rows.map((r) => `${r.indexname} ${r.mb} MB`).join(', ')}`);
+  if (usePg) {
+    const sb = (await db.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0].shared_buffers;
+    console.log(`shared_buffers ${sb}`);
+  }
+
+  // The exact answer for recall: best chunk per document over a sequential scan, first 100 queries.
+  const exactFor = queries.slice(0, 100);
+  const exact: Set<string>[] = [];
+  for (const qv of exactFor) {
+    const rows = await db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('enable_indexscan', 'off', true), set_config('enable_bitmapscan', 'off', true)");
+      return (await tx.query<{ doc_id: string }>(
+        `SELECT cd.doc_id FROM chunk_embeddings e JOIN chunk_documents cd ON cd.chunk_id = e.chunk_id
+           JOIN documents d ON d.doc_id = cd.doc_id WHERE e.model = $2 AND d.is_active_version
+          GROUP BY cd.doc_id ORDER BY min(e.embedding::vector(${dims}) <=> $1::vector(${dims})) LIMIT ${k}`,
+        [`[${qv.join(',')}]`, model],
+      )).rows;
+    });
+    exact.push(new Set(rows.map((r) => r.doc_id)));
+  }
+
+  const blocks = async () => {
+    if (!usePg) return { hit: 0, read: 0 };
+    await new Promise((r) => setTimeout(r, 1100)); // backends flush their statistics at most once a second
+    await db.query('SELECT pg_stat_clear_snapshot()');
+    const r = (await db.query<{ hit: string; read: string }>(
+      'SELECT blks_hit AS hit, blks_read AS read FROM pg_stat_database WHERE datname = current_database()',
+    )).rows[0];
+    return { hit: Number(r.hit), read: Number(r.read) };
+  };
+  console.log(
+    `k-NN alone (${queries.length} SciFact query vectors, ${k} documents = ${k * ROWS_PER_DOCUMENT} rows, one at a time), ` +
+      `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}:`,
+  );
+  for (const v of variants) {
+    for (const pass of [1, 2]) {
+      const b0 = await blocks();
+      const c0 = await cpuSeconds();
+      const wall: number[] = [];
+      let recall = 0;
+      for (let i = 0; i < queries.length; i++) {
+        const s = performance.now();
+        const got = await vectorCandidates(db, { model, queryVector: queries[i], k, filters: {}, scan: v.scan, efSearch: v.ef });
+        wall.push(performance.now() - s);
+        if (i < exact.length) recall += got.filter((g) => exact[i].has(g.doc_id)).length / Math.max(1, exact[i].size);
+      }
+      const c1 = await cpuSeconds();
+      const b1 = await blocks();
+      wall.sort((a, b) => a - b);
+      const n = queries.length;
+      const cpuMs = usePg ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
+      console.log(
+        `  ${v.name.padEnd(12)} pass ${pass}: ${cpuMs.toFixed(2)} CPU-ms ${usePg ? 'PostgreSQL' : 'PGlite (process)'} per k-NN; ` +
+          `wall p50 ${wall[Math.floor(n / 2)].toFixed(2)} / p95 ${wall[Math.floor(n * 0.95)].toFixed(2)} ms; ` +
+          (usePg ? `blocks per k-NN ${((b1.hit - b0.hit) / n).toFixed(0)} hit + ${((b1.read - b0.read) / n).toFixed(1)} read; ` : '') +
+          `recall@${k} ${(recall / exact.length).toFixed(3)} (ef_search ${v.scan === 'bit' ? `${Math.max(v.ef ?? 0, k * ROWS_PER_DOCUMENT * BIT_RERANK_FACTOR)}, ${k * ROWS_PER_DOCUMENT * BIT_RERANK_FACTOR} re-ranked` : (v.ef ?? efSearch(k * ROWS_PER_DOCUMENT))})`,
+      );
+    }
+  }
+  // --knn-filters: the same k-NN with the filters of the bench's planned queries (person, date range,
+  // thread): the iterative scan walks the graph until 100 rows pass them (or hnsw.max_scan_tuples).
+  if (!args.includes('--knn-filters')) return;
+  const { parseFilters } = await import('../../src/search/filters.ts');
+  const plan = corpus.plan(20_000);
+  for (const kind of ['person', 'dates', 'thread'] as const) {
+    const filters = plan
+      .filter((p) => p.kind === kind)
+      .slice(0, 100)
+      .map((p) => parseFilters({ person: p.person, start_date: p.start_date, end_date: p.end_date, thread_id: p.thread_id }));
+    for (const v of variants) {
+      const c0 = await cpuSeconds();
+      const wall: number[] = [];
+      let rows = 0;
+      for (let i = 0; i < filters.length; i++) {
+        const s = performance.now();
+        rows += (await vectorCandidates(db, { model, queryVector: queries[i % queries.length], k, filters: filters[i], scan: v.scan, efSearch: v.ef })).length;
+        wall.push(performance.now() - s);
+      }
+      const c1 = await cpuSeconds();
+      wall.sort((a, b) => a - b);
+      const n = filters.length;
+      const cpuMs = usePg ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
+      console.log(
+        `  ${v.name.padEnd(12)} ${kind.padEnd(6)} filter: ${cpuMs.toFixed(2)} CPU-ms per k-NN; wall p50 ${wall[Math.floor(n / 2)].toFixed(2)} / ` +
+          `p95 ${wall[Math.floor(n * 0.95)].toFixed(2)} ms; ${(rows / n).toFixed(1)} documents found (${n} queries)`,
+      );
+    }
+  }
 }

@@ -2,6 +2,8 @@
  * Search configuration from the environment. Defaults were measured on SciFact (docs/search.md,
  * docs/BENCHMARKS.md); every key is documented in docs/search.md.
  */
+import type { VectorScan } from './vector.ts';
+
 export interface SearchConfig {
   /** BM25 term-frequency saturation. */
   k1: number;
@@ -25,6 +27,12 @@ export interface SearchConfig {
   vectorCandidates: number;
   /** hnsw.ef_search of the k-NN; 0 = as many as the chunks it asks for (at least 40). */
   vectorEfSearch: number;
+  /**
+   * Which HNSW index the k-NN walks (src/search/vector.ts). Always `vector` (the index the embedding
+   * store builds); `halfvec` and `bit` are for the benchmarks, which build those indexes themselves
+   * (bench/search/run.ts --knn-cost, bench/scifact/run.ts --scan). Not read from the environment.
+   */
+  vectorScan: VectorScan;
   /** Background poll of the catalog's change log by the lexical index (ms; 0 = only before queries). */
   indexPollMs: number;
   /**
@@ -63,6 +71,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
     vectorCandidates: num(env, 'SEARCH_VECTOR_CANDIDATES', 50, 10, 1000),
     vectorEfSearch: num(env, 'SEARCH_VECTOR_EF_SEARCH', 0, 0, 1000),
+    vectorScan: 'vector',
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),

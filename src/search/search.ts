@@ -369,6 +369,7 @@ export function createSearch(deps: SearchDeps): Search {
             filters: req.filters,
             timeoutMs: left,
             efSearch: config.vectorEfSearch || undefined,
+            scan: config.vectorScan,
           });
         } catch (err) {
           if (!(err instanceof VectorTimeoutError)) throw err;

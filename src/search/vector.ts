@@ -33,7 +33,18 @@ export interface VectorQuery {
   timeoutMs?: number;
   /** HNSW search list (hnsw.ef_search); default efSearch(rows asked). */
   efSearch?: number;
+  /**
+   * Which per-model HNSW index the k-NN walks (chunk_embeddings layout only): `vector` the full
+   * vectors (default); `halfvec` 16-bit copies; `bit` one bit per dimension (binary_quantize, Hamming
+   * distance), whose BIT_RERANK_FACTOR × rows best are re-ranked by exact cosine.
+   */
+  scan?: VectorScan;
 }
+
+export type VectorScan = 'vector' | 'halfvec' | 'bit';
+
+/** The binary scan gathers this many candidates per row asked; exact cosine picks the rows. */
+export const BIT_RERANK_FACTOR = 4;
 
 /** The k-NN did not finish within VectorQuery.timeoutMs. */
 export class VectorTimeoutError extends Error {
@@ -118,16 +129,27 @@ export async function vectorCandidates(db: Database, q: VectorQuery): Promise<Ve
   let rows: VectorCandidate[];
   if (layout.kind === 'per-model') {
     const dims = q.queryVector.length;
-    const params: unknown[] = [vectorLiteral(q.queryVector), q.model, limit];
+    if (!Number.isInteger(dims) || dims < 1 || dims > 4096) throw new Error('invalid query vector size');
+    const scan = q.scan ?? 'vector';
+    const candidates = scan === 'bit' ? limit * BIT_RERANK_FACTOR : limit;
+    const params: unknown[] = [vectorLiteral(q.queryVector), q.model, candidates];
     const where = filterSql(q.filters, params, 'd');
+    const exact = `1 - (e.embedding::vector(${dims}) <=> $1::vector(${dims}))`;
     // The expression and predicate must match the per-model partial HNSW index (src/embedding/store.ts).
-    const sql = `SELECT cd.doc_id, e.chunk_id, 1 - (e.embedding::vector(${dims}) <=> $1::vector(${dims})) AS similarity
+    const order =
+      scan === 'bit'
+        ? `binary_quantize(e.embedding::vector(${dims}))::bit(${dims}) <~> binary_quantize($1::vector(${dims}))::bit(${dims})`
+        : scan === 'halfvec'
+          ? `e.embedding::halfvec(${dims}) <=> $1::halfvec(${dims})`
+          : `e.embedding::vector(${dims}) <=> $1::vector(${dims})`;
+    const nearest = `SELECT cd.doc_id, e.chunk_id, ${exact} AS similarity
       FROM chunk_embeddings e JOIN chunk_documents cd ON cd.chunk_id = e.chunk_id
       JOIN documents d ON d.doc_id = cd.doc_id
      WHERE e.model = $2 AND d.is_active_version ${where}
-     ORDER BY e.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $3`;
-    if (!Number.isInteger(dims) || dims < 1 || dims > 4096) throw new Error('invalid query vector size');
-    rows = await knn(db, sql, params, ef, q.timeoutMs);
+     ORDER BY ${order} LIMIT $3`;
+    // The binary scan's candidates are re-ranked by exact cosine; the rows asked are the best of them.
+    const sql = scan === 'bit' ? `SELECT * FROM (${nearest}) r ORDER BY similarity DESC LIMIT ${limit}` : nearest;
+    rows = await knn(db, sql, params, scan === 'bit' ? Math.min(1000, Math.max(ef, candidates)) : ef, q.timeoutMs);
   } else {
     const params: unknown[] = [vectorLiteral(padVector(q.queryVector)), q.model, limit];
     const where = filterSql(q.filters, params, 'd');
