@@ -42,7 +42,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
-import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
+import { BIT_RERANK_FACTOR, efSearch, EXACT_MAX_DOCUMENTS, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
 import { cachePath } from '../scifact/data.ts';
 import { openScratchPostgres } from '../lib/database.ts';
 import { generateCorpus, loadCorpus, type PlannedQuery } from './corpus.ts';
@@ -566,20 +566,30 @@ async function measureKnn(model: string): Promise<void> {
   // --knn-filters: the same k-NN with the filters of the bench's planned queries (person, date range,
   // thread): the iterative scan walks the graph until 100 rows pass them (or hnsw.max_scan_tuples).
   if (!args.includes('--knn-filters')) return;
-  const { parseFilters } = await import('../../src/search/filters.ts');
+  const { filterSql, parseFilters } = await import('../../src/search/filters.ts');
   const plan = corpus.plan(20_000);
   for (const kind of ['person', 'dates', 'thread'] as const) {
     const filters = plan
       .filter((p) => p.kind === kind)
       .slice(0, 100)
       .map((p) => parseFilters({ person: p.person, start_date: p.start_date, end_date: p.end_date, thread_id: p.thread_id }));
-    for (const v of variants) {
+    // What the search does for a selective filter: the k-NN exact over the documents the filter
+    // allows (the search takes them from its lexical index; here SQL, outside the measured time).
+    const allowed: (string[] | undefined)[] = [];
+    for (const f of filters) {
+      const params: unknown[] = [];
+      const ids = (await db.query<{ doc_id: string }>(`SELECT d.doc_id FROM documents d WHERE d.is_active_version ${filterSql(f, params, 'd')}`, params)).rows;
+      allowed.push(ids.length <= EXACT_MAX_DOCUMENTS ? ids.map((r) => r.doc_id) : undefined);
+    }
+    const exactToo = kind !== 'dates' && allowed.every((a) => a !== undefined);
+    for (const v of [...variants, ...(exactToo ? [{ name: 'exact', scan: 'vector' as VectorScan, ef: undefined }] : [])]) {
       const c0 = await cpuSeconds();
       const wall: number[] = [];
       let rows = 0;
       for (let i = 0; i < filters.length; i++) {
         const s = performance.now();
-        rows += (await vectorCandidates(db, { model, queryVector: queries[i % queries.length], k, filters: filters[i], scan: v.scan, efSearch: v.ef })).length;
+        const docIds = v.name === 'exact' ? allowed[i] : undefined;
+        rows += (await vectorCandidates(db, { model, queryVector: queries[i % queries.length], k, filters: filters[i], scan: v.scan, efSearch: v.ef, docIds })).length;
         wall.push(performance.now() - s);
       }
       const c1 = await cpuSeconds();

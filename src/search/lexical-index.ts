@@ -393,6 +393,24 @@ export class LexicalIndex {
   }
 
   /**
+   * The live documents a selective filter (person, thread) allows, every condition applied, when
+   * the person's or thread's documents number at most `max`; null for a filter that is not selective
+   * or allows more. The vector leg answers such a filter exactly over these documents' chunks
+   * instead of walking the HNSW graph until enough rows pass the filter (src/search/vector.ts).
+   */
+  allowedDocuments(filter: IndexFilter, max: number): string[] | null {
+    const restricted = this.restriction(filter);
+    if (restricted === null || restricted.length > max) return null;
+    const pass = this.filterPredicate(filter);
+    const out: string[] = [];
+    for (const d of restricted) {
+      const id = this.dUuid[d];
+      if (id !== null && pass(d)) out.push(id);
+    }
+    return out;
+  }
+
+  /**
    * The filter's remaining conditions as a test on a document slot (`person`, and `threadId` when
    * it made the restriction, are left to `restriction`); values the index has never seen match nothing.
    */

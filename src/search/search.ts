@@ -16,7 +16,7 @@ import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './l
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
-import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
+import { EXACT_MAX_DOCUMENTS, vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -355,6 +355,12 @@ export function createSearch(deps: SearchDeps): Search {
         if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
         const qv = await embedWithinBudget(req.q);
         if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
+        // A selective filter (a person's or a thread's documents): the lexical index lists the
+        // documents it allows, and the k-NN is exact over their chunks instead of a graph walk.
+        const docIds =
+          req.filters.person !== undefined || req.filters.thread_id !== undefined
+            ? await lexicalPart.then(({ index, filter }) => index.allowedDocuments(filter, EXACT_MAX_DOCUMENTS) ?? undefined, () => undefined)
+            : undefined;
         // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
         const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
         if (left !== undefined && left < 1) {
@@ -370,6 +376,7 @@ export function createSearch(deps: SearchDeps): Search {
             timeoutMs: left,
             efSearch: config.vectorEfSearch || undefined,
             scan: config.vectorScan,
+            docIds,
           });
         } catch (err) {
           if (!(err instanceof VectorTimeoutError)) throw err;

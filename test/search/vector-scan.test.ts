@@ -76,3 +76,50 @@ describe('k-NN index variants', () => {
     }
   });
 });
+
+describe('selective filters: the k-NN is exact over the documents they allow', () => {
+  let h: SearchGateway;
+  const D: Record<string, string> = {};
+  let threadId = '';
+  const person = (identifier: string) => [{ identifier, identifier_type: 'email', role: 'sender', display_name: identifier }];
+
+  beforeAll(async () => {
+    h = await startSearchGateway({ embedder, config: { vectorMinSimilarity: 0.3, vectorWeight: 0.5 } });
+    D.alice = (await h.ingest(doc('automobile sedan for the weekend', { source_type: 'email', people: person('alice@example.com') }))).doc_id;
+    D.bob = (await h.ingest(doc('vehicle inspection reminder', { source_type: 'email', people: person('bob@example.com') }))).doc_id;
+    for (const text of ['car wash on the corner', 'lunch plans for friday']) {
+      const r = await h.ingest(doc(text, { source_type: 'chatapp', thread: { external_id: 'thread-cars', thread_type: 'group', is_group: true } }));
+      if (text.startsWith('car')) D.thread = r.doc_id;
+      threadId = r.thread_id;
+    }
+    for (let i = 0; i < 30; i++) await h.ingest(doc(`sedan number ${i} in the parking lot`));
+    await indexVectors(h.db, embedder);
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  const vectorHits = async (params: Record<string, string>) => {
+    const body = (await h.get(`/v1/search?${new URLSearchParams({ k: '10', ...params })}`)).json();
+    expect(body.legs).toMatchObject({ vector: true });
+    return body.hits.filter((x: any) => x.sources.includes('vector')).map((x: any) => x.document_id);
+  };
+
+  it('a person filter finds that person\'s semantically near document, and only theirs', async () => {
+    expect(await vectorHits({ q: 'car', person: 'alice@example.com' })).toEqual([D.alice]);
+    expect(await vectorHits({ q: 'car', person: 'bob@example.com' })).toEqual([D.bob]);
+    const nobody = (await h.get(`/v1/search?${new URLSearchParams({ q: 'car', person: 'nobody@example.com' })}`)).json();
+    expect(nobody.hits).toEqual([]);
+  });
+
+  it('a thread filter finds the thread\'s semantically near document', async () => {
+    expect(await vectorHits({ q: 'automobile', thread_id: threadId })).toEqual([D.thread]);
+  });
+
+  it('vectorCandidates with docIds answers over those documents only, best first', async () => {
+    const found = await vectorCandidates(h.db, {
+      model: embedder.name, queryVector: embedder.vector('car'), k: 5, filters: {}, docIds: [D.bob, D.alice],
+    });
+    expect(found.map((c) => c.doc_id).sort()).toEqual([D.alice, D.bob].sort());
+    expect(found[0].similarity).toBeGreaterThanOrEqual(found[1].similarity);
+    expect(await vectorCandidates(h.db, { model: embedder.name, queryVector: embedder.vector('car'), k: 5, filters: {}, docIds: [] })).toEqual([]);
+  });
+});
