@@ -26,6 +26,16 @@ function sink() {
   return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
 }
 
+/** Message n with a text attachment notes-n.txt. */
+const withNote = (n: number) =>
+  [
+    `From: Sender ${n} <sender${n}@example.net>`, 'To: jane.doe@example.org', `Subject: Notes ${n}`,
+    `Date: Thu, 23 Nov 2023 10:${String(n).padStart(2, '0')}:00 +0000`, `Message-ID: <att-${n}@example.net>`, 'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain; charset=utf-8', '', `Message ${n} has notes attached.`,
+    '--b', `Content-Type: text/plain; name="notes-${n}.txt"`, `Content-Disposition: attachment; filename="notes-${n}.txt"`, '',
+    `Attachment number ${n}: quarterly figures.`, '--b--', '',
+  ].join('\r\n');
+
 let live: LiveGateway;
 beforeAll(async () => {
   live = await startLiveGateway();
@@ -119,14 +129,6 @@ describe('memex import mail', () => {
 
   it('sends the next batch while the last one\'s attachments upload, and counts every attachment', async () => {
     const dir = tmpDir('memex-import-att-');
-    const withNote = (n: number) =>
-      [
-        `From: Sender ${n} <sender${n}@example.net>`, 'To: jane.doe@example.org', `Subject: Notes ${n}`,
-        `Date: Thu, 23 Nov 2023 10:${String(n).padStart(2, '0')}:00 +0000`, `Message-ID: <att-${n}@example.net>`, 'MIME-Version: 1.0',
-        'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain; charset=utf-8', '', `Message ${n} has notes attached.`,
-        '--b', `Content-Type: text/plain; name="notes-${n}.txt"`, `Content-Disposition: attachment; filename="notes-${n}.txt"`, '',
-        `Attachment number ${n}: quarterly figures.`, '--b--', '',
-      ].join('\r\n');
     fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: 6 }, (_, i) => withNote(i + 1))));
 
     // A gateway with the file route, and the real client with each upload held until the next batch has been
@@ -158,6 +160,34 @@ describe('memex import mail', () => {
     expect(sum).toMatchObject({ messages: 6, accepted: 6, rejected: 0, retryLater: 0, attachmentsUploaded: 6 });
     const files = await gw.db.query<{ title: string }>(`SELECT title FROM documents WHERE title LIKE 'notes-%'`);
     expect(files.rows.map((r) => r.title).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `notes-${i + 1}.txt`).sort());
+    await gw.close();
+  });
+
+  it('uploads at most --concurrency × 4 messages\' attachments at once, however many batches are unfinished', async () => {
+    const dir = tmpDir('memex-import-cap-');
+    fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: 12 }, (_, i) => withNote(i + 1))));
+    const gw = await startTestGateway({ files: {} });
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const real = createGatewayClient({ baseUrl: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`, authToken: TEST_TOKEN });
+    // Each upload is held until six are under way (what three unfinished batches of two would start) or 1 s passed.
+    let uploading = 0;
+    let most = 0;
+    const gateway: GatewayClient = {
+      ...real,
+      async uploadFile<T>(...args: Parameters<GatewayClient['uploadFile']>) {
+        most = Math.max(most, ++uploading);
+        for (let waited = 0; uploading < 6 && waited < 1000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+        try {
+          return await real.uploadFile<T>(...args);
+        } finally {
+          uploading--;
+        }
+      },
+    };
+    const sum = await importMail(await discoverSources(dir), { gateway, config: testConfig(), batchSize: 2, concurrency: 1 });
+    expect(sum).toMatchObject({ messages: 12, accepted: 12, rejected: 0, retryLater: 0, attachmentsUploaded: 12 });
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(4);
     await gw.close();
   });
 

@@ -321,6 +321,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         uploadAttachments: opts.attachments ?? true,
         maxAttachmentBytes: opts.config.modules.mail.max_attachment_bytes,
         onAnswered,
+        uploadLimiter: window.uploads,
       });
       outs.forEach((out, i) => {
         const it = items[i];

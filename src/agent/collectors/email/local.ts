@@ -38,7 +38,7 @@ import {
   type PersistedState,
   type RunStateEntry,
 } from './run-state.ts';
-import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOutcome } from './submit.ts';
+import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOptions, type SubmitOutcome } from './submit.ts';
 
 interface PendingItem extends BatchItem {
   entry: RunStateEntry;
@@ -289,7 +289,7 @@ export class LocalEmailCollector {
         const items = pending;
         pending = [];
         await window.add((onAnswered) =>
-          this.submitItems(items, state, stats, warnings, onAnswered).finally(() => {
+          this.submitItems(items, state, stats, warnings, { onAnswered, uploadLimiter: window.uploads }).finally(() => {
             for (const it of items) unanswered.delete(it.entry.key);
             sinceSave += items.length;
             if (sinceSave >= 200) {
@@ -406,7 +406,13 @@ export class LocalEmailCollector {
     return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings };
   }
 
-  private async submitItems(items: PendingItem[], state: PersistedState, stats: LocalRunStats, warnings: string[], onAnswered?: () => void): Promise<void> {
+  private async submitItems(
+    items: PendingItem[],
+    state: PersistedState,
+    stats: LocalRunStats,
+    warnings: string[],
+    window: Pick<SubmitOptions, 'onAnswered' | 'uploadLimiter'> = {},
+  ): Promise<void> {
     const { config, gateway, metrics } = this.deps;
     const mail = config.modules.mail;
     for (const it of items) {
@@ -416,7 +422,7 @@ export class LocalEmailCollector {
       stats.documents_submitted++;
       metrics.emailLocalSubmittedTotal.inc({ mailbox: it.entry.mailbox ?? 'mail' });
     }
-    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes, onAnswered });
+    const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes, ...window });
     items.forEach((it, i) => this.applyOutcome(it, outs[i], state, stats, warnings));
   }
 

@@ -47,6 +47,8 @@ export interface SubmitOptions {
    * the batch failed): a caller can send its next batch while this one's attachments are still on the way.
    */
   onAnswered?: () => void;
+  /** Shared by the batches on their way (SubmitWindow): bounds the messages uploading attachments at once. */
+  uploadLimiter?: Limiter;
 }
 
 export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
@@ -92,7 +94,7 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
   return out;
 }
 
-/** Attachment uploads in flight for one batch. */
+/** Messages uploading attachments at once for one batch (and per SubmitWindow slot). */
 const ATTACHMENT_UPLOADS_IN_FLIGHT = 4;
 
 interface BatchAnswer {
@@ -165,7 +167,8 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     const worker = async () => {
       while (next < jobs.length) {
         const { it, i } = jobs[next++];
-        const up = await uploadAttachments(gateway, it.built, it.attachments!, opts);
+        const upload = () => uploadAttachments(gateway, it.built, it.attachments!, opts);
+        const up = await (opts.uploadLimiter ? opts.uploadLimiter.run(upload) : upload());
         Object.assign(outs[i], up.patch);
       }
     };
@@ -199,6 +202,8 @@ async function uploadAttachments(gateway: GatewayClient, built: BuiltEmail, atta
  * batches are unfinished at once, which bounds the messages (and attachment bytes) held in memory.
  */
 export class SubmitWindow {
+  /** Messages uploading attachments at once over all batches: as many as `slots` batches would upload. */
+  readonly uploads: Limiter;
   private readonly unfinished = new Set<Promise<void>>();
   private awaitingAnswer = 0;
   private wake: (() => void) | null = null;
@@ -206,7 +211,9 @@ export class SubmitWindow {
   constructor(
     private readonly slots: number,
     private readonly unfinishedPerSlot = 3,
-  ) {}
+  ) {
+    this.uploads = new Limiter(slots * ATTACHMENT_UPLOADS_IN_FLIGHT);
+  }
 
   /** Starts `send(onAnswered)` (which must call onAnswered once the documents are answered) and waits for room for the next batch. */
   async add(send: (onAnswered: () => void) => Promise<void>): Promise<void> {
@@ -233,5 +240,25 @@ export class SubmitWindow {
   /** Waits until every batch has finished (a failed one rejects here). */
   async drain(): Promise<void> {
     await Promise.all(this.unfinished);
+  }
+}
+
+/** Runs at most `max` tasks at once; the others wait their turn in order. */
+export class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.max) this.active++;
+    else await new Promise<void>((r) => this.waiting.push(r)); // the finishing task hands over its place
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
   }
 }
