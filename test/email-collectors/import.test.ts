@@ -36,6 +36,21 @@ const withNote = (n: number) =>
     `Attachment number ${n}: quarterly figures.`, '--b--', '',
   ].join('\r\n');
 
+/** A folder holding one mbox of n messages with attachments. */
+function notesMbox(n: number): string {
+  const dir = tmpDir('memex-import-att-');
+  fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: n }, (_, i) => withNote(i + 1))));
+  return dir;
+}
+
+/** A listening gateway with the file route, and the real gateway client for it. */
+async function fileGateway() {
+  const gw = await startTestGateway({ files: {} });
+  await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  const real = createGatewayClient({ baseUrl: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`, authToken: TEST_TOKEN });
+  return { gw, real };
+}
+
 let live: LiveGateway;
 beforeAll(async () => {
   live = await startLiveGateway();
@@ -128,14 +143,11 @@ describe('memex import mail', () => {
   });
 
   it('sends the next batch while the last one\'s attachments upload, and counts every attachment', async () => {
-    const dir = tmpDir('memex-import-att-');
-    fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: 6 }, (_, i) => withNote(i + 1))));
+    const dir = notesMbox(6);
 
     // A gateway with the file route, and the real client with each upload held until the next batch has been
     // sent (or 5 s, so an importer that waits for the uploads fails this test instead of hanging).
-    const gw = await startTestGateway({ files: {} });
-    await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    const real = createGatewayClient({ baseUrl: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`, authToken: TEST_TOKEN });
+    const { gw, real } = await fileGateway();
     const events: string[] = [];
     let nextBatchSent!: () => void;
     const secondBatch = new Promise<void>((r) => (nextBatchSent = r));
@@ -164,11 +176,8 @@ describe('memex import mail', () => {
   });
 
   it('uploads at most --concurrency × 4 messages\' attachments at once, however many batches are unfinished', async () => {
-    const dir = tmpDir('memex-import-cap-');
-    fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: 12 }, (_, i) => withNote(i + 1))));
-    const gw = await startTestGateway({ files: {} });
-    await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    const real = createGatewayClient({ baseUrl: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`, authToken: TEST_TOKEN });
+    const dir = notesMbox(12);
+    const { gw, real } = await fileGateway();
     // Each upload is held until six are under way (what three unfinished batches of two would start) or 1 s passed.
     let uploading = 0;
     let most = 0;
