@@ -245,18 +245,16 @@ async function cpuSeconds(): Promise<{ node: number; pg: number }> {
 }
 
 /**
- * CREATE INDEX with room for the whole HNSW graph in memory on PostgreSQL (maintenance_work_mem
- * 1 GB for this transaction; the default 64 MB makes pgvector build the graph on disk, many times
- * slower).
+ * CREATE INDEX with room for the whole HNSW graph in memory (maintenance_work_mem 1 GB for this
+ * transaction; the default 64 MB makes pgvector build the graph on disk, many times slower), on
+ * PostgreSQL and on PGlite alike.
  */
 async function buildIndex(ddl: string): Promise<number> {
   const s = performance.now();
-  if (usePg) {
-    await db.transaction(async (tx) => {
-      await tx.query("SELECT set_config('maintenance_work_mem', '1GB', true)");
-      await tx.exec(ddl);
-    });
-  } else await db.exec(ddl);
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT set_config('maintenance_work_mem', '1GB', true)");
+    await tx.exec(ddl);
+  });
   return (performance.now() - s) / 1000;
 }
 
