@@ -45,6 +45,7 @@ import { createSearch } from '../../src/search/search.ts';
 import { BIT_RERANK_FACTOR, efSearch, EXACT_MAX_DOCUMENTS, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
 import { cachePath } from '../scifact/data.ts';
 import { openScratchPostgres } from '../lib/database.ts';
+import { rng } from '../lib/generate.ts';
 import { generateCorpus, loadCorpus, type PlannedQuery } from './corpus.ts';
 
 const args = process.argv.slice(2);
@@ -411,17 +412,6 @@ async function hybridRuns(): Promise<void> {
   await embedder.close?.();
 }
 
-/** Seeded uniform [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The SciFact cache of embed-corpus.ts: chunk vectors (sorted by key) and query vectors. */
 function scifactCache(): { chunks: number[][]; queries: number[][] } {

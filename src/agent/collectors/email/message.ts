@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import type { DateSource } from '../../email/mail-date.ts';
-import { headerValues, type MailAddress } from '../../email/mail-message.ts';
+import { headerValues, type MailAddress, type MailMessage } from '../../email/mail-message.ts';
 import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
 import type { MissingAttachment } from '../../email/partial-emlx.ts';
 
@@ -23,14 +23,9 @@ export interface MailAttachment {
   inline: boolean;
 }
 
-export interface CollectedMessage {
-  messageId: string | null;
-  subject: string | null;
-  from: MailAddress[];
-  sender: MailAddress[];
-  to: MailAddress[];
-  cc: MailAddress[];
-  bcc: MailAddress[];
+/** The parsed message's fields as read (mail-message.ts), and what a collector adds to them. */
+export interface CollectedMessage
+  extends Pick<MailMessage, 'messageId' | 'subject' | 'from' | 'sender' | 'to' | 'cc' | 'bcc' | 'inReplyTo' | 'references' | 'text' | 'html'> {
   /**
    * UTC instant of the Date header, ISO 8601 without fractions; when the header is absent or unreadable,
    * the first trustworthy fallback (Received, mbox From line, .emlx plist, file mtime); null when none.
@@ -40,11 +35,7 @@ export interface CollectedMessage {
   dateSource: DateSource | null;
   /** The Date header's own offset ("+09:00"), when it had one and `date` is from it. */
   dateOffset: string | null;
-  inReplyTo: string | null;
-  references: string[];
   listUnsubscribe: string | null;
-  text: string | null;
-  html: string | null;
   attachments: MailAttachment[];
   /** `.partial.emlx` attachments whose file is not in the mailbox's Attachments folder. */
   attachmentsMissing: MissingAttachment[];
