@@ -75,6 +75,11 @@ function batchCounts(outcomes: BatchItemOutcome[], total: number) {
   return { success, failure, status };
 }
 
+/** Deterministic batch key: the item keys sorted and joined, so a retried batch is the same batch. */
+export function batchKeyOf(items: CatalogDocumentRequest[]): string {
+  return sha256Hex(items.map((i) => i.idempotency_key).sort().join('|'));
+}
+
 export class Catalog {
   readonly phoneRegion: string;
 

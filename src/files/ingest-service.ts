@@ -13,8 +13,9 @@
  * or size is unsupported). The row exists before the document links it (document_files has a foreign key to it).
  */
 import type { Readable } from 'node:stream';
-import type { Catalog } from '../catalog/catalog.ts';
-import type { CatalogDocumentRequest, CatalogIngestResult } from '../catalog/types.ts';
+import { batchKeyOf, type Catalog } from '../catalog/catalog.ts';
+import type { IngestItem } from '../catalog/ingest.ts';
+import { CatalogError, type CatalogDocumentRequest, type CatalogIngestResult } from '../catalog/types.ts';
 import { serverInstanceId } from '../db/instance.ts';
 import type { Queryable } from '../db/types.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
@@ -130,6 +131,33 @@ function enrichmentRecord(x: ExtractResult, status: FileEnrichmentStatus, ocrMs:
   };
 }
 
+/** File name and type as the multipart part gave them. */
+export interface UploadNames {
+  filename?: string;
+  mimeType?: string;
+}
+
+/** One upload already in the object store, with its meta. */
+export interface StoredUpload {
+  meta: FileMeta;
+  stored: PutResult;
+  upload: UploadNames;
+}
+
+/** The outcome of one upload of a batch: its answer, or the error the single route would have raised. */
+export type FileItemResult = { ok: true; outcome: FileIngestOutcome } | { ok: false; error: unknown };
+
+interface FileStatusUpdate {
+  sha: string;
+  status: FileEnrichmentStatus;
+  enrichment: Record<string, unknown>;
+}
+
+/** The name and type a file is known by: the meta's, else the multipart part's. */
+function namesOf(item: StoredUpload): UploadNames {
+  return { filename: item.meta.filename || item.upload.filename, mimeType: item.meta.mimeType || item.upload.mimeType };
+}
+
 export class FileIngestService {
   constructor(private readonly deps: FileIngestDeps) {}
 
@@ -144,70 +172,136 @@ export class FileIngestService {
 
   /**
    * The document for stored bytes: a duplicate answer when the same file at the same source identity is already the
-   * active document (no extraction, no OCR), else extract and catalog.
+   * active document (no extraction, no OCR), else extract and catalog. Errors are thrown (the single upload route).
    */
-  async ingestStored(
-    meta: FileMeta,
-    stored: PutResult,
-    upload: { filename?: string; mimeType?: string },
-    receivedAt: Date,
-  ): Promise<FileIngestOutcome> {
+  async ingestStored(meta: FileMeta, stored: PutResult, upload: UploadNames, receivedAt: Date): Promise<FileIngestOutcome> {
+    const [item] = await this.ingestStoredMany([{ meta, stored, upload }], receivedAt);
+    if (!item.ok) throw item.error;
+    return item.outcome;
+  }
+
+  /**
+   * Several stored uploads (POST /v1/ingest/file:batch) with the same steps as one, in a few statements for all of
+   * them: one duplicate lookup, one files upsert, extraction file by file, one catalog batch (one transaction for the
+   * usual batch), one status update. One item's failure (OCR unavailable, a catalog refusal) never stops the others;
+   * it comes back as that item's error.
+   */
+  async ingestStoredMany(items: StoredUpload[], receivedAt: Date): Promise<FileItemResult[]> {
     const { db, catalog, store } = this.deps;
-    const dup = await this.findDuplicate(meta, stored.sha256);
-    if (dup) {
-      return {
-        result: dup.result,
-        file: { file_sha256: stored.sha256, object_key: stored.objectKey, extraction_status: dup.extractionStatus },
-        objectExisted: stored.existed,
+    const results: (FileItemResult | undefined)[] = new Array(items.length);
+    const duplicates = await this.findDuplicates(items);
+    const todo = items.map((item, index) => ({ item, index })).filter(({ index }) => !duplicates.has(index));
+    for (const [index, dup] of duplicates) {
+      const { stored } = items[index];
+      results[index] = {
+        ok: true,
+        outcome: {
+          result: dup.result,
+          file: { file_sha256: stored.sha256, object_key: stored.objectKey, extraction_status: dup.extractionStatus },
+          objectExisted: stored.existed,
+        },
       };
     }
+    if (todo.length === 0) return results as FileItemResult[];
 
-    const workflow: WorkflowStep[] = [{ status: 'submitted', at: receivedAt.toISOString() }];
-    const filename = meta.filename || upload.filename;
-    const mimeType = meta.mimeType || upload.mimeType;
-    // Recorded as being processed in one statement (one commit): a new file row, or a known file taken up again.
+    // Recorded as being processed in one statement (one commit): new file rows, or known files taken up again.
+    const rows = new Map<string, { stored: PutResult; filename: string | null; mimeType: string | null }>();
+    for (const { item } of todo) {
+      if (rows.has(item.stored.sha256)) continue;
+      rows.set(item.stored.sha256, { stored: item.stored, filename: namesOf(item).filename ?? null, mimeType: namesOf(item).mimeType ?? null });
+    }
+    const files = [...rows.values()];
     await db.query(
       `INSERT INTO files (file_sha256, object_key, storage_backend, filename, mime_type, size_bytes, enrichment_status)
-       VALUES ($1, $2, $3, $4, $5, $6, 'processing')
+       SELECT sha, key, $3, name, mime, size, 'processing'
+         FROM unnest($1::text[], $2::text[], $4::text[], $5::text[], $6::bigint[]) AS x(sha, key, name, mime, size)
        ON CONFLICT (file_sha256) DO UPDATE SET enrichment_status = 'processing', updated_at = now()`,
-      [stored.sha256, stored.objectKey, store.backend, filename ?? null, mimeType ?? null, stored.sizeBytes],
+      [
+        files.map((f) => f.stored.sha256),
+        files.map((f) => f.stored.objectKey),
+        store.backend,
+        files.map((f) => f.filename),
+        files.map((f) => f.mimeType),
+        files.map((f) => f.stored.sizeBytes),
+      ],
     );
 
-    workflow.push({ status: 'extracting', at: new Date().toISOString() });
-    const transient: OcrCallStats = { ms: [] };
-    let extraction: ExtractResult;
-    try {
-      extraction = await this.extract(stored, filename, mimeType, transient);
-    } catch (err) {
-      await this.setFileStatus(stored.sha256, 'failed', { error: (err as Error).message, at: new Date().toISOString() });
-      throw err;
+    // Extraction, one file after the other (PDF and HTML work runs in the extraction workers, OCR in its engine).
+    const built: { index: number; item: StoredUpload; doc: FileDocument; workflow: WorkflowStep[]; status: FileStatusUpdate }[] = [];
+    const statuses: FileStatusUpdate[] = [];
+    for (const { item, index } of todo) {
+      const workflow: WorkflowStep[] = [{ status: 'submitted', at: receivedAt.toISOString() }];
+      const { filename, mimeType } = namesOf(item);
+      workflow.push({ status: 'extracting', at: new Date().toISOString() });
+      const transient: OcrCallStats = { ms: [] };
+      let extraction: ExtractResult;
+      try {
+        extraction = await this.extract(item.stored, filename, mimeType, transient);
+      } catch (err) {
+        statuses.push({ sha: item.stored.sha256, status: 'failed', enrichment: { error: (err as Error).message, at: new Date().toISOString() } });
+        results[index] = { ok: false, error: err };
+        continue;
+      }
+      if (transient.error) {
+        // Put the file back to pending: nothing about it failed, the engine was not available.
+        statuses.push({ sha: item.stored.sha256, status: 'pending', enrichment: { error: transient.error.message, at: new Date().toISOString() } });
+        results[index] = { ok: false, error: new OcrUnavailableError(`OCR is not available right now (${transient.error.message}); retry later`) };
+        continue;
+      }
+      workflow.push({ status: 'extracted', at: new Date().toISOString(), ...(extraction.status === 'failed' ? { extraction_failed: true } : {}) });
+      const doc = buildFileDocument({ meta: item.meta, stored: item.stored, backend: store.backend, upload: item.upload, extraction });
+      const fileStatus = doc.metadata.attachments[0].file.enrichment_status;
+      // Enrichment of a file document = the OCR/caption step; it already ran inside extraction, so it is recorded as a
+      // step that finishes when the document is cataloged.
+      workflow.push({ status: 'enriching', at: new Date().toISOString() });
+      workflow.push({ status: 'enriched', at: new Date().toISOString() });
+      built.push({ index, item, doc, workflow, status: { sha: item.stored.sha256, status: fileStatus, enrichment: enrichmentRecord(extraction, fileStatus, transient.ms) } });
     }
-    if (transient.error) {
-      // Put the file back to pending: nothing about it failed, the engine was not available.
-      await this.setFileStatus(stored.sha256, 'pending', { error: transient.error.message, at: new Date().toISOString() });
-      throw new OcrUnavailableError(`OCR is not available right now (${transient.error.message}); retry later`);
-    }
-    workflow.push({ status: 'extracted', at: new Date().toISOString(), ...(extraction.status === 'failed' ? { extraction_failed: true } : {}) });
 
-    const doc = buildFileDocument({ meta, stored, backend: store.backend, upload, extraction });
-    const fileStatus = doc.metadata.attachments[0].file.enrichment_status;
-    // Enrichment of a file document = the OCR/caption step; it already ran inside extraction, so it is recorded as a
-    // step that finishes when the document is cataloged.
-    workflow.push({ status: 'enriching', at: new Date().toISOString() });
-    workflow.push({ status: 'enriched', at: new Date().toISOString() });
-    let result: CatalogIngestResult;
     try {
-      result = await catalog.ingest(toCatalogRequest(doc, workflow));
+      const cataloged = await this.catalogMany(built.map((b) => ({ index: b.index, request: toCatalogRequest(b.doc, b.workflow) })));
+      // A concurrent upload of the same file may have won: report what the catalog holds.
+      const raced = built.filter((b) => cataloged.get(b.index)?.ok && (cataloged.get(b.index) as { result: CatalogIngestResult }).result.duplicate);
+      const racedStatus = await this.extractionStatusOf(raced.map((b) => (cataloged.get(b.index) as { result: CatalogIngestResult }).result.doc_id));
+      for (const b of built) {
+        const c = cataloged.get(b.index)!;
+        if (!c.ok) {
+          results[b.index] = { ok: false, error: c.error };
+          continue;
+        }
+        const extractionStatus = c.result.duplicate ? (racedStatus.get(c.result.doc_id) ?? b.doc.file.extraction_status) : b.doc.file.extraction_status;
+        results[b.index] = {
+          ok: true,
+          outcome: {
+            result: c.result,
+            file: { file_sha256: b.item.stored.sha256, object_key: b.item.stored.objectKey, extraction_status: extractionStatus },
+            objectExisted: b.item.stored.existed,
+          },
+        };
+      }
     } finally {
-      await this.setFileStatus(stored.sha256, fileStatus, enrichmentRecord(extraction, fileStatus, transient.ms));
+      await this.setFileStatuses([...statuses, ...built.map((b) => b.status)]);
     }
-    // A concurrent upload of the same file may have won: report what the catalog holds.
-    const extractionStatus = result.duplicate ? ((await this.extractionStatusOf(result.doc_id)) ?? doc.file.extraction_status) : doc.file.extraction_status;
-    return {
-      result,
-      file: { file_sha256: stored.sha256, object_key: stored.objectKey, extraction_status: extractionStatus },
-      objectExisted: stored.existed,
-    };
+    return results as FileItemResult[];
+  }
+
+  /** One document through the single-document path (errors thrown as they are), several through one catalog batch. */
+  private async catalogMany(items: IngestItem[]): Promise<Map<number, { ok: true; result: CatalogIngestResult } | { ok: false; error: unknown }>> {
+    const out = new Map<number, { ok: true; result: CatalogIngestResult } | { ok: false; error: unknown }>();
+    if (items.length === 1) {
+      try {
+        out.set(items[0].index, { ok: true, result: await this.deps.catalog.ingest(items[0].request) });
+      } catch (err) {
+        out.set(items[0].index, { ok: false, error: err });
+      }
+      return out;
+    }
+    if (items.length === 0) return out;
+    const batch = await this.deps.catalog.ingestBatch(items, batchKeyOf(items.map((i) => i.request)));
+    for (const o of batch.items) {
+      out.set(o.index, o.ok ? { ok: true, result: o.result! } : { ok: false, error: new CatalogError(o.error!.status, o.error!.code, o.error!.message) });
+    }
+    return out;
   }
 
   private async extract(
@@ -234,20 +328,25 @@ export class FileIngestService {
     return extractText({ buffer, filename, mimeType }, options);
   }
 
-  private async setFileStatus(sha: string, status: FileEnrichmentStatus, enrichment: Record<string, unknown>): Promise<void> {
+  /** The enrichment status of files after their extraction, in one statement (the last update of a file wins). */
+  private async setFileStatuses(updates: FileStatusUpdate[]): Promise<void> {
+    const last = new Map(updates.map((u) => [u.sha, u]));
+    if (last.size === 0) return;
+    const rows = [...last.values()];
     await this.deps.db.query(
-      `UPDATE files SET enrichment_status = $2, enrichment = $3::jsonb, updated_at = now() WHERE file_sha256 = $1`,
-      [sha, status, JSON.stringify(enrichment)],
+      `UPDATE files f SET enrichment_status = x.status, enrichment = x.enrichment::jsonb, updated_at = now()
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS x(sha, status, enrichment) WHERE f.file_sha256 = x.sha`,
+      [rows.map((r) => r.sha), rows.map((r) => r.status), rows.map((r) => JSON.stringify(r.enrichment))],
     );
   }
 
-  private async extractionStatusOf(docId: string): Promise<'ready' | 'failed' | null> {
-    const r = await this.deps.db.query<{ s: string | null }>(
-      `SELECT metadata->'extraction'->>'status' AS s FROM documents WHERE doc_id = $1`,
-      [docId],
+  private async extractionStatusOf(docIds: string[]): Promise<Map<string, 'ready' | 'failed'>> {
+    if (docIds.length === 0) return new Map();
+    const r = await this.deps.db.query<{ doc_id: string; s: string | null }>(
+      `SELECT doc_id, metadata->'extraction'->>'status' AS s FROM documents WHERE doc_id = ANY($1::uuid[])`,
+      [docIds],
     );
-    const s = r.rows[0]?.s;
-    return s === 'ready' || s === 'failed' ? s : null;
+    return new Map(r.rows.flatMap((row) => (row.s === 'ready' || row.s === 'failed' ? [[row.doc_id, row.s] as const] : [])));
   }
 
   /**
@@ -269,13 +368,11 @@ export class FileIngestService {
     return { instanceId, known: keys.flatMap((k, index) => (byKey.has(k) ? [{ index, doc_id: byKey.get(k)! }] : [])) };
   }
 
-  /** The active document made from these bytes at this source identity, answered as a duplicate. */
-  private async findDuplicate(
-    meta: FileMeta,
-    sha: string,
-  ): Promise<{ result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' } | null> {
-    const key = fileIdempotencyKey(meta, sha);
+  /** The uploads whose bytes at their source identity are already the active document, answered as duplicates. */
+  private async findDuplicates(items: StoredUpload[]): Promise<Map<number, { result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' }>> {
+    const keys = items.map((it) => fileIdempotencyKey(it.meta, it.stored.sha256));
     const r = await this.deps.db.query<{
+      idempotency_key: string;
       submission_id: string;
       status: string;
       doc_id: string;
@@ -287,30 +384,35 @@ export class FileIngestService {
       total: number;
       files: string[];
     }>(
-      `SELECT s.submission_id, s.status, d.doc_id, d.external_id, d.version_number, d.thread_id, d.status AS doc_status,
-              d.metadata->'extraction'->>'status' AS extraction_status,
+      `SELECT s.idempotency_key, s.submission_id, s.status, d.doc_id, d.external_id, d.version_number, d.thread_id,
+              d.status AS doc_status, d.metadata->'extraction'->>'status' AS extraction_status,
               (SELECT count(*)::int FROM chunk_documents cd WHERE cd.doc_id = d.doc_id) AS total,
               coalesce((SELECT array_agg(f.file_sha256) FROM document_files f WHERE f.doc_id = d.doc_id), '{}') AS files
          FROM ingest_submissions s JOIN documents d ON d.doc_id = s.result_doc_id
-        WHERE s.idempotency_key = $1 AND s.status <> 'failed' AND d.is_active_version`,
-      [key],
+        WHERE s.idempotency_key = ANY($1::text[]) AND s.status <> 'failed' AND d.is_active_version`,
+      [[...new Set(keys)]],
     );
-    const row = r.rows[0];
-    if (!row) return null;
-    return {
-      result: {
-        submission_id: row.submission_id,
-        doc_id: row.doc_id,
-        external_id: row.external_id,
-        version_number: row.version_number,
-        status: row.status,
-        document_status: row.doc_status,
-        thread_id: row.thread_id,
-        file_ids: row.files,
-        duplicate: true,
-        total_chunks: row.total,
-      },
-      extractionStatus: row.extraction_status === 'failed' ? 'failed' : 'ready',
-    };
+    const byKey = new Map(r.rows.map((row) => [row.idempotency_key, row]));
+    const out = new Map<number, { result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' }>();
+    keys.forEach((key, index) => {
+      const row = byKey.get(key);
+      if (!row) return;
+      out.set(index, {
+        result: {
+          submission_id: row.submission_id,
+          doc_id: row.doc_id,
+          external_id: row.external_id,
+          version_number: row.version_number,
+          status: row.status,
+          document_status: row.doc_status,
+          thread_id: row.thread_id,
+          file_ids: row.files,
+          duplicate: true,
+          total_chunks: row.total,
+        },
+        extractionStatus: row.extraction_status === 'failed' ? 'failed' : 'ready',
+      });
+    });
+    return out;
   }
 }

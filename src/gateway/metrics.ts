@@ -16,7 +16,7 @@ import type { VectorSkip } from '../search/types.ts';
 const LATENCY_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 
 /** POST routes that ingest; their answers are counted by outcome in gateway_ingest_requests_total. */
-const INGEST_ROUTES = new Set(['/v1/ingest', '/v1/ingest::batch', '/v1/ingest/file', '/v2/ingest/document', '/v2/ingest/person', '/v2/ingest::batch']);
+const INGEST_ROUTES = new Set(['/v1/ingest', '/v1/ingest::batch', '/v1/ingest/file', '/v1/ingest/file::batch', '/v2/ingest/document', '/v2/ingest/person', '/v2/ingest::batch']);
 
 export interface GatewayMetrics {
   registry: Registry;

@@ -6,15 +6,17 @@
  */
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { Readable } from 'node:stream';
-import { FileIngestService, OcrUnavailableError } from '../../files/ingest-service.ts';
+import { FileIngestService, OcrUnavailableError, type FileItemResult, type StoredUpload } from '../../files/ingest-service.ts';
+import { CatalogError } from '../../catalog/types.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
 import { ObjectStoreError, type PutResult } from '../../files/object-store.ts';
-import { ErrorEnvelope, ValidationErrorBody } from '../../schemas/common.ts';
+import { ErrorEnvelope, Nullable, ValidationErrorBody, ValidationErrorItem } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import { errorEnvelope } from '../errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
+import { sendBatchResults } from '../batch-reply.ts';
 
 export const FileIngestResponse = Type.Object(
   {
@@ -25,6 +27,29 @@ export const FileIngestResponse = Type.Object(
   },
   { title: 'FileIngestResponse' },
 );
+
+/** Files one POST /v1/ingest/file:batch may carry. */
+export const FILE_BATCH_MAX_FILES = 32;
+
+const FileBatchItemResult = Type.Object({
+  index: Type.Integer({ description: 'Position of the upload in the request (0-based)' }),
+  status_code: Type.Integer({ description: 'The status the single route would have answered for this file' }),
+  filename: Nullable(Type.String()),
+  submission: Nullable(FileIngestResponse),
+  error: Nullable(ErrorEnvelope),
+  detail: Type.Optional(Type.Array(ValidationErrorItem)),
+});
+
+const FileBatchResponse = Type.Object(
+  {
+    total_count: Type.Integer(),
+    success_count: Type.Integer(),
+    failure_count: Type.Integer(),
+    results: Type.Array(FileBatchItemResult),
+  },
+  { title: 'FileBatchResponse' },
+);
+type FileBatchItemResultT = Static<typeof FileBatchItemResult>;
 
 const KnownFilesRequest = Type.Object(
   {
@@ -102,6 +127,22 @@ function guardTruncatedParts(raw: NodeJS.ReadableStream & { readableEnded?: bool
       if (raw.readableEnded) check();
     },
   };
+}
+
+/** One file's answer in a batch: what the single route would have answered, in the batch's shape. */
+function batchItemResult(index: number, filename: string | null, o: FileItemResult, log: FastifyBaseLogger): FileBatchItemResultT {
+  if (o.ok) {
+    const status = o.outcome.result.duplicate || o.outcome.result.skipped ? 200 : 202;
+    return { index, status_code: status, filename, submission: { ...toSubmissionResponse(o.outcome.result), ...o.outcome.file }, error: null };
+  }
+  const err = o.error;
+  const known =
+    err instanceof OcrUnavailableError || err instanceof ObjectStoreError ? { status: err.statusCode, code: err.code, message: err.message }
+    : err instanceof CatalogError ? { status: err.status, code: err.code, message: err.message }
+    : null;
+  if (!known) log.error({ err: { message: (err as Error).message, stack: (err as Error).stack } }, 'file batch item failed');
+  const { status, code, message } = known ?? { status: 500, code: 'INGEST.UNEXPECTED_ERROR', message: 'unexpected error while ingesting this file' };
+  return { index, status_code: status, filename, submission: null, error: errorEnvelope(code, message, status, 'gw_ingest_file_batch') };
 }
 
 export async function fileRoutes(app: FastifyInstance, opts: { service: FileIngestService }): Promise<void> {
@@ -212,6 +253,96 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
         if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
         throw err; // catalog errors: the gateway's error handler
       }
+    },
+  );
+
+  app.post(
+    '/v1/ingest/file::batch',
+    {
+      schema: {
+        tags: ['ingest'],
+        summary: `Upload up to ${FILE_BATCH_MAX_FILES} files at once (multipart: meta JSON then upload, repeated)`,
+        description:
+          'Each file is handled as POST /v1/ingest/file would handle it, and answered in `results` by its position ' +
+          '(`status_code` is what the single route would have answered). One bad file never stops the others: the ' +
+          'answer is 202 when every file was accepted, else 207. The documents are cataloged together (one batch), ' +
+          'which is much cheaper than one request per file.',
+        consumes: ['multipart/form-data'],
+        response: { 202: FileBatchResponse, 207: FileBatchResponse, 400: ErrorBody, 413: ErrorBody, 422: ValidationErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req, reply) => {
+      const receivedAt = new Date();
+      if (!req.isMultipart()) {
+        return unprocessable(reply, [{ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, upload, meta, upload, …)', type: 'missing' }]);
+      }
+      const guard = guardTruncatedParts(req.raw);
+      const results: FileBatchItemResultT[] = [];
+      const accepted: { index: number; item: StoredUpload }[] = [];
+      /** The meta part waiting for its upload (undefined: none; null: it was longer than allowed). */
+      let pendingMeta: string | null | undefined;
+      const refuse = (index: number, filename: string | null, detail: ValidationIssue[]) =>
+        results.push({ index, status_code: 422, filename, submission: null, error: errorEnvelope('INGEST.VALIDATION_ERROR', 'invalid upload', 422, 'gw_ingest_file_batch'), detail });
+      const missingUpload = () => refuse(results.length + accepted.length, null, [{ loc: ['body', 'upload'], msg: 'Field required (each meta is followed by its upload)', type: 'missing' }]);
+      try {
+        // A meta may come as a field or as a file part (FormData sends a Blob as a file), so busboy's limits allow
+        // two file parts per upload; the uploads themselves are counted here.
+        const limits = { files: 2 * FILE_BATCH_MAX_FILES, fields: FILE_BATCH_MAX_FILES + 8, parts: 2 * FILE_BATCH_MAX_FILES + 8 };
+        for await (const part of req.parts({ limits })) {
+          if (part.fieldname === 'meta') {
+            if (pendingMeta !== undefined) missingUpload();
+            if (part.type === 'file') pendingMeta = (await readSmall(part.file, MAX_META_BYTES)) ?? null;
+            else pendingMeta = part.valueTruncated ? null : typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+            continue;
+          }
+          if (part.type !== 'file') continue;
+          if (part.fieldname !== 'upload') {
+            part.file.resume(); // unknown file parts are skipped (bounded by the limits)
+            continue;
+          }
+          const index = results.length + accepted.length;
+          if (index === FILE_BATCH_MAX_FILES) {
+            part.file.resume();
+            return sendError(reply, 413, 'INGEST.MULTIPART_LIMIT', `too many files: at most ${FILE_BATCH_MAX_FILES} files per request`, false);
+          }
+          const filename = part.filename || null;
+          const metaRaw = pendingMeta;
+          pendingMeta = undefined;
+          const m = metaRaw === null || metaRaw === undefined ? null : parseFileMeta(metaRaw);
+          if (!m?.ok) {
+            part.file.resume(); // not stored: its meta is missing or invalid
+            refuse(index, filename, m ? m.errors : metaRaw === null
+              ? [{ loc: ['body', 'meta'], msg: `meta is larger than ${MAX_META_BYTES} bytes`, type: 'too_long' }]
+              : [{ loc: ['body', 'meta'], msg: 'Field required (each upload follows its meta)', type: 'missing' }]);
+            continue;
+          }
+          const upload = { filename: part.filename || undefined, mimeType: part.mimetype || undefined };
+          guard.track(part.file);
+          try {
+            accepted.push({ index, item: { meta: m.meta, stored: await service.store(part.file, upload), upload } });
+          } catch (err) {
+            // Too large: this file only (the store drained and deleted it). Any other store failure ends the request.
+            if (!(err instanceof ObjectStoreError) || err.statusCode !== 413) throw err;
+            results.push({ index, status_code: 413, filename, submission: null, error: errorEnvelope(err.code, err.message, 413, 'gw_ingest_file_batch'), });
+          }
+        }
+      } catch (err) {
+        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        const e = err as { statusCode?: number; code?: string; message?: string };
+        if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+          return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', `${e.message ?? 'multipart limit exceeded'} (at most ${FILE_BATCH_MAX_FILES} files per request)`, false);
+        }
+        return sendError(reply, 400, 'INGEST.FILE_READ_FAILED', `malformed multipart body: ${e.message ?? String(err)}`, true);
+      }
+      if (pendingMeta !== undefined) missingUpload();
+      if (results.length + accepted.length === 0) {
+        return unprocessable(reply, [{ loc: ['body', 'upload'], msg: 'Field required (no meta and upload pairs)', type: 'missing' }]);
+      }
+
+      const outcomes = await service.ingestStoredMany(accepted.map((a) => a.item), receivedAt);
+      outcomes.forEach((o, i) => results.push(batchItemResult(accepted[i].index, accepted[i].item.upload.filename ?? null, o, req.log)));
+      results.sort((a, b) => a.index - b.index);
+      return sendBatchResults(reply, results);
     },
   );
 

@@ -1,7 +1,7 @@
 /** Ingestion routes of the gateway (spec 4.1): single documents, batches, status. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Catalog } from '../../catalog/catalog.ts';
+import { batchKeyOf, type Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
 import { ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import {
@@ -13,7 +13,6 @@ import {
   type BatchItemResultT,
   type IngestSubmissionResponseT,
 } from '../../schemas/ingest.ts';
-import { sha256Hex } from '../../util/hash.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
@@ -57,10 +56,6 @@ export function toSubmissionResponse(r: CatalogIngestResult): IngestSubmissionRe
   };
 }
 
-/** Deterministic batch key: the item keys sorted and joined, so a retried batch is the same batch. */
-export function batchKeyOf(items: CatalogDocumentRequest[]): string {
-  return sha256Hex(items.map((i) => i.idempotency_key).sort().join('|'));
-}
 
 export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
   app.post(

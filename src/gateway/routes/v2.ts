@@ -30,6 +30,7 @@ import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { checkAttachments, PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
+import { sendBatchResults } from '../batch-reply.ts';
 
 const THREAD_SOURCE_TYPES = new Set(['chatapp', 'sms', 'email', 'slack', 'whatsapp', 'signal']);
 
@@ -206,13 +207,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
       for (const [index, env] of (req.body as unknown[]).entries()) {
         results.push(await batchItem(catalog, index, env));
       }
-      const success = results.filter((r) => r.error === null).length;
-      return reply.code(success === results.length ? 202 : 207).send({
-        total_count: results.length,
-        success_count: success,
-        failure_count: results.length - success,
-        results,
-      });
+      return sendBatchResults(reply, results);
     },
   );
 };
