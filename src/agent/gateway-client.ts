@@ -3,7 +3,8 @@
  * spec-notes B4.8).
  *
  * - POST <ingest_path> for one document (Idempotency-Key header when the caller has a key),
- *   POST <ingest_path>:batch for several, POST <ingest_file_path> multipart (`meta` JSON + `upload`).
+ *   POST <ingest_path>:batch for several, POST <ingest_file_path> multipart (`meta` JSON + `upload`), and
+ *   POST <ingest_file_path>:batch for several files (memex's gateway; pairs of `meta` + `upload`).
  * - Authorization: Bearer <gateway.auth_token> when one is configured.
  * - 429 and 503 are retried after 0.5 s then 1.0 s (three attempts in all); transport failures and
  *   per-attempt timeouts are retried the same way. When the attempts run out the client throws
@@ -66,6 +67,14 @@ export interface FileUploadMeta {
   [key: string]: unknown;
 }
 
+/** One file of an upload: its meta, bytes, and the name and type its part carries. */
+export interface FileUpload {
+  meta: FileUploadMeta;
+  data: Buffer | Uint8Array;
+  filename?: string;
+  contentType?: string;
+}
+
 export interface GatewayClient {
   submitDocument<T = unknown>(doc: object, opts?: { idempotencyKey?: string }): Promise<GatewayResponse<T>>;
   submitBatch<T = unknown>(docs: object[]): Promise<GatewayResponse<T>>;
@@ -74,6 +83,8 @@ export interface GatewayClient {
     data: Buffer | Uint8Array,
     opts?: { idempotencyKey?: string; filename?: string; contentType?: string },
   ): Promise<GatewayResponse<T>>;
+  /** Several files in one POST <ingest_file_path>:batch; the answer lists each file's result by position. */
+  uploadFiles<T = unknown>(files: FileUpload[]): Promise<GatewayResponse<T>>;
 }
 
 const RETRYABLE = new Set([429, 503]);
@@ -89,6 +100,17 @@ export function gatewayClientFromConfig(cfg: AgentConfig, extra: Partial<Gateway
     authTokenSource: cfg.gateway.auth_token_source,
     ...extra,
   });
+}
+
+/** The multipart body of an upload: `meta` then `upload` for each file, in order. */
+function fileForm(files: FileUpload[]): FormData {
+  const form = new FormData();
+  for (const f of files) {
+    const bytes = new Uint8Array(f.data.buffer, f.data.byteOffset, f.data.byteLength);
+    form.append('meta', new Blob([JSON.stringify(f.meta)], { type: 'application/json' }));
+    form.append('upload', new Blob([bytes], { type: f.contentType ?? f.meta.mime_type ?? 'application/octet-stream' }), f.filename ?? f.meta.filename);
+  }
+  return form;
 }
 
 export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
@@ -166,18 +188,11 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     uploadFile(meta, data, o = {}) {
       const extra: Record<string, string> = {};
       if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
-      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       // A fresh FormData per attempt: a body stream cannot be sent twice.
-      return send(ingestFilePath, () => {
-        const form = new FormData();
-        form.append('meta', new Blob([JSON.stringify(meta)], { type: 'application/json' }));
-        form.append(
-          'upload',
-          new Blob([bytes], { type: o.contentType ?? meta.mime_type ?? 'application/octet-stream' }),
-          o.filename ?? meta.filename,
-        );
-        return { method: 'POST', headers: headers(extra), body: form };
-      });
+      return send(ingestFilePath, () => ({ method: 'POST', headers: headers(extra), body: fileForm([{ meta, data, ...o }]) }));
+    },
+    uploadFiles(files) {
+      return send(`${ingestFilePath}:batch`, () => ({ method: 'POST', headers: headers({}), body: fileForm(files) }));
     },
   };
 }

@@ -36,11 +36,20 @@ export interface RecordedUpload {
   data: Buffer;
 }
 
-/** Records multipart uploads as the gateway's file route would receive them; answers 202 (200 for a repeat). */
+/**
+ * Records multipart uploads as the spec's file route would receive them; answers 202 (200 for a repeat). Like a
+ * gateway that follows the spec only, it has no file batch route (404), so clients fall back to one upload per file.
+ */
 export async function startUploadRecorder(): Promise<{ url: string; uploads: RecordedUpload[]; close(): Promise<void> }> {
   const uploads: RecordedUpload[] = [];
   const seen = new Set<string>();
   const server = http.createServer((req, res) => {
+    if (req.url?.endsWith(':batch')) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: `Not Found: POST ${req.url}` }));
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -73,7 +82,7 @@ export function splitGatewayClient(docsUrl: string, filesUrl: string, token = TE
   const fast = { backoffMs: [20, 40] };
   const docs = createGatewayClient({ baseUrl: docsUrl, authToken: token, ...fast });
   const files = createGatewayClient({ baseUrl: filesUrl, authToken: token, ...fast });
-  return { submitDocument: docs.submitDocument, submitBatch: docs.submitBatch, uploadFile: files.uploadFile };
+  return { submitDocument: docs.submitDocument, submitBatch: docs.submitBatch, uploadFile: files.uploadFile, uploadFiles: files.uploadFiles };
 }
 
 export function tmpDir(prefix: string): string {

@@ -26,20 +26,23 @@ function sink() {
   return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
 }
 
-/** Message n with a text attachment notes-n.txt. */
-const withNote = (n: number) =>
+/** Message n with text attachments: notes-n.txt, or notes-n-1.txt … notes-n-k.txt when it has k > 1. */
+const withNote = (n: number, attachments = 1) =>
   [
     `From: Sender ${n} <sender${n}@example.net>`, 'To: jane.doe@example.org', `Subject: Notes ${n}`,
     `Date: Thu, 23 Nov 2023 10:${String(n).padStart(2, '0')}:00 +0000`, `Message-ID: <att-${n}@example.net>`, 'MIME-Version: 1.0',
     'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain; charset=utf-8', '', `Message ${n} has notes attached.`,
-    '--b', `Content-Type: text/plain; name="notes-${n}.txt"`, `Content-Disposition: attachment; filename="notes-${n}.txt"`, '',
-    `Attachment number ${n}: quarterly figures.`, '--b--', '',
+    ...Array.from({ length: attachments }, (_, k) => {
+      const name = attachments === 1 ? `notes-${n}.txt` : `notes-${n}-${k + 1}.txt`;
+      return ['--b', `Content-Type: text/plain; name="${name}"`, `Content-Disposition: attachment; filename="${name}"`, '', `Attachment ${name}: quarterly figures.`];
+    }).flat(),
+    '--b--', '',
   ].join('\r\n');
 
 /** A folder holding one mbox of n messages with attachments. */
-function notesMbox(n: number): string {
+function notesMbox(n: number, attachments = 1): string {
   const dir = tmpDir('memex-import-att-');
-  fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: n }, (_, i) => withNote(i + 1))));
+  fs.writeFileSync(path.join(dir, 'Notes.mbox'), mbox(Array.from({ length: n }, (_, i) => withNote(i + 1, attachments))));
   return dir;
 }
 
@@ -163,38 +166,48 @@ describe('memex import mail', () => {
         events.push('upload');
         return real.uploadFile<T>(...args);
       },
+      async uploadFiles<T>(files: Parameters<GatewayClient['uploadFiles']>[0]) {
+        await Promise.race([secondBatch, new Promise((r) => setTimeout(r, 5000))]);
+        events.push(`upload of ${files.length}`);
+        return real.uploadFiles<T>(files);
+      },
     };
     const problems: string[] = [];
     const sum = await importMail(await discoverSources(dir), { gateway, config: testConfig(), batchSize: 3, concurrency: 1, onProblem: (l, r) => problems.push(`${l}: ${r}`) });
     expect(problems).toEqual([]);
     // The second batch went before any attachment of the first was uploaded.
     expect(events.slice(0, 2)).toEqual(['batch of 3', 'batch of 3']);
+    // Each batch's three attachments went in one request.
+    expect(events.filter((e) => e.startsWith('upload'))).toEqual(['upload of 3', 'upload of 3']);
     expect(sum).toMatchObject({ messages: 6, accepted: 6, rejected: 0, retryLater: 0, attachmentsUploaded: 6 });
     const files = await gw.db.query<{ title: string }>(`SELECT title FROM documents WHERE title LIKE 'notes-%'`);
     expect(files.rows.map((r) => r.title).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `notes-${i + 1}.txt`).sort());
     await gw.close();
   });
 
-  it('uploads at most --concurrency × 4 messages\' attachments at once, however many batches are unfinished', async () => {
-    const dir = notesMbox(12);
+  it('sends at most --concurrency × 4 attachment upload requests at once, however many batches are unfinished', async () => {
+    // Two messages per batch with 20 attachments each: 40 files, two requests per batch (at most 32 files each).
+    const dir = notesMbox(12, 20);
     const { gw, real } = await fileGateway();
-    // Each upload is held until six are under way (what three unfinished batches of two would start) or 1 s passed.
+    // Each request is held until six are under way (what six unfinished batches of two would start) or 1 s passed.
     let uploading = 0;
     let most = 0;
+    const held = async <R>(send: () => Promise<R>): Promise<R> => {
+      most = Math.max(most, ++uploading);
+      for (let waited = 0; uploading < 6 && waited < 1000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+      try {
+        return await send();
+      } finally {
+        uploading--;
+      }
+    };
     const gateway: GatewayClient = {
       ...real,
-      async uploadFile<T>(...args: Parameters<GatewayClient['uploadFile']>) {
-        most = Math.max(most, ++uploading);
-        for (let waited = 0; uploading < 6 && waited < 1000; waited += 10) await new Promise((r) => setTimeout(r, 10));
-        try {
-          return await real.uploadFile<T>(...args);
-        } finally {
-          uploading--;
-        }
-      },
+      uploadFile: (...args) => held(() => real.uploadFile(...args)),
+      uploadFiles: (files) => held(() => real.uploadFiles(files)),
     };
     const sum = await importMail(await discoverSources(dir), { gateway, config: testConfig(), batchSize: 2, concurrency: 1 });
-    expect(sum).toMatchObject({ messages: 12, accepted: 12, rejected: 0, retryLater: 0, attachmentsUploaded: 12 });
+    expect(sum).toMatchObject({ messages: 12, accepted: 12, rejected: 0, retryLater: 0, attachmentsUploaded: 240 });
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(4);
     await gw.close();

@@ -5,7 +5,7 @@
  * final rejection.
  */
 import { GatewayHttpError, type GatewayClient } from '../../gateway-client.ts';
-import { attachmentUploads, type BuiltEmail } from './document.ts';
+import { attachmentUploads, type AttachmentUpload, type BuiltEmail } from './document.ts';
 import type { MailAttachment } from './message.ts';
 
 export interface SubmitOutcome {
@@ -47,7 +47,7 @@ export interface SubmitOptions {
    * the batch failed): a caller can send its next batch while this one's attachments are still on the way.
    */
   onAnswered?: () => void;
-  /** Shared by the batches on their way (SubmitWindow): bounds the messages uploading attachments at once. */
+  /** Shared by the batches on their way (SubmitWindow): bounds the attachment upload requests at once. */
   uploadLimiter?: Limiter;
 }
 
@@ -87,15 +87,18 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
   opts.onAnswered?.();
 
   const attachments = opts.attachments ?? [];
-  if (opts.uploadAttachments && attachments.length) {
-    const up = await uploadAttachments(gateway, built, attachments, opts);
-    Object.assign(out, up.patch);
-  }
+  if (opts.uploadAttachments && attachments.length) await uploadAttachments(gateway, [{ built, attachments, outcome: out }], opts);
   return out;
 }
 
-/** Messages uploading attachments at once for one batch (and per SubmitWindow slot). */
+/** Attachment upload requests on their way at once for one batch (and per SubmitWindow slot). */
 const ATTACHMENT_UPLOADS_IN_FLIGHT = 4;
+/**
+ * Files per POST <ingest_file_path>:batch (the memex gateway takes up to 32) and bytes per request: enough to
+ * make one request of a batch's attachments, small enough that a retried request resends little.
+ */
+const FILES_PER_UPLOAD = 32;
+const BYTES_PER_UPLOAD = 8 * 1024 * 1024;
 
 interface BatchAnswer {
   results?: Array<{ index: number; status_code: number; submission: IngestAnswer | null; error: { message?: string } | null }>;
@@ -160,40 +163,104 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     });
   }
   opts.onAnswered?.();
-  // Attachments of the accepted items, a few uploads at a time (not one by one after each message).
   if (opts.uploadAttachments) {
-    const jobs = items.map((it, i) => ({ it, i })).filter(({ it, i }) => outs[i].status === 'accepted' && (it.attachments?.length ?? 0) > 0);
-    let next = 0;
-    const worker = async () => {
-      while (next < jobs.length) {
-        const { it, i } = jobs[next++];
-        const upload = () => uploadAttachments(gateway, it.built, it.attachments!, opts);
-        const up = await (opts.uploadLimiter ? opts.uploadLimiter.run(upload) : upload());
-        Object.assign(outs[i], up.patch);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(ATTACHMENT_UPLOADS_IN_FLIGHT, jobs.length) }, worker));
+    const jobs = items.flatMap((it, i) => (outs[i].status === 'accepted' && it.attachments?.length ? [{ built: it.built, attachments: it.attachments, outcome: outs[i] }] : []));
+    await uploadAttachments(gateway, jobs, opts);
   }
   return outs;
 }
 
-async function uploadAttachments(gateway: GatewayClient, built: BuiltEmail, attachments: MailAttachment[], opts: SubmitOptions): Promise<{ patch: Partial<SubmitOutcome> }> {
+/** Gateways that answered 404/405 for the file batch route: they get one upload per file from then on. */
+const withoutFileBatch = new WeakSet<GatewayClient>();
+
+interface AttachmentJob {
+  built: BuiltEmail;
+  attachments: MailAttachment[];
+  /** The message's outcome: counts the uploaded files, and takes the first failure (the message is then retried or rejected). */
+  outcome: SubmitOutcome;
+}
+
+/**
+ * The attachments of accepted messages, several files per request (POST <ingest_file_path>:batch: one request and
+ * one catalog transaction instead of one per file), a few requests at a time. A gateway without the batch route
+ * (404/405) gets the spec's one upload per file; so does a request that holds only one file.
+ */
+async function uploadAttachments(gateway: GatewayClient, jobs: AttachmentJob[], opts: SubmitOptions): Promise<void> {
   const max = opts.maxAttachmentBytes ?? Number.MAX_SAFE_INTEGER;
-  const patch: Partial<SubmitOutcome> = { attachmentsUploaded: 0, attachmentsSkipped: [] };
-  for (const up of attachmentUploads(built, attachments)) {
-    if (up.data.length > max) {
-      patch.attachmentsSkipped!.push(`${up.meta.filename} (${up.data.length} bytes > ${max})`);
-      continue;
-    }
-    try {
-      await gateway.uploadFile(up.meta, up.data, { idempotencyKey: up.idempotencyKey, filename: up.meta.filename, contentType: up.meta.mime_type });
-      patch.attachmentsUploaded!++;
-    } catch (err) {
-      const c = classify(err);
-      return { patch: { ...patch, status: c.status, httpStatus: c.httpStatus, error: `attachment ${up.meta.filename}: ${c.message}`, responseBody: c.body } };
+  const files: { up: AttachmentUpload; job: AttachmentJob }[] = [];
+  for (const job of jobs) {
+    job.outcome.attachmentsUploaded = 0;
+    job.outcome.attachmentsSkipped = [];
+    for (const up of attachmentUploads(job.built, job.attachments)) {
+      if (up.data.length > max) job.outcome.attachmentsSkipped.push(`${up.meta.filename} (${up.data.length} bytes > ${max})`);
+      else files.push({ up, job });
     }
   }
-  return { patch };
+  const requests: (typeof files)[] = [];
+  let bytes = 0;
+  for (const f of files) {
+    const last = requests.at(-1);
+    if (last && last.length < FILES_PER_UPLOAD && bytes + f.up.data.length <= BYTES_PER_UPLOAD) last.push(f);
+    else {
+      requests.push([f]);
+      bytes = 0;
+    }
+    bytes += f.up.data.length;
+  }
+  const settle = (f: (typeof files)[number], failure: ReturnType<typeof classify> | null) => {
+    const o = f.job.outcome;
+    if (!failure) o.attachmentsUploaded++;
+    else if (o.status === 'accepted') {
+      Object.assign(o, { status: failure.status, httpStatus: failure.httpStatus, error: `attachment ${f.up.meta.filename}: ${failure.message}`, responseBody: failure.body });
+    }
+  };
+  const one = async (f: (typeof files)[number]) => {
+    try {
+      await gateway.uploadFile(f.up.meta, f.up.data, { idempotencyKey: f.up.idempotencyKey, filename: f.up.meta.filename, contentType: f.up.meta.mime_type });
+      settle(f, null);
+    } catch (err) {
+      settle(f, classify(err));
+    }
+  };
+  const send = async (request: typeof files) => {
+    if (request.length === 1 || withoutFileBatch.has(gateway)) {
+      for (const f of request) await one(f);
+      return;
+    }
+    let answer: FileBatchAnswer;
+    try {
+      answer = (await gateway.uploadFiles<FileBatchAnswer>(request.map((f) => ({ meta: f.up.meta, data: f.up.data, filename: f.up.meta.filename, contentType: f.up.meta.mime_type })))).body ?? {};
+    } catch (err) {
+      if (err instanceof GatewayHttpError && (err.status === 404 || err.status === 405)) {
+        withoutFileBatch.add(gateway);
+        for (const f of request) await one(f);
+        return;
+      }
+      const failure = classify(err);
+      for (const f of request) settle(f, failure);
+      return;
+    }
+    const byIndex = new Map((answer.results ?? []).map((r) => [r.index, r]));
+    request.forEach((f, i) => {
+      const r = byIndex.get(i);
+      if (r && r.status_code < 300) return settle(f, null);
+      const code = r?.status_code ?? 502;
+      const message = r ? `Gateway answered ${code}: ${r.error?.message ?? JSON.stringify(r.detail ?? []).slice(0, 300)}` : 'batch answer has no result for this file';
+      settle(f, { status: code === 429 || code >= 500 ? 'retry' : 'rejected', httpStatus: code, message, body: r ? JSON.stringify(r.error ?? r.detail ?? {}).slice(0, 2000) : null });
+    });
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const request = requests[next++];
+      await (opts.uploadLimiter ? opts.uploadLimiter.run(() => send(request)) : send(request));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ATTACHMENT_UPLOADS_IN_FLIGHT, requests.length) }, worker));
+}
+
+interface FileBatchAnswer {
+  results?: Array<{ index: number; status_code: number; error: { message?: string } | null; detail?: unknown[] }>;
 }
 
 /**
@@ -202,7 +269,7 @@ async function uploadAttachments(gateway: GatewayClient, built: BuiltEmail, atta
  * batches are unfinished at once, which bounds the messages (and attachment bytes) held in memory.
  */
 export class SubmitWindow {
-  /** Messages uploading attachments at once over all batches: as many as `slots` batches would upload. */
+  /** Attachment upload requests at once over all batches: as many as `slots` batches would send. */
   readonly uploads: Limiter;
   private readonly unfinished = new Set<Promise<void>>();
   private awaitingAnswer = 0;
