@@ -147,6 +147,9 @@ export interface StoredUpload {
 /** The outcome of one upload of a batch: its answer, or the error the single route would have raised. */
 export type FileItemResult = { ok: true; outcome: FileIngestOutcome } | { ok: false; error: unknown };
 
+/** One document's catalog answer, or the error it met. */
+type Cataloged = { ok: true; result: CatalogIngestResult } | { ok: false; error: unknown };
+
 interface FileStatusUpdate {
   sha: string;
   status: FileEnrichmentStatus;
@@ -261,12 +264,12 @@ export class FileIngestService {
     try {
       const cataloged = await this.catalogMany(built.map((b) => ({ index: b.index, request: toCatalogRequest(b.doc, b.workflow) })));
       // A concurrent upload of the same file may have won: report what the catalog holds.
-      const raced = built.filter((b) => cataloged.get(b.index)?.ok && (cataloged.get(b.index) as { result: CatalogIngestResult }).result.duplicate);
-      const racedStatus = await this.extractionStatusOf(raced.map((b) => (cataloged.get(b.index) as { result: CatalogIngestResult }).result.doc_id));
+      const raced = [...cataloged.values()].flatMap((c) => (c.ok && c.result.duplicate ? [c.result.doc_id] : []));
+      const racedStatus = await this.extractionStatusOf(raced);
       for (const b of built) {
         const c = cataloged.get(b.index)!;
         if (!c.ok) {
-          results[b.index] = { ok: false, error: c.error };
+          results[b.index] = c;
           continue;
         }
         const extractionStatus = c.result.duplicate ? (racedStatus.get(c.result.doc_id) ?? b.doc.file.extraction_status) : b.doc.file.extraction_status;
@@ -286,8 +289,8 @@ export class FileIngestService {
   }
 
   /** One document through the single-document path (errors thrown as they are), several through one catalog batch. */
-  private async catalogMany(items: IngestItem[]): Promise<Map<number, { ok: true; result: CatalogIngestResult } | { ok: false; error: unknown }>> {
-    const out = new Map<number, { ok: true; result: CatalogIngestResult } | { ok: false; error: unknown }>();
+  private async catalogMany(items: IngestItem[]): Promise<Map<number, Cataloged>> {
+    const out = new Map<number, Cataloged>();
     if (items.length === 1) {
       try {
         out.set(items[0].index, { ok: true, result: await this.deps.catalog.ingest(items[0].request) });
