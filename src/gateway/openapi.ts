@@ -2,11 +2,12 @@
  * Completes the OpenAPI document the routes' schemas produce, so a generated client works from it:
  * - every operation has an `operationId` (from its method and path, unique) and a `summary`;
  * - every operation behind a bearer token documents 401 (no token) and 403 (wrong token), as the guard answers;
- * - `POST /v1/ingest/file` documents its multipart body (the route reads the parts itself, so it has no body
- *   schema to validate with).
+ * - `POST /v1/ingest/file` and `POST /v1/ingest/file:batch` document their multipart bodies (the routes read the
+ *   parts themselves, so they have no body schema to validate with).
  * Only the document changes: validation and serialisation keep using the routes' own schemas.
  */
 import { MAX_META_BYTES } from '../files/meta.ts';
+import { FILE_BATCH_MAX_FILES } from './routes/files.ts';
 
 type Operation = {
   operationId?: string;
@@ -61,6 +62,24 @@ const FILE_UPLOAD_BODY = {
   },
 };
 
+/** The batch body: `meta` then `upload`, repeated (multipart keeps the order; each upload takes the meta before it). */
+const FILE_BATCH_BODY = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['meta', 'upload'],
+        properties: {
+          meta: { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: FILE_UPLOAD_BODY.content['multipart/form-data'].schema.properties.meta },
+          upload: { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: FILE_UPLOAD_BODY.content['multipart/form-data'].schema.properties.upload },
+        },
+      },
+      encoding: { meta: { contentType: 'application/json' } },
+    },
+  },
+};
+
 export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
   const seen = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -78,6 +97,7 @@ export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
         op.responses['403'] ??= { description: 'Wrong bearer token', content: { 'application/json': { schema: AUTH_ERROR } } };
       }
       if (method === 'post' && path === '/v1/ingest/file') op.requestBody = FILE_UPLOAD_BODY;
+      if (method === 'post' && path === '/v1/ingest/file:batch') op.requestBody = FILE_BATCH_BODY;
     }
   }
   return doc;

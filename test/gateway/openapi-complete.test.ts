@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document is complete enough for a generated client: an operationId (unique) and a summary on every
  * operation, 401/403 on every operation behind the token, the real status of the catalog delete (202), and the
- * multipart body of POST /v1/ingest/file.
+ * multipart bodies of POST /v1/ingest/file and POST /v1/ingest/file:batch.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -37,4 +37,6 @@ it('names, summarises and documents the auth errors of every operation', async (
   const upload = doc.paths['/v1/ingest/file'].post.requestBody.content['multipart/form-data'].schema;
   expect(upload.required).toEqual(['meta', 'upload']);
   expect(upload.properties.upload).toMatchObject({ type: 'string', format: 'binary' });
+  const batch = doc.paths['/v1/ingest/file:batch'].post.requestBody.content['multipart/form-data'].schema;
+  expect(batch.properties.upload).toMatchObject({ type: 'array', items: { type: 'string', format: 'binary' } });
 });
