@@ -25,6 +25,8 @@ export interface BenchServer {
 export async function startBenchServer(
   backend: 'pglite' | 'postgres',
   env: Record<string, string> = {},
+  /** The memex checkout whose `bin/memex.js serve` runs (another worktree, to compare a change). */
+  root = ROOT,
 ): Promise<BenchServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-bench-'));
   let dbName: string | undefined;
@@ -43,8 +45,8 @@ export async function startBenchServer(
   const port = 20000 + Math.floor(Math.random() * 20000);
   // BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'memex.js'), 'serve'], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'memex.js'), 'serve'], {
+    cwd: root,
     env: {
       ...process.env,
       PORT: String(port),
