@@ -29,9 +29,21 @@ export interface CatalogOptions {
    * relationship scorer can refresh the people they touch). Never called for duplicates.
    */
   onDocumentsIngested?: (docIds: string[]) => void;
-  /** Items per transaction in a batch; batch counts become visible after each group. */
+  /**
+   * Items per transaction in a batch; batch counts become visible after each group. Default: 100 on
+   * PostgreSQL, PGLITE_BATCH_GROUP_SIZE on PGlite.
+   */
   batchGroupSize?: number;
 }
+
+/**
+ * PGlite has one connection in the gateway's thread: a search that arrives while a batch is written waits
+ * for the transaction that is running (and is let in before the next one: src/db/pglite.ts). A group of 25
+ * emails holds it about 20 ms where a group of 100 holds it about 55 ms; writing a batch of 100 in four
+ * transactions costs the import about a sixth of its speed (docs/BENCHMARKS.md, "Searching while mail is
+ * imported").
+ */
+export const PGLITE_BATCH_GROUP_SIZE = 25;
 
 export interface DocumentFilters {
   source_type?: string;
@@ -117,7 +129,7 @@ export class Catalog {
   async ingestBatch(items: IngestItem[], batchKey: string, preparedFailures = 0): Promise<CatalogBatchResult> {
     const total = items.length + preparedFailures;
     const batchId = uuidV5(`batch:${batchKey}`, MEMEX_NAMESPACE);
-    const groupSize = this.opts.batchGroupSize ?? 100;
+    const groupSize = this.opts.batchGroupSize ?? (this.db.kind === 'pglite' ? PGLITE_BATCH_GROUP_SIZE : 100);
     const rounds = planRounds(items);
     // The usual batch (one group: at most groupSize items, no document twice) in one transaction with its
     // batch record: no savepoint, one commit. A failure rolls it all back and the batch takes the path below.

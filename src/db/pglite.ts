@@ -38,6 +38,11 @@ export async function openPglite(dataDir?: string): Promise<Database> {
     kind: 'pglite',
     query: base.query,
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      // PGlite never yields to the event loop: its calls resolve as microtasks, so transactions run one
+      // after another (a batch's groups, two batches in flight) keep every request that arrived
+      // meanwhile, a search too, unread until the last one ends. One turn of the event loop before each
+      // transaction lets such requests in; their statements then run before this transaction starts.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       return pg.transaction(async (tx) => fn(wrap(tx)));
     },
     exec: base.exec,
