@@ -5,7 +5,8 @@
  * While the import runs, one client sends *new* queries (never repeated, so no cache helps), one after another
  * with a short pause. Prints, side by side, search latency p50/p95/p99 of the queries issued while the import
  * ran (and of a few issued before it, on the idle server), the import's messages/s, and the server's mean
- * POST /v1/ingest:batch time (from /metrics), which on PGlite is mostly the batch's database transactions.
+ * POST /v1/ingest:batch time and the gateway thread's event-loop delay during the import (from /metrics): on PGlite the batch's
+ * database transactions run in that thread, and nothing else runs there while one does.
  *
  *   node --import tsx bench/search/during-import.ts [--pg] [--messages 5000] [--rounds 1] [--pause-ms 20]
  *        [--worker off] [--compare DIR]
@@ -50,6 +51,8 @@ interface Run {
   during: number[];
   idle: number[];
   batchMs: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
   load: number;
 }
 
@@ -69,14 +72,22 @@ async function search(url: string, auth: Record<string, string>): Promise<number
 
 const pause = () => new Promise((r) => setTimeout(r, PAUSE));
 
-/** Mean POST /v1/ingest:batch time from the server's Prometheus histogram. */
-async function meanBatchMs(url: string, auth: Record<string, string>): Promise<number> {
+/**
+ * From the server's /metrics: the mean POST /v1/ingest:batch time, and the gateway thread's event-loop delay
+ * (p99 and max since the previous scrape: how long its longest uninterrupted pieces of work were).
+ */
+async function serverFigures(url: string, auth: Record<string, string>) {
   const text = await (await fetch(`${url}/metrics`, { headers: auth })).text();
-  const value = (name: string) => {
-    const line = text.split('\n').find((l) => l.startsWith(name) && l.includes('route="/v1/ingest::batch"'));
+  const value = (name: string, labels = '') => {
+    const line = text.split('\n').find((l) => l.startsWith(name) && l.includes(labels));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
   };
-  return value('gateway_http_request_duration_ms_sum') / value('gateway_http_request_duration_ms_count');
+  const batch = 'route="/v1/ingest::batch"';
+  return {
+    batchMs: value('gateway_http_request_duration_ms_sum', batch) / value('gateway_http_request_duration_ms_count', batch),
+    lagP99Ms: 1000 * value('nodejs_eventloop_lag_p99_seconds'),
+    lagMaxMs: 1000 * value('nodejs_eventloop_lag_max_seconds'),
+  };
 }
 
 async function round(root: string): Promise<Run> {
@@ -91,6 +102,7 @@ async function round(root: string): Promise<Run> {
       await pause();
     }
     const load = os.loadavg()[0];
+    await serverFigures(server.url, auth); // a scrape starts the event-loop figures afresh: they cover the import
     const t0 = performance.now();
     const importer = spawn(
       process.execPath,
@@ -111,7 +123,7 @@ async function round(root: string): Promise<Run> {
     const code = await exited;
     if (code !== 0) throw new Error(`memex import mail exited with ${code}: ${stderr.slice(-2000)}`);
     const importSeconds = (performance.now() - t0) / 1000;
-    return { root, importSeconds, during, idle, batchMs: await meanBatchMs(server.url, auth), load };
+    return { root, importSeconds, during, idle, ...(await serverFigures(server.url, auth)), load };
   } finally {
     await server.stop();
   }
@@ -128,7 +140,7 @@ for (let i = 0; i < rounds; i++) {
     const r = await round(root);
     runs.push(r);
     console.log(
-      `round ${i + 1} ${r.root}: import ${(N / r.importSeconds).toFixed(0)} messages/s (${r.importSeconds.toFixed(1)} s), mean batch request ${r.batchMs.toFixed(0)} ms; ` +
+      `round ${i + 1} ${r.root}: import ${(N / r.importSeconds).toFixed(0)} messages/s (${r.importSeconds.toFixed(1)} s), mean batch request ${r.batchMs.toFixed(0)} ms; event-loop delay p99 ${r.lagP99Ms.toFixed(0)} / max ${r.lagMaxMs.toFixed(0)} ms; ` +
         `search during import ${summary(r.during)}; idle ${summary(r.idle)}; load ${r.load.toFixed(1)}`,
     );
   }
