@@ -53,6 +53,8 @@ interface Run {
   batchMs: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  lexicalMs: number;
+  vectorMs: number;
   load: number;
 }
 
@@ -83,12 +85,18 @@ async function serverFigures(url: string, auth: Record<string, string>) {
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
   };
   const batch = 'route="/v1/ingest::batch"';
+  const leg = (name: string) => ({ sum: value('search_leg_duration_ms_sum', `leg="${name}"`), count: value('search_leg_duration_ms_count', `leg="${name}"`) });
   return {
     batchMs: value('gateway_http_request_duration_ms_sum', batch) / value('gateway_http_request_duration_ms_count', batch),
     lagP99Ms: 1000 * value('nodejs_eventloop_lag_p99_seconds'),
     lagMaxMs: 1000 * value('nodejs_eventloop_lag_max_seconds'),
+    lexical: leg('lexical'),
+    vector: leg('vector'),
   };
 }
+
+/** Mean time of a search leg between two scrapes (the lexical leg includes the index's catch-up with new documents). */
+const meanLeg = (a: { sum: number; count: number }, b: { sum: number; count: number }) => (b.sum - a.sum) / (b.count - a.count);
 
 async function round(root: string): Promise<Run> {
   const server = await startBenchServer(backend, env, root);
@@ -102,7 +110,7 @@ async function round(root: string): Promise<Run> {
       await pause();
     }
     const load = os.loadavg()[0];
-    await serverFigures(server.url, auth); // a scrape starts the event-loop figures afresh: they cover the import
+    const start = await serverFigures(server.url, auth); // a scrape starts the event-loop figures afresh: they cover the import
     const t0 = performance.now();
     const importer = spawn(
       process.execPath,
@@ -123,7 +131,11 @@ async function round(root: string): Promise<Run> {
     const code = await exited;
     if (code !== 0) throw new Error(`memex import mail exited with ${code}: ${stderr.slice(-2000)}`);
     const importSeconds = (performance.now() - t0) / 1000;
-    return { root, importSeconds, during, idle, ...(await serverFigures(server.url, auth)), load };
+    const end = await serverFigures(server.url, auth);
+    const { batchMs, lagP99Ms, lagMaxMs } = end;
+    const lexicalMs = meanLeg(start.lexical, end.lexical);
+    const vectorMs = meanLeg(start.vector, end.vector);
+    return { root, importSeconds, during, idle, batchMs, lagP99Ms, lagMaxMs, lexicalMs, vectorMs, load };
   } finally {
     await server.stop();
   }
@@ -141,7 +153,7 @@ for (let i = 0; i < rounds; i++) {
     runs.push(r);
     console.log(
       `round ${i + 1} ${r.root}: import ${(N / r.importSeconds).toFixed(0)} messages/s (${r.importSeconds.toFixed(1)} s), mean batch request ${r.batchMs.toFixed(0)} ms; event-loop delay p99 ${r.lagP99Ms.toFixed(0)} / max ${r.lagMaxMs.toFixed(0)} ms; ` +
-        `search during import ${summary(r.during)}; idle ${summary(r.idle)}; load ${r.load.toFixed(1)}`,
+        `search during import ${summary(r.during)} (mean lexical leg ${r.lexicalMs.toFixed(0)} ms, vector leg ${r.vectorMs.toFixed(0)} ms); idle ${summary(r.idle)}; load ${r.load.toFixed(1)}`,
     );
   }
 }
