@@ -15,11 +15,10 @@ import { parseArgs } from 'node:util';
 import { validateAgentConfig } from '../../src/agent/config.ts';
 import { discoverSources, importMail } from '../../src/agent/collectors/email/import-cli.ts';
 import type { GatewayClient } from '../../src/agent/gateway-client.ts';
-import { Catalog } from '../../src/catalog/catalog.ts';
+import { batchKeyOf, Catalog } from '../../src/catalog/catalog.ts';
 import type { IngestItem } from '../../src/catalog/ingest.ts';
 import { openDatabase, type Database } from '../../src/db/index.ts';
 import { prepareIngest } from '../../src/gateway/prepare.ts';
-import { batchKeyOf } from '../../src/gateway/routes/ingest.ts';
 import { cleanStrings } from '../../src/util/json-input.ts';
 import { generateCorpus, writeMbox } from '../email/corpus.ts';
 import { openScratchPostgres } from '../lib/database.ts';
@@ -52,6 +51,9 @@ const instant: GatewayClient = {
   },
   async uploadFile() {
     return { status: 202, body: {} as any };
+  },
+  async uploadFiles(files) {
+    return { status: 202, body: { results: files.map((_, index) => ({ index, status_code: 202, error: null })) } as any };
   },
 };
 const config = validateAgentConfig({ auth: { secret: 'batch-hold-secret-0123456789' }, gateway: { base_url: 'http://127.0.0.1:1' } }, 'bench', {});
