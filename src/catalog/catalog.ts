@@ -30,20 +30,25 @@ export interface CatalogOptions {
    */
   onDocumentsIngested?: (docIds: string[]) => void;
   /**
-   * Items per transaction in a batch; batch counts become visible after each group. Default: 100 on
-   * PostgreSQL, PGLITE_BATCH_GROUP_SIZE on PGlite.
+   * Items per transaction in a batch; batch counts become visible after each group. Default:
+   * BATCH_GROUP_SIZE, and on PGlite PGLITE_READER_GROUP_SIZE while someone is reading (noteReader).
    */
   batchGroupSize?: number;
 }
 
+/** Items per transaction in a batch. */
+export const BATCH_GROUP_SIZE = 100;
+
 /**
  * PGlite has one connection in the gateway's thread: a search that arrives while a batch is written waits
  * for the transaction that is running (and is let in before the next one: src/db/pglite.ts). A group of 25
- * emails holds it about 20 ms where a group of 100 holds it about 55 ms; writing a batch of 100 in four
- * transactions costs the import about a sixth of its speed (docs/BENCHMARKS.md, "Searching while mail is
- * imported").
+ * emails holds it about 20 ms where a group of 100 holds it about 55 ms, but writing a batch of 100 in four
+ * transactions costs the import 15–28 % of its speed (docs/BENCHMARKS.md, "Searching while mail is
+ * imported"). So a batch is written in small transactions only while someone is reading: for
+ * READER_WINDOW_MS after a search, an answer or a page of the UI (noteReader), group by group.
  */
-export const PGLITE_BATCH_GROUP_SIZE = 25;
+export const PGLITE_READER_GROUP_SIZE = 25;
+export const READER_WINDOW_MS = 10_000;
 
 export interface DocumentFilters {
   source_type?: string;
@@ -102,6 +107,20 @@ export class Catalog {
     this.phoneRegion = opts.phoneRegion ?? 'US';
   }
 
+  private lastReaderAt = -Infinity;
+
+  /** Someone asked for an answer (a search, a page of the UI): on PGlite, batches give way in small transactions for a while. */
+  noteReader(): void {
+    this.lastReaderAt = performance.now();
+  }
+
+  /** Items per transaction of a batch now. */
+  private groupSize(): number {
+    if (this.opts.batchGroupSize) return this.opts.batchGroupSize;
+    const reading = this.db.kind === 'pglite' && performance.now() - this.lastReaderAt < READER_WINDOW_MS;
+    return reading ? PGLITE_READER_GROUP_SIZE : BATCH_GROUP_SIZE;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Ingestion
 
@@ -129,7 +148,7 @@ export class Catalog {
   async ingestBatch(items: IngestItem[], batchKey: string, preparedFailures = 0): Promise<CatalogBatchResult> {
     const total = items.length + preparedFailures;
     const batchId = uuidV5(`batch:${batchKey}`, MEMEX_NAMESPACE);
-    const groupSize = this.opts.batchGroupSize ?? (this.db.kind === 'pglite' ? PGLITE_BATCH_GROUP_SIZE : 100);
+    const groupSize = this.groupSize();
     const rounds = planRounds(items);
     // The usual batch (one group: at most groupSize items, no document twice) in one transaction with its
     // batch record: no savepoint, one commit. A failure rolls it all back and the batch takes the path below.
@@ -139,7 +158,7 @@ export class Catalog {
             if (isRetryable(err)) throw err;
             return null;
           })
-        : null) ?? (await this.ingestInGroups(rounds, batchId, batchKey, total, preparedFailures, groupSize));
+        : null) ?? (await this.ingestInGroups(rounds, batchId, batchKey, total, preparedFailures));
     outcomes.sort((a, b) => a.index - b.index);
     await this.recheckStatus(outcomes);
     const { success, failure, status } = batchCounts(outcomes, total);
@@ -176,13 +195,14 @@ export class Catalog {
     batchKey: string,
     total: number,
     preparedFailures: number,
-    groupSize: number,
   ): Promise<BatchItemOutcome[]> {
     await this.openBatchRecord(this.db, batchId, batchKey, total, preparedFailures);
     const outcomes: BatchItemOutcome[] = [];
     for (const round of rounds) {
-      for (let g = 0; g < round.length; g += groupSize) {
-        const group = round.slice(g, g + groupSize);
+      // The size is taken group by group: a reader who arrives during a long batch gets small transactions.
+      for (let g = 0; g < round.length; ) {
+        const group = round.slice(g, g + this.groupSize());
+        g += group.length;
         const groupOutcomes = await this.withRetry(() =>
           this.db.transaction(async (tx) => {
             const out = await this.ingestGroup(tx, group, batchId);

@@ -78,6 +78,17 @@ export interface GatewayDeps {
   ui?: { dir?: string; codes?: SignInCodes };
 }
 
+/**
+ * Health checks, metric scrapes and an importer confirming its own submission come from machines; every other
+ * read, and asking, from someone waiting for an answer.
+ */
+const MACHINE_READS = new Set(['/v1/healthz', '/metrics', '/v1/ingest/:submission_id']);
+const READER_POSTS = new Set(['/v1/ask', '/mcp']);
+function isReaderRequest(method: string, route: string | undefined): boolean {
+  if (route === undefined) return false;
+  return method === 'GET' ? !MACHINE_READS.has(route) : method === 'POST' && READER_POSTS.has(route);
+}
+
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
   const relationships =
@@ -116,6 +127,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const embedder = deps.embedding?.embedder as Partial<PooledEmbedder> | undefined;
   const metrics =
     deps.metrics ?? createGatewayMetrics({ db, pool: typeof embedder?.stats === 'function' ? () => embedder.stats!() : undefined });
+  // Someone waiting for an answer (a search, an ask, a page of the web UI, an assistant): for a while, batches
+  // on PGlite are written in small transactions so the answer does not wait for a long one (Catalog.noteReader).
+  app.addHook('onRequest', async (req) => {
+    if (isReaderRequest(req.method, req.routeOptions.url)) catalog.noteReader();
+  });
   app.addHook('onResponse', async (req, reply) => {
     // The route template (never the URL: ids and query text stay out of label values).
     metrics.observeRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Catalog } from '../../src/catalog/catalog.ts';
+import { BATCH_GROUP_SIZE, Catalog, PGLITE_READER_GROUP_SIZE } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch, type Search } from '../../src/search/search.ts';
@@ -20,6 +20,8 @@ let url: string;
 /** Resolved when the catalog starts its first write transaction after `watchWrites()`. */
 let writing: Promise<void> = new Promise(() => {});
 let onWrite: (() => void) | null = null;
+/** Write transactions the catalog has started. */
+let transactions = 0;
 const watchWrites = () => (writing = new Promise<void>((resolve) => (onWrite = resolve)));
 
 beforeAll(async () => {
@@ -32,6 +34,7 @@ beforeAll(async () => {
     exec: (sql) => testDb.db.exec(sql),
     transaction: (fn) =>
       testDb.db.transaction((tx) => {
+        transactions++;
         onWrite?.();
         onWrite = null;
         return fn(tx);
@@ -52,6 +55,25 @@ afterAll(async () => {
 const headers = { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' };
 
 describe(`searching while a batch is written on ${backend}`, () => {
+  // First in this file: no request has noted a reader yet.
+  it('writes a batch in one transaction while nobody reads; on PGlite, in small ones for a while after a search', async () => {
+    const batchOf = (tag: string) =>
+      Array.from({ length: BATCH_GROUP_SIZE }, (_, i) => noteBody({ source_id: `${tag}-${i}`, content: { data: `Note ${i} of ${tag} about the orchard.` } }));
+    const send = async (tag: string) => {
+      const before = transactions;
+      const res = await fetch(`${url}/v1/ingest:batch`, { method: 'POST', headers, body: JSON.stringify({ documents: batchOf(tag) }) });
+      expect(res.status).toBe(202);
+      expect(((await res.json()) as any).success_count).toBe(BATCH_GROUP_SIZE);
+      return transactions - before;
+    };
+    // Nobody has asked for anything: the batch is one transaction, the import's full speed.
+    expect(await send('quiet')).toBe(1);
+    const found = await fetch(`${url}/v1/search?q=orchard&k=5`, { headers });
+    expect(found.status).toBe(200);
+    // Someone searched: on PGlite the next batch gives way between small transactions (PostgreSQL unchanged).
+    expect(await send('reading')).toBe(backend === 'pglite' ? BATCH_GROUP_SIZE / PGLITE_READER_GROUP_SIZE : 1);
+  });
+
   it('answers a search sent during a 1,000-document batch before the batch is done, and the batch stores them all', async () => {
     const first = await fetch(`${url}/v1/ingest:batch`, {
       method: 'POST',
@@ -90,4 +112,5 @@ describe(`searching while a batch is written on ${backend}`, () => {
     );
     expect(record.rows).toEqual([{ status: 'completed', success_count: 1000 }]);
   });
+
 });
