@@ -39,46 +39,34 @@ export function operationIdFor(method: string, path: string): string {
   return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
 }
 
-const FILE_UPLOAD_BODY = {
-  required: true,
-  content: {
-    'multipart/form-data': {
-      schema: {
-        type: 'object',
-        required: ['meta', 'upload'],
-        properties: {
-          meta: {
-            type: 'string',
-            maxLength: MAX_META_BYTES,
-            description:
-              'JSON object: path (required), source, filename, mtime, ctime, tags, mime_type, sha256, size, message_id, ' +
-              'content_id, intent, relevance_score, enrichment (docs/files.md)',
-          },
-          upload: { type: 'string', format: 'binary', description: 'The file bytes (at most FILE_MAX_BYTES)' },
-        },
-      },
-      encoding: { meta: { contentType: 'application/json' } },
-    },
-  },
+const META_PART = {
+  type: 'string',
+  maxLength: MAX_META_BYTES,
+  description:
+    'JSON object: path (required), source, filename, mtime, ctime, tags, mime_type, sha256, size, message_id, ' +
+    'content_id, intent, relevance_score, enrichment (docs/files.md)',
 };
+const UPLOAD_PART = { type: 'string', format: 'binary', description: 'The file bytes (at most FILE_MAX_BYTES)' };
 
-/** The batch body: `meta` then `upload`, repeated (multipart keeps the order; each upload takes the meta before it). */
-const FILE_BATCH_BODY = {
-  required: true,
-  content: {
-    'multipart/form-data': {
-      schema: {
-        type: 'object',
-        required: ['meta', 'upload'],
-        properties: {
-          meta: { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: FILE_UPLOAD_BODY.content['multipart/form-data'].schema.properties.meta },
-          upload: { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: FILE_UPLOAD_BODY.content['multipart/form-data'].schema.properties.upload },
-        },
+/** A multipart body of `meta` (JSON) and `upload` parts with these schemas. */
+function multipartBody(meta: object, upload: object) {
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: { type: 'object', required: ['meta', 'upload'], properties: { meta, upload } },
+        encoding: { meta: { contentType: 'application/json' } },
       },
-      encoding: { meta: { contentType: 'application/json' } },
     },
-  },
-};
+  };
+}
+
+const FILE_UPLOAD_BODY = multipartBody(META_PART, UPLOAD_PART);
+/** The batch body: `meta` then `upload`, repeated (multipart keeps the order; each upload takes the meta before it). */
+const FILE_BATCH_BODY = multipartBody(
+  { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: META_PART },
+  { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: UPLOAD_PART },
+);
 
 export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
   const seen = new Set<string>();
