@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shutdownExtraction } from '../../src/files/extract.ts';
+import { MAX_META_BYTES } from '../../src/files/meta.ts';
 import { FILE_BATCH_MAX_FILES } from '../../src/gateway/routes/files.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 import { makeTextPdf } from './fixtures.ts';
@@ -127,17 +128,20 @@ describe('a batch of files', () => {
           { name: 'meta', value: JSON.stringify(meta('/mixed/big.txt')) },
           { name: 'upload', value: Buffer.alloc(4097, 'b'), filename: 'big.txt' },
           { name: 'upload', value: Buffer.from('an upload without its meta'), filename: 'orphan.txt' },
+          { name: 'meta', value: JSON.stringify(meta('/mixed/huge-meta.txt', { tags: ['x'.repeat(MAX_META_BYTES)] })) },
+          { name: 'upload', value: Buffer.from('a file whose meta is too long'), filename: 'huge-meta.txt' },
           { name: 'meta', value: JSON.stringify(meta('/mixed/last.txt')) },
         ]),
       );
       expect(res.status).toBe(207);
       const body = res.json();
-      expect(body).toMatchObject({ total_count: 5, success_count: 1, failure_count: 4 });
-      expect(body.results.map((r: any) => r.status_code)).toEqual([202, 422, 413, 422, 422]);
+      expect(body).toMatchObject({ total_count: 6, success_count: 1, failure_count: 5 });
+      expect(body.results.map((r: any) => r.status_code)).toEqual([202, 422, 413, 422, 422, 422]);
+      expect(body.results[4].detail[0]).toMatchObject({ loc: ['body', 'meta'], type: 'too_long' });
       expect(body.results[1].detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ['body', 'meta', 'path'] })]));
       expect(body.results[2].error).toMatchObject({ error_code: 'INGEST.FILE_TOO_LARGE', retryable: false });
       expect(body.results[3].detail[0]).toMatchObject({ loc: ['body', 'meta'], type: 'missing' });
-      expect(body.results[4].detail[0]).toMatchObject({ loc: ['body', 'upload'], type: 'missing' });
+      expect(body.results[5].detail[0]).toMatchObject({ loc: ['body', 'upload'], type: 'missing' });
 
       const n = await small.db.query<{ f: number; d: number }>('SELECT (SELECT count(*)::int FROM files) AS f, (SELECT count(*)::int FROM documents) AS d');
       expect(n.rows[0]).toEqual({ f: 1, d: 1 });
