@@ -173,8 +173,13 @@ if (values.collector !== 'no') {
   }
 }
 
-console.log('\n| | messages/s | unchanged re-import | threads found |\n|---|---:|---:|---:|');
-for (const r of rows) console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${r.reimport.toFixed(2)} s | ${r.threads === null ? '—' : r.threads.toLocaleString('en')} |`);
+// The issue's measure: memex's rate as a share of mu's, from this one run.
+const mu = rows.find((r) => r.name === '`mu index`')?.rate;
+const share = (r: Row) => (mu && r.name !== '`mu index`' ? `${((100 * r.rate) / mu).toFixed(1)} %` : '—');
+console.log('\n| | messages/s | share of mu | unchanged re-import | threads found |\n|---|---:|---:|---:|---:|');
+for (const r of rows) {
+  console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${share(r)} | ${r.reimport.toFixed(2)} s | ${r.threads === null ? '—' : r.threads.toLocaleString('en')} |`);
+}
 for (const r of rows) if (r.note) console.log(`${r.name}: ${r.note}`);
 // CPU of the first import per message: the machine's (everything that ran), this process's (memex's importer or
 // collector), the memex server's, and the rest (the PostgreSQL backends, or the tool's own process for mu and notmuch).
