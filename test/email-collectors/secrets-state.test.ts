@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveSecretRef } from '../../src/agent/collectors/email/secrets.ts';
-import { acquireLock, appendRejected, loadState, pruneRejectedLogs, rejectedLogFile, saveState, emptyState, LockHeldError } from '../../src/agent/collectors/email/run-state.ts';
+import { acquireLock, appendRejected, loadState, pruneRejectedLogs, rejectedLogFile, saveState, emptyState, LockHeldError, StateSavePacer } from '../../src/agent/collectors/email/run-state.ts';
 import { validateAgentConfig } from '../../src/agent/config.ts';
 import { tmpDir } from './helpers.ts';
 
@@ -94,5 +94,38 @@ describe('rejected log and run state files', () => {
     expect(JSON.parse(fs.readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
     l.release();
     expect(fs.existsSync(lockPath)).toBe(false);
+  });
+});
+
+describe('saving the run state during a long run', () => {
+  /** Saves, and messages written in all (the state holds every message so far), for a run of `total` messages. */
+  function run(total: number, opts: { held?: number; msPerBatch?: number } = {}) {
+    let clock = 0;
+    const pacer = new StateSavePacer(opts.held ?? 0, () => clock);
+    let held = opts.held ?? 0;
+    let saves = 0;
+    let written = 0;
+    for (let n = 0; n < total; n += 100) {
+      clock += opts.msPerBatch ?? 0;
+      held += 100;
+      if (pacer.add(100)) {
+        saves++;
+        written += held;
+      }
+    }
+    return { saves, written };
+  }
+
+  it('writes an amount linear in the messages, not quadratic (a 100,000-message mailbox)', () => {
+    const { saves, written } = run(100_000);
+    expect(saves).toBeGreaterThan(5);
+    expect(written).toBeLessThanOrEqual(5 * 100_000);
+  });
+
+  it('saves a small state every 200 messages, and a large one at least every 30 s', () => {
+    expect(run(800).saves).toBe(4);
+    // A state holding a million messages, 10 s per batch: a save every three batches.
+    expect(run(3000, { held: 1_000_000, msPerBatch: 10_000 }).saves).toBe(10);
+    expect(run(3000, { held: 1_000_000 }).saves).toBe(0);
   });
 });

@@ -34,6 +34,7 @@ import {
   loadState,
   pruneRejectedLogs,
   saveState,
+  StateSavePacer,
   stateSnapshot,
   type PersistedState,
   type RunStateEntry,
@@ -278,7 +279,7 @@ export class LocalEmailCollector {
       // several waiting while later files are read).
       const unanswered = new Map<string, PendingItem>();
       const keysThisRun = new Set<string>();
-      let sinceSave = 0;
+      const pacer = new StateSavePacer(Object.keys(state.entries).length);
       stats.files_found = files.length;
       let pending: PendingItem[] = [];
       // Sends the pending messages (one request, or one batch) without waiting for the answer, keeping at
@@ -291,11 +292,7 @@ export class LocalEmailCollector {
         await window.add((onAnswered) =>
           this.submitItems(items, state, stats, warnings, { onAnswered, uploadLimiter: window.uploads }).finally(() => {
             for (const it of items) unanswered.delete(it.entry.key);
-            sinceSave += items.length;
-            if (sinceSave >= 200) {
-              sinceSave = 0;
-              saveState(stateCfg.run_state_path, state);
-            }
+            if (pacer.add(items.length)) saveState(stateCfg.run_state_path, state);
           }),
         );
       };

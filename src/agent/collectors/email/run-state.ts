@@ -94,6 +94,42 @@ export function saveState(file: string, state: PersistedState): void {
   writeJsonAtomic(file, state);
 }
 
+/** Messages between two saves of the run state during a run, at the least. */
+const SAVE_AFTER_MESSAGES = 200;
+/** A run state holding many messages is saved at least this often during a run. */
+const SAVE_AT_LEAST_EVERY_MS = 30_000;
+
+/**
+ * When to save the run state during a run. The state holds every message collected (about 0.9 KB each), so
+ * saving all of it every 200 messages wrote O(n²) bytes over a run: 50 saves and 0.09 CPU-ms per message for
+ * 10,000 messages, ten times that per message and tens of GB written for 100,000. It is saved once 200 messages
+ * came since the last save and either they are a quarter of what it holds or 30 s went by — O(n) bytes in all.
+ * A crash loses at most that much bookkeeping: those messages are sent again and answered as duplicates.
+ */
+export class StateSavePacer {
+  private since = 0;
+  private lastSave: number;
+
+  constructor(
+    /** Messages the state held when the run began. */
+    private held: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.lastSave = now();
+  }
+
+  /** Counts `n` more messages in the state; true when it is to be saved now. */
+  add(n: number): boolean {
+    this.since += n;
+    this.held += n;
+    if (this.since < SAVE_AFTER_MESSAGES) return false;
+    if (this.since * 4 < this.held && this.now() - this.lastSave < SAVE_AT_LEAST_EVERY_MS) return false;
+    this.since = 0;
+    this.lastSave = this.now();
+    return true;
+  }
+}
+
 /** The snapshot of GET /v1/collectors/email_local/state: entries without bookkeeping maps. */
 export function stateSnapshot(state: PersistedState): { last_accepted_rowid: number | null; accepted_count: number; entries: RunStateEntry[] } {
   return {
