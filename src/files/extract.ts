@@ -17,6 +17,7 @@ import iconv from 'iconv-lite';
 import { imageSize } from 'image-size';
 import { sniffRaster, toPng } from '../ocr/raster.ts';
 import { canonicalJson } from '../util/hash.ts';
+import { hasLoneSurrogate } from '../util/json-input.ts';
 import { htmlToReadable, shutdownHtmlWorker } from './html-convert.ts';
 import { WorkerPool } from './worker-pool.ts';
 
@@ -184,8 +185,23 @@ function hasBom(b: Buffer): boolean {
   );
 }
 
-/** Binary = NUL bytes or many control characters in the head, unless a UTF-16 BOM explains them. */
+/**
+ * A UTF-16 byte order mark followed by bytes that are not UTF-16: random bytes that happen to start with FF FE
+ * (one binary file in 65,536) decode to unpaired surrogates, which real UTF-16 text never holds.
+ */
+function falseUtf16Bom(b: Buffer): boolean {
+  const le = b[0] === 0xff && b[1] === 0xfe;
+  const be = b[0] === 0xfe && b[1] === 0xff;
+  if (!le && !be) return false;
+  const head = b.subarray(2, 2 + 8192);
+  const text = iconv.decode(head.subarray(0, head.length & ~1), le ? 'utf-16le' : 'utf-16be');
+  // A surrogate pair cut at the end of the head is not a sign of binary.
+  return hasLoneSurrogate(text.replace(/[\uD800-\uDBFF]$/, ''));
+}
+
+/** Binary = NUL bytes or many control characters in the head, unless a byte order mark explains them. */
 function looksBinary(b: Buffer): boolean {
+  if (falseUtf16Bom(b)) return true;
   if (hasBom(b)) return false;
   const head = b.subarray(0, 8192);
   let ctrl = 0;

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { cleanString } from './json-input.ts';
 
 export function sha256Hex(data: string | Buffer): string {
   return crypto.createHash('sha256').update(data).digest('hex');
@@ -53,11 +54,12 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * CRLF and CR become LF; NUL characters (which PostgreSQL text cannot hold) are removed; leading and trailing
+ * CRLF and CR become LF; NUL characters (which PostgreSQL text cannot hold) are removed and unpaired surrogates
+ * (which PostgreSQL's jsonb refuses) become U+FFFD, whatever path the text came by; leading and trailing
  * whitespace is dropped.
  */
 export function normaliseText(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(/\u0000/g, '').trim();
+  return cleanString(text).replace(/\r\n?/g, '\n').trim();
 }
 
 /** Compares two secrets in constant time (digests first, so lengths do not leak either). */

@@ -37,7 +37,9 @@ export function tooDeepAt(value: unknown, maxDepth = MAX_JSON_DEPTH): Loc | null
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const NUL = /\u0000/g;
 const HAS_LONE_SURROGATE = new RegExp(LONE_SURROGATE.source);
-const needsCleaning = (s: string) => HAS_LONE_SURROGATE.test(s) || s.includes('\u0000');
+/** True when `s` holds a surrogate without its pair (UTF-16 that is not well formed). */
+export const hasLoneSurrogate = (s: string) => HAS_LONE_SURROGATE.test(s);
+const needsCleaning = (s: string) => hasLoneSurrogate(s) || s.includes('\u0000');
 
 /** Lone surrogates become U+FFFD; NUL characters are removed. */
 export function cleanString(s: string): string {

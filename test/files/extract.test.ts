@@ -265,6 +265,18 @@ describe('text, HTML, JSON', () => {
     }
   });
 
+  it('a binary file that happens to start with a UTF-16 byte order mark stays binary', async () => {
+    // Random bytes after FF FE decode to unpaired surrogates, which real UTF-16 text never holds.
+    let x = 17;
+    const noise = Buffer.from(Array.from({ length: 4096 }, () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) >> 16) & 0xff));
+    for (const bom of [[0xff, 0xfe], [0xfe, 0xff]]) {
+      const buf = Buffer.concat([Buffer.from(bom), noise]);
+      expect(detectType(buf, 'data.bin', 'application/octet-stream').kind).toBe('binary');
+      const r = await extractText({ buffer: buf, filename: 'data.bin' });
+      expect(r.status).toBe('failed');
+    }
+  });
+
   it('legacy 8-bit text without a declaration is detected (chardet) and decoded', async () => {
     const s = 'Le cœur a ses raisons que la raison ne connaît point. Où est la bibliothèque ? Très élégant, déjà réglé, à côté du château.';
     const r = await extractText({ buffer: iconv.encode(s, 'windows-1252'), filename: 'fr.txt' });
