@@ -183,9 +183,12 @@ export async function refreshEmailThreads(tx: Queryable, threadIds: string[]): P
        SELECT thread_id, jsonb_agg(person ORDER BY content_timestamp, doc_id, person->>'identifier') AS list, count(*)::int AS n
          FROM people GROUP BY thread_id),
      titles AS (
+       -- The root's row by its key, per document: a join let the planner hash the whole threads table per batch.
        SELECT DISTINCT ON (d.thread_id) d.thread_id, d.title
-         FROM d JOIN threads t ON t.thread_id = d.thread_id
-        ORDER BY d.thread_id, (d.mid IS NOT DISTINCT FROM t.metadata->>'root_message_id') DESC, d.content_timestamp, d.doc_id)
+         FROM d
+        ORDER BY d.thread_id,
+                 (d.mid IS NOT DISTINCT FROM (SELECT t.metadata->>'root_message_id' FROM threads t WHERE t.thread_id = d.thread_id)) DESC,
+                 d.content_timestamp, d.doc_id)
      UPDATE threads t SET
        title = regexp_replace(coalesce(ti.title, t.title, ''), '^(\\s*(re|fwd?|aw|sv|antw|wg|tr|rif)(\\s*\\[[0-9]+\\])?\\s*:\\s*)+', '', 'i'),
        participants = coalesce(p.list, '[]'::jsonb),

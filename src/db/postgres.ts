@@ -21,9 +21,29 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+/**
+ * Connection options for every memex connection: JIT compilation off. memex's statements are short and many, and
+ * the planner's estimates for set-based statements over arrays and jsonb (an import batch's thread refresh) pass
+ * `jit_above_cost` although they touch a few hundred rows: 20–25 ms of LLVM per execution, 12 s of PostgreSQL CPU in
+ * a 40,000-message import (auto_explain, docs/BENCHMARKS.md). Options the DATABASE_URL carries come after these, so
+ * they win.
+ */
+function connectionConfig(url: string): { connectionString: string; options: string } {
+  const ours = '-c jit=off';
+  try {
+    const u = new URL(url);
+    const own = u.searchParams.get('options');
+    // pg lets options in the URL replace the `options` field, so they move into it.
+    u.searchParams.delete('options');
+    return { connectionString: u.toString(), options: own ? `${ours} ${own}` : ours };
+  } catch {
+    return { connectionString: url, options: ours };
+  }
+}
+
 /** A PostgreSQL server (with pgvector installed) reached through DATABASE_URL. */
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ ...connectionConfig(url), max: poolSize });
   // An idle connection can be closed by the server (restart, admin command). The pool drops it and
   // opens another on the next query; without this handler the error would end the process.
   pool.on('error', (err) => {
