@@ -30,15 +30,17 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
  */
 function connectionConfig(url: string): { connectionString: string; options: string } {
   const ours = '-c jit=off';
+  let u: URL;
   try {
-    const u = new URL(url);
-    const own = u.searchParams.get('options');
-    // pg lets options in the URL replace the `options` field, so they move into it.
-    u.searchParams.delete('options');
-    return { connectionString: u.toString(), options: own ? `${ours} ${own}` : ours };
+    u = new URL(url);
   } catch {
     return { connectionString: url, options: ours };
   }
+  const own = u.searchParams.get('options');
+  if (!own) return { connectionString: url, options: ours }; // the URL as given, not re-serialised
+  // pg lets options in the URL replace the `options` field, so they move into it.
+  u.searchParams.delete('options');
+  return { connectionString: u.toString(), options: `${ours} ${own}` };
 }
 
 /** A PostgreSQL server (with pgvector installed) reached through DATABASE_URL. */

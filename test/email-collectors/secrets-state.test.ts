@@ -128,4 +128,14 @@ describe('saving the run state during a long run', () => {
     expect(run(3000, { held: 1_000_000, msPerBatch: 10_000 }).saves).toBe(10);
     expect(run(3000, { held: 1_000_000 }).saves).toBe(0);
   });
+
+  it('counts the accepted messages a new run keeps, not only its entries', () => {
+    // A new run clears accepted messages from `entries` (clear_on_new_run); the file still holds them all.
+    const state = emptyState();
+    for (let i = 0; i < 100_000; i++) state.accepted[`k${i}`] = { source_id: `s${i}`, path: `/m/${i}.emlx`, doc_id: 'd', accepted_at: '2026-01-01T00:00:00Z' };
+    const pacer = StateSavePacer.forState(state, () => 0);
+    let saves = 0;
+    for (let n = 0; n < 2000; n += 100) if (pacer.add(100)) saves++;
+    expect(saves).toBe(0);
+  });
 });

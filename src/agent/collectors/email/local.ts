@@ -279,7 +279,7 @@ export class LocalEmailCollector {
       // several waiting while later files are read).
       const unanswered = new Map<string, PendingItem>();
       const keysThisRun = new Set<string>();
-      const pacer = new StateSavePacer(Object.keys(state.entries).length);
+      const pacer = StateSavePacer.forState(state);
       stats.files_found = files.length;
       let pending: PendingItem[] = [];
       // Sends the pending messages (one request, or one batch) without waiting for the answer, keeping at

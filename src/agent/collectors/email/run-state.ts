@@ -118,6 +118,15 @@ export class StateSavePacer {
     this.lastSave = now();
   }
 
+  /**
+   * For a run on `state`: what it holds is every accepted message (kept for good) and the entries not accepted yet
+   * (a new run clears the accepted ones from `entries`, so their count alone would call a large state small).
+   */
+  static forState(state: PersistedState, now?: () => number): StateSavePacer {
+    const pending = Object.values(state.entries).filter((e) => !state.accepted[e.key]).length;
+    return new StateSavePacer(Object.keys(state.accepted).length + pending, now);
+  }
+
   /** Counts `n` more messages in the state; true when it is to be saved now. */
   add(n: number): boolean {
     this.since += n;
