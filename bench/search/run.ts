@@ -10,10 +10,13 @@
  * and every chunk has a stored 512-d vector of that model, so the k-NN runs over N vectors. The
  * stored vectors are random by default (embedding N chunks would take hours here); random vectors
  * are HNSW's worst case (--vectors scifact for a realistic stand-in, below). Hybrid lines report how many answers were lexical-only because
- * the query embedding missed the vector budget (SEARCH_VECTOR_BUDGET_MS).
+ * the query embedding missed the vector budget (SEARCH_VECTOR_BUDGET_MS), how many did not need the
+ * vector leg (SEARCH_VECTOR_LEG=auto: the lexical leg decided the page), and the latency of the answers
+ * the vector leg took part in; a third line per client count runs the vector leg for every query
+ * (SEARCH_VECTOR_LEG=always; --no-always leaves it out).
  *
  *   node --import tsx bench/search/run.ts [--pg] [--docs 100000] [--clients 8] [--seconds 30]
- *     [--hybrid] [--trace-sql] [--profile FILE] [--keep NAME]
+ *     [--hybrid] [--no-always] [--trace-sql] [--profile FILE] [--keep NAME]
  *     [--vectors random|scifact] [--noise 0.02] [--knn-cost | --knn-only] [--variants LIST] [--knn-queries 300] [--scan vector|halfvec|bit]
  *
  * --vectors scifact (with --hybrid or --knn-cost): instead of random vectors, a labelled STAND-IN for real
@@ -164,6 +167,7 @@ const { queries, clients, seconds, token } = workerData;
   const elu0 = performance.eventLoopUtilization();
   const lat = {};
   let errors = 0, next = 0, budget = 0;
+  const skipped = {};
   const until = Date.now() + seconds * 1000, warm = Date.now() + 3000;
   await Promise.all(Array.from({ length: clients }, async () => {
     while (Date.now() < until) {
@@ -174,10 +178,16 @@ const { queries, clients, seconds, token } = workerData;
       const ms = performance.now() - s;
       if (res.status !== 200) errors++;
       else if (body.legs && body.legs.vector_skipped === 'budget' && Date.now() > warm) budget++;
-      if (Date.now() > warm) (lat[q.kind] ??= []).push(ms), (lat.all ??= []).push(ms);
+      if (Date.now() > warm) {
+        (lat[q.kind] ??= []).push(ms), (lat.all ??= []).push(ms);
+        const why = body.legs && body.legs.vector_skipped;
+        if (why) skipped[why] = (skipped[why] ?? 0) + 1;
+        // Answers the vector leg took part in, apart: their cost is the model call and the k-NN.
+        if (body.legs && body.legs.vector) (lat.withVector ??= []).push(ms);
+      }
     }
   }));
-  parentPort.postMessage({ lat, errors, budget, elu: performance.eventLoopUtilization(elu0).utilization });
+  parentPort.postMessage({ lat, errors, budget, skipped, elu: performance.eventLoopUtilization(elu0).utilization });
 })();`;
 
 if (args.includes('--hybrid') || knnCost) {
@@ -261,7 +271,7 @@ async function buildIndex(ddl: string): Promise<number> {
 
 /** One run of `clients` concurrent clients for `seconds` (first 3 s not counted). */
 async function measure(queries: { kind: string; url: string }[], clients: number, seconds: number) {
-  return new Promise<{ lat: Record<string, number[]>; errors: number; elu: number; budget: number }>((resolve, reject) => {
+  return new Promise<{ lat: Record<string, number[]>; errors: number; elu: number; budget: number; skipped: Record<string, number> }>((resolve, reject) => {
     const w = new Worker(CLIENT, { eval: true, workerData: { queries, clients, seconds, token: TOKEN } });
     w.once('message', resolve);
     w.once('error', reject);
@@ -371,13 +381,29 @@ async function hybridRuns(): Promise<void> {
   await hybrid.refreshIndex();
   const happ = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: hybrid });
   const haddr = await happ.listen({ host: '127.0.0.1', port: 0 });
+  // The same with the vector leg run for every query (SEARCH_VECTOR_LEG=always, the default before
+  // the lexical leg could decide the page), unless --no-always.
+  const always = createSearch({
+    db,
+    config: { vectorLeg: 'always', ...(scanArg ? { vectorScan: scanArg as VectorScan } : {}) },
+    embedder: timedEmbedder,
+    onLegTiming: (leg, ms, skipped) => {
+      if (!skipped) legMs[leg].push(ms);
+    },
+  });
+  await always.refreshIndex();
+  const aapp = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: always });
+  const aaddr = await aapp.listen({ host: '127.0.0.1', port: 0 });
   const plan = corpus.plan(50_000);
   // Each hybrid run starts at its own place in the plan, so its queries are new to the query cache
   // (repeats within a run are the plan's own: one-word queries of common words recur).
   let nextSlice = 0;
   const modes = [
-    { name: 'lexical-only', queries: () => plan.map((q) => ({ kind: q.kind, url: url(q) })) },
-    { name: 'hybrid (default)', queries: () => plan.slice(10_000 * nextSlice++).map((q) => ({ kind: q.kind, url: url(q, haddr) })) },
+    { name: 'lexical-only', search: null, queries: () => plan.map((q) => ({ kind: q.kind, url: url(q) })) },
+    { name: 'hybrid (default)', search: hybrid, queries: () => plan.slice(10_000 * nextSlice++).map((q) => ({ kind: q.kind, url: url(q, haddr) })) },
+    ...(args.includes('--no-always')
+      ? []
+      : [{ name: 'hybrid, always', search: always, queries: () => plan.slice(10_000 * nextSlice++).map((q) => ({ kind: q.kind, url: url(q, aaddr) })) }]),
   ];
   console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
   const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
@@ -387,10 +413,10 @@ async function hybridRuns(): Promise<void> {
   };
   for (const clients of [1, CLIENTS]) {
     for (const m of modes) {
-      const calls = hybrid.queryEmbeddings;
+      const calls = m.search?.queryEmbeddings ?? 0;
       for (const a of Object.values(legMs)) a.length = 0;
       const cpu0 = await cpuSeconds();
-      const { lat, errors, budget } = await measure(m.queries(), clients, SECONDS);
+      const { lat, errors, budget, skipped } = await measure(m.queries(), clients, SECONDS);
       const cpu = await cpuSeconds();
       const a = (lat.all ?? []).sort((x, y) => x - y);
       // Every query of the run (the first 3 s included) used CPU; count them from the client side.
@@ -398,17 +424,24 @@ async function hybridRuns(): Promise<void> {
       console.log(
         `${m.name.padEnd(17)} ${clients} client(s): n=${a.length} p50 ${pct(a, 50).toFixed(1)} ms p95 ${pct(a, 95).toFixed(1)} ms ` +
           `p99 ${pct(a, 99).toFixed(1)} ms ${(a.length / (SECONDS - 3)).toFixed(1)} q/s, ${errors} errors` +
-          (m.name.startsWith('hybrid') ? `; ${hybrid.queryEmbeddings - calls} query embeddings, ${budget} lexical-only (budget)` : '') +
+          (m.search ? `; ${m.search.queryEmbeddings - calls} query embeddings, ${budget} lexical-only (budget)` : '') +
           `; CPU per query ${((1000 * (cpu.node - cpu0.node)) / queries).toFixed(1)} ms here + ${((1000 * (cpu.pg - cpu0.pg)) / queries).toFixed(1)} ms PostgreSQL` +
           `; load ${os.loadavg()[0].toFixed(1)}`,
       );
-      if (m.name.startsWith('hybrid')) {
+      if (m.search) {
         console.log(`  legs: lexical ${spread(legMs.lexical)}; vector (embedding wait + k-NN) ${spread(legMs.vector)}; model calls ${spread(legMs.embed)}`);
+        const w = lat.withVector ?? [];
+        console.log(
+          `  vector leg in ${w.length} of ${a.length} answers (those: ${spread(w)}); not run: ` +
+            (Object.entries(skipped).map(([why, n]) => `${why} ${n}`).join(', ') || 'never'),
+        );
       }
     }
   }
   await happ.close();
   hybrid.close();
+  await aapp.close();
+  always.close();
   await embedder.close?.();
 }
 

@@ -172,7 +172,7 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
         if (h.snippet.trim()) out.write(`   ${highlight(h.snippet, tty)}\n`);
         out.write(`   memex open ${h.document_id}\n\n`);
       });
-      out.write(`${hits.length} of ${res.total} matching documents${res.legs?.vector_skipped ? ' (words only: the embedding model was busy)' : ''}\n`);
+      out.write(`${hits.length} of ${res.total} matching documents${res.legs?.vector_skipped === 'budget' ? ' (words only: the embedding model was busy)' : ''}\n`);
       return 0;
     },
     () => {

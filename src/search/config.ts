@@ -41,6 +41,12 @@ export interface SearchConfig {
    * alone (legs.vector_skipped = 'budget'); 0 waits as long as they take.
    */
   vectorBudgetMs: number;
+  /**
+   * When the vector leg runs: `auto` only when it could change which documents fill the page
+   * (fusion.ts, lexicalDecidesPage: the query is not embedded when the lexical leg's best k already
+   * outrank anything the vector leg could add); `always` for every query.
+   */
+  vectorLeg: 'auto' | 'always';
   /** Query embeddings kept in the LRU cache. */
   queryCacheSize: number;
   /** Document rows, chunk texts and people's names each kept in memory for answers (0 = always read). */
@@ -60,6 +66,13 @@ function num(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max:
   return n;
 }
 
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], def: T): T {
+  const raw = env[key]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) throw new Error(`${key} must be one of ${values.join(', ')}, got "${env[key]}"`);
+  return raw as T;
+}
+
 export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchConfig {
   return {
     k1: num(env, 'SEARCH_BM25_K1', 1.2, 0, 10),
@@ -74,6 +87,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorScan: 'vector',
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
+    vectorLeg: oneOf(env, 'SEARCH_VECTOR_LEG', ['auto', 'always'] as const, 'auto'),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
     rowCacheSize: num(env, 'SEARCH_ROW_CACHE_SIZE', 20_000, 0, 10_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',

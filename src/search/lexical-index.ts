@@ -61,6 +61,28 @@ export interface IndexHit {
   score: number;
 }
 
+/**
+ * A query's lexical matches: the best candidates and every matching document, as slots of the
+ * index that found them (slots are never reused, so they stay meaningful while the index changes;
+ * `facetsOf` skips those that died meanwhile).
+ */
+export interface IndexMatches {
+  candidates: IndexHit[];
+  /** Every document with a query lexeme that passes the filters, in no particular order. */
+  docs: Int32Array;
+  /** Query lexemes with their live document frequency. */
+  terms: { term: string; qtf: number; df: number; idf: number }[];
+}
+
+export interface IndexFacets {
+  /** Documents in the match set: lexical matches passing the filters plus the extra documents. */
+  total: number;
+  sourceTypes: { value: string; count: number }[];
+  hasAttachments: { value: boolean; count: number }[];
+  /** Linked people by number of matching documents, every person tied with the `personLimit`-th included. */
+  people: { personId: string; count: number }[];
+}
+
 export interface IndexSearchResult {
   candidates: IndexHit[];
   /** Documents in the match set: lexical matches passing the filters plus the extra documents. */
@@ -430,6 +452,7 @@ export class LexicalIndex {
       (endExclusive ? dTs[d] < end : dTs[d] <= end);
   }
 
+  /** `match` and `facetsOf` in one call. */
   search(
     query: QueryLexeme[],
     filter: IndexFilter,
@@ -438,6 +461,12 @@ export class LexicalIndex {
     extraDocIds: string[] = [],
     personLimit = 50,
   ): IndexSearchResult {
+    const m = this.match(query, filter, limit);
+    return { candidates: m.candidates, terms: m.terms, ...this.facetsOf(m, extraDocIds, personLimit) };
+  }
+
+  /** The `limit` best documents for the query (best passage each) and the whole match set. */
+  match(query: QueryLexeme[], filter: IndexFilter, limit: number): IndexMatches {
     const n = this.livePassages;
     const avgdl = n > 0 ? Math.max(this.lengthSum / n, 1e-9) : 1;
     const terms = query.map((q) => {
@@ -557,31 +586,42 @@ export class LexicalIndex {
       .sort((x, y) => (before(x, y) ? -1 : 1))
       .map((d) => ({ doc_id: dUuid[d]!, chunk_id: this.pChunk[docBestPid[d]], score: docBest[d] }));
 
-    // The match set for facets: lexical matches plus the other leg's documents, each once (state 4).
-    for (let i = 0; i < nMatched; i++) {
-      docBest[matched[i]] = 0;
-      docState[matched[i]] = 4;
+    for (let i = 0; i < nMatched; i++) docBest[matched[i]] = 0;
+    for (let i = 0; i < nChecked; i++) docState[checked[i]] = 0;
+    return {
+      candidates: top,
+      // A copy: the buffer is the next query's scratch, and facets may be counted after an await.
+      docs: matched.slice(0, nMatched),
+      terms: terms.map(({ term, qtf, df, idf }) => ({ term, qtf, df, idf })),
+    };
+  }
+
+  /**
+   * `total` and the facets over a match set: the lexical matches plus the documents the other leg
+   * found (already filtered), each once; documents removed since `match` are not counted.
+   */
+  facetsOf(matches: IndexMatches, extraDocIds: string[] = [], personLimit = 50): IndexFacets {
+    const { docs } = matches;
+    this.docState = grown(this.docState, this.docCount);
+    this.matched = grown(this.matched, this.docCount);
+    const { docState, dAlive, matched } = this;
+    let nSet = 0;
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i];
+      if (dAlive[d] === 0) continue;
+      docState[d] = 4;
+      matched[nSet++] = d;
     }
-    // The other leg's documents go after the lexical matches in the same buffer (all distinct).
-    let nSet = nMatched;
     for (const id of extraDocIds) {
       const d = this.slotOf.get(id);
       if (d === undefined || docState[d] === 4) continue;
-      if (docState[d] === 0) checked[nChecked++] = d;
       docState[d] = 4;
       matched[nSet++] = d;
     }
     const inSet = matched.subarray(0, nSet);
-    const facets = this.facets(inSet, personLimit);
-    for (let i = 0; i < nChecked; i++) docState[checked[i]] = 0;
+    const facets = this.countFacets(inSet, personLimit);
     for (let i = 0; i < nSet; i++) docState[inSet[i]] = 0;
-
-    return {
-      candidates: top,
-      total: nSet,
-      ...facets,
-      terms: terms.map(({ term, qtf, df, idf }) => ({ term, qtf, df, idf })),
-    };
+    return { total: nSet, ...facets };
   }
 
   private impacts(post: Postings, avgdl: number): Float32Array {
@@ -601,7 +641,7 @@ export class LexicalIndex {
     return imp;
   }
 
-  private facets(docs: Int32Array, personLimit: number) {
+  private countFacets(docs: Int32Array, personLimit: number) {
     // Counting runs over the whole match set (tens of thousands of documents for a common word):
     // typed counters indexed by code, reset through the list of codes touched.
     this.sourceCount = grown(this.sourceCount, this.sources.values.length);

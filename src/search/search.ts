@@ -8,10 +8,10 @@ import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse } fro
 import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
-import { boostFactor, fuse, type FusedCandidate } from './fusion.ts';
+import { boostFactor, fuse, lexicalDecidesPage, type FusedCandidate } from './fusion.ts';
 import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync } from './index-sync.ts';
-import type { LexicalIndex } from './lexical-index.ts';
+import type { IndexFilter, LexicalIndex } from './lexical-index.ts';
 import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
@@ -320,90 +320,111 @@ export function createSearch(deps: SearchDeps): Search {
     return new Map(r.rows.map((x) => [x.chunk_id, x.text]));
   }
 
+  /**
+   * The vector leg: the query embedding within the budget, then the k-NN. Returns no candidates,
+   * and says why in `legs`, when it cannot or need not run.
+   */
+  async function vectorLeg(
+    req: SearchRequest,
+    legs: SearchLegs,
+    lexical: { index: LexicalIndex; filter: IndexFilter },
+  ): Promise<VectorCandidate[]> {
+    const skip = (why: VectorSkip, message: string): VectorCandidate[] => {
+      legs.vector_error = message;
+      legs.vector_skipped = why;
+      return [];
+    };
+    if (!embedder) {
+      deps.onLegTiming?.('vector', 0, 'no_embedder');
+      return skip('no_embedder', 'no embedder configured');
+    }
+    legs.vector_model = embedder.name;
+    const started = performance.now();
+    try {
+      // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
+      if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
+      const qv = await embedWithinBudget(req.q);
+      if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
+      // A selective filter (a person's or a thread's documents): the lexical index lists the
+      // documents it allows, and the k-NN is exact over their chunks instead of a graph walk.
+      const docIds =
+        req.filters.person !== undefined || req.filters.thread_id !== undefined
+          ? (lexical.index.allowedDocuments(lexical.filter, EXACT_MAX_DOCUMENTS) ?? undefined)
+          : undefined;
+      // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
+      const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
+      if (left !== undefined && left < 1) {
+        return skip('budget', `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
+      }
+      let found: VectorCandidate[];
+      try {
+        found = await vectorCandidates(db, {
+          model: embedder.name,
+          queryVector: qv,
+          k: Math.max(config.vectorCandidates, req.k),
+          filters: req.filters,
+          timeoutMs: left,
+          efSearch: config.vectorEfSearch || undefined,
+          scan: config.vectorScan,
+          docIds,
+        });
+      } catch (err) {
+        if (!(err instanceof VectorTimeoutError)) throw err;
+        return skip('budget', `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
+      }
+      legs.vector = found.length > 0;
+      if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
+      return found;
+    } catch (err) {
+      legs.vector_error = err instanceof Error ? err.message.slice(0, 200) : 'embedding failed';
+      return [];
+    } finally {
+      deps.onLegTiming?.('vector', performance.now() - started, legs.vector_skipped);
+    }
+  }
+
   async function search(req: SearchRequest): Promise<SearchResponse> {
     const legs: SearchLegs = { lexical: true, vector: false };
     const pool = Math.max(config.legCandidates, req.k);
 
-    // The lexical leg's inputs (the index brought up to date, the query's lexemes, the people a
-    // person filter names) and the vector leg are independent.
-    const lexicalPart = (async () => {
-      const started = performance.now();
-      const f = req.filters;
-      const [index, lexemes, persons] = await Promise.all([
-        sync.current(),
-        analyzer.lexemes(req.q),
-        f.person === undefined ? [] : personsOwning(db, f.person),
-      ]);
-      deps.onLegTiming?.('lexical', performance.now() - started);
-      return { index, lexemes, filter: indexFilter(f, persons) };
-    })();
-    const vectorLeg = (async (): Promise<VectorCandidate[]> => {
-      // An answer without the vector leg says why, in `legs`.
-      const skip = (why: VectorSkip, message: string): VectorCandidate[] => {
-        legs.vector_error = message;
-        legs.vector_skipped = why;
-        return [];
-      };
-      if (!embedder) {
-        deps.onLegTiming?.('vector', 0, 'no_embedder');
-        return skip('no_embedder', 'no embedder configured');
-      }
-      legs.vector_model = embedder.name;
-      const started = performance.now();
-      try {
-        // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
-        if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
-        const qv = await embedWithinBudget(req.q);
-        if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
-        // A selective filter (a person's or a thread's documents): the lexical index lists the
-        // documents it allows, and the k-NN is exact over their chunks instead of a graph walk.
-        const docIds =
-          req.filters.person !== undefined || req.filters.thread_id !== undefined
-            ? await lexicalPart.then(({ index, filter }) => index.allowedDocuments(filter, EXACT_MAX_DOCUMENTS) ?? undefined, () => undefined)
-            : undefined;
-        // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
-        const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
-        if (left !== undefined && left < 1) {
-          return skip('budget', `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
-        }
-        let found: VectorCandidate[];
-        try {
-          found = await vectorCandidates(db, {
-            model: embedder.name,
-            queryVector: qv,
-            k: Math.max(config.vectorCandidates, req.k),
-            filters: req.filters,
-            timeoutMs: left,
-            efSearch: config.vectorEfSearch || undefined,
-            scan: config.vectorScan,
-            docIds,
-          });
-        } catch (err) {
-          if (!(err instanceof VectorTimeoutError)) throw err;
-          return skip('budget', `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
-        }
-        legs.vector = found.length > 0;
-        if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
-        return found;
-      } catch (err) {
-        legs.vector_error = err instanceof Error ? err.message.slice(0, 200) : 'embedding failed';
-        return [];
-      } finally {
-        deps.onLegTiming?.('vector', performance.now() - started, legs.vector_skipped);
-      }
-    })();
-    const [{ index, lexemes, filter }, vector] = await Promise.all([lexicalPart, vectorLeg]);
-    const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
-
+    // The lexical leg first (the index brought up to date, the query's lexemes and the people a
+    // person filter names, in parallel): its candidates decide whether the vector leg can matter.
+    const started = performance.now();
+    const f = req.filters;
+    const [index, lexemes, persons] = await Promise.all([
+      sync.current(),
+      analyzer.lexemes(req.q),
+      f.person === undefined ? [] : personsOwning(db, f.person),
+    ]);
+    deps.onLegTiming?.('lexical', performance.now() - started);
+    const filter = indexFilter(f, persons);
     // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
     const queried = config.lexicalEnabled ? lexemes : [];
-    const lexical = index.search(queried, filter, pool, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
     if (queried.length === 0) legs.lexical = false;
+    const matches = index.match(queried, filter, pool);
+
+    let vector: VectorCandidate[];
+    if (
+      embedder &&
+      config.vectorLeg === 'auto' &&
+      config.lexicalEnabled &&
+      lexicalDecidesPage(matches.candidates, req.k, config, config.boosts)
+    ) {
+      legs.vector_model = embedder.name;
+      legs.vector_skipped = 'lexical_sufficient';
+      legs.vector_error = `the lexical leg's best ${req.k} outrank anything the vector leg could add; not run`;
+      deps.onLegTiming?.('vector', 0, 'lexical_sufficient');
+      vector = [];
+    } else {
+      vector = await vectorLeg(req, legs, { index, filter });
+    }
+    const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
+    const counted = index.facetsOf(matches, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
     // index holds the boost attributes; a vector hit it does not know yet (written since the
     // catch-up) is read from the catalog.
-    const fused: FusedCandidate[] = fuse(lexical.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
+    const fused: FusedCandidate[] = fuse(matches.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
     const unknown = fused.filter((c) => !index.has(c.doc_id));
     const unknownRows = unknown.length === 0 ? new Map<string, DocRow>() : (await readRows(unknown.map((c) => c.doc_id), [], [])).docs;
     const t = now();
@@ -421,7 +442,7 @@ export function createSearch(deps: SearchDeps): Search {
     const rows = await readRows(
       ranked.map(({ c }) => c.doc_id),
       ranked.flatMap(({ c }) => (c.chunk_id === null ? [] : [c.chunk_id])),
-      lexical.people.map((p) => p.personId),
+      counted.people.map((p) => p.personId),
     );
     const terms = lexemes.map((l) => l.term);
     const hits = ranked.flatMap(({ c, score }) => {
@@ -447,11 +468,11 @@ export function createSearch(deps: SearchDeps): Search {
       query: req.q,
       k: req.k,
       hits: [...hits, ...context],
-      total: lexical.total,
+      total: counted.total,
       facets: {
-        source_type: lexical.sourceTypes,
-        has_attachments: lexical.hasAttachments,
-        person: personFacet(lexical.people, rows.names),
+        source_type: counted.sourceTypes,
+        has_attachments: counted.hasAttachments,
+        person: personFacet(counted.people, rows.names),
       },
       legs,
     };

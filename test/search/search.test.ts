@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSearch, type Search } from '../../src/search/search.ts';
 import { ConceptEmbedder, doc, indexVectors, q, startSearchGateway, type SearchGateway } from './helpers.ts';
 
 const ids = (res: any) => res.json().hits.filter((h: any) => !h.context).map((h: any) => h.document_id);
@@ -317,6 +318,74 @@ describe('hybrid: vector leg, fusion, fallback, cache', () => {
       expect(body.hits).toHaveLength(1);
     } finally {
       await g2.close();
+    }
+  });
+});
+
+describe('SEARCH_VECTOR_LEG=auto: the vector leg runs only when it could change the page', () => {
+  let g: SearchGateway;
+  let always: Search;
+  let embedder: ConceptEmbedder;
+  const lighthouse: string[] = [];
+  let vacation: string;
+
+  beforeAll(async () => {
+    embedder = new ConceptEmbedder();
+    // The default weights (lexical 1, vector 0.02) and mode (auto).
+    g = await startSearchGateway({ embedder });
+    // Lexical scores far apart (1, 2, 4, 8 occurrences in texts of one length), so the vector
+    // leg's at most 0.02 cannot reorder them: both modes must give the same page.
+    for (const times of [1, 2, 4, 8]) {
+      const text = [...Array(times).fill('lighthouse'), ...Array(10 - times).fill('keeper')].join(' ');
+      lighthouse.push((await g.ingest(doc(text))).doc_id);
+    }
+    lighthouse.reverse();
+    vacation = (await g.ingest(doc('Booked the vacation flights early'))).doc_id;
+    await indexVectors(g.db, embedder);
+    always = createSearch({ db: g.db, embedder, config: { vectorBudgetMs: 0, vectorLeg: 'always' } });
+  });
+  afterAll(async () => {
+    always.close();
+    await g.close();
+  });
+
+  const request = (text: string, k: number) => ({ q: text, k, filters: {}, context_window: 0 });
+
+  it('a page the lexical leg decides is answered without embedding the query, with the same hits as always running it', async () => {
+    const before = embedder.calls;
+    const body = (await g.get(q({ q: 'lighthouse', k: 3 }))).json();
+    expect(embedder.calls).toBe(before);
+    expect(body.legs).toMatchObject({ lexical: true, vector: false, vector_skipped: 'lexical_sufficient', vector_model: 'test-concepts' });
+    expect(body.hits.map((h: any) => h.document_id)).toEqual(lighthouse.slice(0, 3));
+
+    const full = await always.search(request('lighthouse', 3));
+    expect(full.legs.vector).toBe(true);
+    expect(embedder.calls).toBe(before + 1);
+    expect(full.hits.map((h) => h.document_id)).toEqual(lighthouse.slice(0, 3));
+  });
+
+  it('fewer lexical matches than the page: the vector leg runs and adds what only it finds', async () => {
+    const before = embedder.calls;
+    const body = (await g.get(q({ q: 'holiday lighthouse', k: 10 }))).json();
+    expect(embedder.calls).toBe(before + 1);
+    expect(body.legs).toMatchObject({ lexical: true, vector: true });
+    expect(body.legs.vector_skipped).toBeUndefined();
+    const ids = body.hits.map((h: any) => h.document_id);
+    expect(ids.slice(0, 4)).toEqual(lighthouse);
+    expect(ids).toContain(vacation);
+    expect(body.hits.find((h: any) => h.document_id === vacation).sources).toEqual(['vector']);
+    expect(body.total).toBe(5);
+  });
+
+  it('the skip is reported to the leg timings (the gateway counts it in search_vector_skipped_total)', async () => {
+    const seen: (string | undefined)[] = [];
+    const s = createSearch({ db: g.db, embedder, config: { vectorBudgetMs: 0 }, onLegTiming: (leg, _ms, skipped) => leg === 'vector' && seen.push(skipped) });
+    try {
+      await s.search(request('keeper lighthouse', 2));
+      await s.search(request('holiday lighthouse', 10));
+      expect(seen).toEqual(['lexical_sufficient', undefined]);
+    } finally {
+      s.close();
     }
   });
 });
