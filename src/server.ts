@@ -16,6 +16,7 @@ import type { ServerConfig } from './config/server.ts';
 import { isLoopback, SignInCodes } from './gateway/ui.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
+import { startTableUpkeep } from './db/upkeep.ts';
 import { createConfiguredOcrEngine, createObjectStore, loadFilesConfig } from './files/config.ts';
 import { shutdownExtraction } from './files/extract.ts';
 import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
@@ -25,6 +26,9 @@ import { gcIntervalMs, startPeriodicGc } from './maintenance/gc.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
 import type { OcrEngine } from './ocr/engine.ts';
+
+/** How often the embedded database's tables are checked for ANALYZE and VACUUM (src/db/upkeep.ts). */
+const UPKEEP_INTERVAL_MS = 60_000;
 
 export type ServerRole = 'all' | 'gateway' | 'worker';
 
@@ -115,6 +119,11 @@ export async function startServer(
   const rethreadStop = new AbortController();
   const rethread = startPendingRethread(db, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
   const gc = startPeriodicGc(db, store, gcEvery, log.child({ component: 'gc' }));
+  // PGlite has no autovacuum: analyse and vacuum its tables by autovacuum's rules, while nobody reads.
+  const upkeep =
+    db.kind === 'pglite'
+      ? startTableUpkeep(db, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readerIdle(), log: log.child({ component: 'upkeep' }) })
+      : null;
   const signIn = new SignInCodes();
   const app = await buildGateway({
     config,
@@ -148,6 +157,7 @@ export async function startServer(
       rethreadStop.abort();
       await rethread;
       await gc.stop();
+      await upkeep?.stop();
       await app.close();
       await ocrEngine?.close();
       await shutdownExtraction();

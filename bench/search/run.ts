@@ -43,6 +43,7 @@ import { Worker } from 'node:worker_threads';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
+import { upkeepPass } from '../../src/db/upkeep.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { BIT_RERANK_FACTOR, efSearch, EXACT_MAX_DOCUMENTS, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
@@ -125,7 +126,10 @@ const t0 = Date.now();
 if (reused) for (const _ of corpus.batches(2000)); // the query plan samples the generated documents
 else await loadCorpus(db, corpus);
 const loadS = (Date.now() - t0) / 1000;
+// What the database does by itself soon after a load: autovacuum on a server, memex's table upkeep
+// on PGlite (src/db/upkeep.ts; `memex serve` runs it while nobody reads).
 if (usePg && !reused) await db.exec('VACUUM ANALYZE');
+if (!usePg) console.log(`table upkeep after the load: ${(await upkeepPass(db)).done.map((t) => `${t.action} ${t.table} ${t.ms} ms`).join(', ')}`);
 const search = createSearch({ db });
 const t1 = Date.now();
 const built = await search.refreshIndex();

@@ -114,10 +114,15 @@ export class Catalog {
     this.lastReaderAt = performance.now();
   }
 
+  /** Nobody asked for an answer in the last READER_WINDOW_MS (background upkeep may take the database). */
+  readerIdle(): boolean {
+    return performance.now() - this.lastReaderAt >= READER_WINDOW_MS;
+  }
+
   /** Items per transaction of a batch now. */
   private groupSize(): number {
     if (this.opts.batchGroupSize) return this.opts.batchGroupSize;
-    const reading = this.db.kind === 'pglite' && performance.now() - this.lastReaderAt < READER_WINDOW_MS;
+    const reading = this.db.kind === 'pglite' && !this.readerIdle();
     return reading ? PGLITE_READER_GROUP_SIZE : BATCH_GROUP_SIZE;
   }
 
