@@ -46,7 +46,8 @@ import type { Database } from '../../src/db/types.ts';
 import { upkeepPass } from '../../src/db/upkeep.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch } from '../../src/search/search.ts';
-import { BIT_RERANK_FACTOR, efSearch, EXACT_MAX_DOCUMENTS, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
+import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
+import { MEMORY_MAX_PASSAGES, VectorMemory } from '../../src/search/vector-memory.ts';
 import { cachePath } from '../scifact/data.ts';
 import { openScratchPostgres } from '../lib/database.ts';
 import { rng } from '../lib/generate.ts';
@@ -154,9 +155,10 @@ function url(q: PlannedQuery, base = address): string {
 // have), on a query list generated up front.
 const planned = corpus.plan(50_000).map((q) => ({ kind: q.kind, url: url(q) }));
 tracing = true;
-// --profile FILE: a CPU profile of the gateway thread during the query phase only.
+// --profile FILE: a CPU profile of the gateway thread during the query phase only (with --hybrid:
+// during the default hybrid run at C clients).
 let profiler: import('node:inspector').Session | null = null;
-if (args.includes('--profile')) {
+async function startProfile(): Promise<void> {
   const inspector = await import('node:inspector');
   profiler = new inspector.Session();
   profiler.connect();
@@ -164,6 +166,15 @@ if (args.includes('--profile')) {
   await post('Profiler.enable');
   await post('Profiler.start');
 }
+async function writeProfile(): Promise<void> {
+  if (!profiler) return;
+  const file = args[args.indexOf('--profile') + 1];
+  const { profile } = await new Promise<any>((res, rej) => profiler!.post('Profiler.stop', (e, r) => (e ? rej(e) : res(r))));
+  (await import('node:fs')).writeFileSync(file, JSON.stringify(profile));
+  console.log(`gateway CPU profile of the query phase: ${file}`);
+  profiler = null;
+}
+if (args.includes('--profile') && !args.includes('--hybrid')) await startProfile();
 const CLIENT = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { queries, clients, seconds, token } = workerData;
@@ -213,12 +224,7 @@ console.log(
   `event loop busy: gateway thread ${(100 * gatewayElu).toFixed(0)} %, client thread ${(100 * elu).toFixed(0)} %; ` +
     `bench process CPU ${((cpu.user + cpu.system) / 1e4 / SECONDS).toFixed(0)} % of one core`,
 );
-if (profiler) {
-  const file = args[args.indexOf('--profile') + 1];
-  const { profile } = await new Promise<any>((res, rej) => profiler!.post('Profiler.stop', (e, r) => (e ? rej(e) : res(r))));
-  (await import('node:fs')).writeFileSync(file, JSON.stringify(profile));
-  console.log(`gateway CPU profile of the query phase: ${file}`);
-}
+await writeProfile();
 const pct = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
 console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
 console.log(`${CLIENTS} clients, ${SECONDS} s (first 3 s not counted), ${errors} errors`);
@@ -420,7 +426,10 @@ async function hybridRuns(): Promise<void> {
       const calls = m.search?.queryEmbeddings ?? 0;
       for (const a of Object.values(legMs)) a.length = 0;
       const cpu0 = await cpuSeconds();
+      const profiled = args.includes('--profile') && clients === CLIENTS && m.search === hybrid;
+      if (profiled) await startProfile();
       const { lat, errors, budget, skipped } = await measure(m.queries(), clients, SECONDS);
+      if (profiled) await writeProfile();
       const cpu = await cpuSeconds();
       const a = (lat.all ?? []).sort((x, y) => x - y);
       // Every query of the run (the first 3 s included) used CPU; count them from the client side.
@@ -579,7 +588,8 @@ async function measureKnn(model: string): Promise<void> {
       const b1 = await blocks();
       wall.sort((a, b) => a - b);
       const n = queries.length;
-      const cpuMs = usePg ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
+      // The memory variant runs in this process; the database variants in PostgreSQL (or PGlite, here).
+      const cpuMs = usePg && v.name !== 'memory' ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
       console.log(
         `  ${v.name.padEnd(12)} pass ${pass}: ${cpuMs.toFixed(2)} CPU-ms ${usePg ? 'PostgreSQL' : 'PGlite (process)'} per k-NN; ` +
           `wall p50 ${wall[Math.floor(n / 2)].toFixed(2)} / p95 ${wall[Math.floor(n * 0.95)].toFixed(2)} ms; ` +
@@ -592,29 +602,40 @@ async function measureKnn(model: string): Promise<void> {
   // thread): the iterative scan walks the graph until 100 rows pass them (or hnsw.max_scan_tuples).
   if (!args.includes('--knn-filters')) return;
   const { filterSql, parseFilters } = await import('../../src/search/filters.ts');
+  const memory = new VectorMemory(db, model, { maxBytes: 1 << 30 });
+  const tw = performance.now();
+  await memory.warm();
+  console.log(`vectors in memory: ${memory.size.vectors} (${(memory.size.bytes / 2 ** 20).toFixed(0)} MiB) loaded in ${((performance.now() - tw) / 1000).toFixed(1)} s`);
   const plan = corpus.plan(20_000);
   for (const kind of ['person', 'dates', 'thread'] as const) {
     const filters = plan
       .filter((p) => p.kind === kind)
       .slice(0, 100)
       .map((p) => parseFilters({ person: p.person, start_date: p.start_date, end_date: p.end_date, thread_id: p.thread_id }));
-    // What the search does for a selective filter: the k-NN exact over the documents the filter
-    // allows (the search takes them from its lexical index; here SQL, outside the measured time).
-    const allowed: (string[] | undefined)[] = [];
+    // What the search does for a filter: the chunks it allows (the search takes them from its
+    // lexical index; here SQL, outside the measured time) ranked against the vectors in memory.
+    const allowed: ({ chunkIds: string[]; docIds: string[] } | undefined)[] = [];
     for (const f of filters) {
       const params: unknown[] = [];
-      const ids = (await db.query<{ doc_id: string }>(`SELECT d.doc_id FROM documents d WHERE d.is_active_version ${filterSql(f, params, 'd')}`, params)).rows;
-      allowed.push(ids.length <= EXACT_MAX_DOCUMENTS ? ids.map((r) => r.doc_id) : undefined);
+      const rows = (await db.query<{ chunk_id: string; doc_id: string }>(
+        `SELECT cd.chunk_id::text AS chunk_id, d.doc_id::text AS doc_id FROM documents d JOIN chunk_documents cd ON cd.doc_id = d.doc_id
+          WHERE d.is_active_version ${filterSql(f, params, 'd')}`,
+        params,
+      )).rows;
+      allowed.push(rows.length <= MEMORY_MAX_PASSAGES ? { chunkIds: rows.map((r) => r.chunk_id), docIds: rows.map((r) => r.doc_id) } : undefined);
     }
-    const exactToo = kind !== 'dates' && allowed.every((a) => a !== undefined);
-    for (const v of [...variants, ...(exactToo ? [{ name: 'exact', scan: 'vector' as VectorScan, ef: undefined }] : [])]) {
+    const memoryToo = allowed.every((a) => a !== undefined);
+    for (const v of [...variants, ...(memoryToo ? [{ name: 'memory', scan: 'vector' as VectorScan, ef: undefined }] : [])]) {
       const c0 = await cpuSeconds();
       const wall: number[] = [];
       let rows = 0;
       for (let i = 0; i < filters.length; i++) {
         const s = performance.now();
-        const docIds = v.name === 'exact' ? allowed[i] : undefined;
-        rows += (await vectorCandidates(db, { model, queryVector: queries[i % queries.length], k, filters: filters[i], scan: v.scan, efSearch: v.ef, docIds })).length;
+        const queryVector = queries[i % queries.length];
+        rows += (v.name === 'memory'
+          ? await memory.nearest(queryVector, allowed[i]!, k)
+          : await vectorCandidates(db, { model, queryVector, k, filters: filters[i], scan: v.scan, efSearch: v.ef })
+        ).length;
         wall.push(performance.now() - s);
       }
       const c1 = await cpuSeconds();

@@ -47,6 +47,11 @@ export interface SearchConfig {
    * outrank anything the vector leg could add); `always` for every query.
    */
   vectorLeg: 'auto' | 'always';
+  /**
+   * Memory for the embedder's vectors, 8 bits per dimension (vector-memory.ts): filtered searches
+   * rank the allowed chunks against these copies. 0 = none: the database walks its HNSW graph.
+   */
+  vectorMemoryMb: number;
   /** Query embeddings kept in the LRU cache. */
   queryCacheSize: number;
   /** Document rows, chunk texts and people's names each kept in memory for answers (0 = always read). */
@@ -88,6 +93,7 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
     vectorLeg: oneOf(env, 'SEARCH_VECTOR_LEG', ['auto', 'always'] as const, 'auto'),
+    vectorMemoryMb: num(env, 'SEARCH_VECTOR_MEMORY_MB', 256, 0, 1_000_000),
     queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
     rowCacheSize: num(env, 'SEARCH_ROW_CACHE_SIZE', 20_000, 0, 10_000_000),
     boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',

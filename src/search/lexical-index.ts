@@ -422,21 +422,35 @@ export class LexicalIndex {
   }
 
   /**
-   * The live documents a selective filter (person, thread) allows, every condition applied, when
-   * the person's or thread's documents number at most `max`; null for a filter that is not selective
-   * or allows more. The vector leg answers such a filter exactly over these documents' chunks
-   * instead of walking the HNSW graph until enough rows pass the filter (src/search/vector.ts).
+   * The passages (a chunk of a live document) of every document the filter allows, all of its
+   * conditions applied, when there are at most `max` of them; null for no filter, or more. The
+   * vector leg ranks these exactly in memory (vector-memory.ts) instead of walking the HNSW graph
+   * until enough rows pass the filter, which cost 45 CPU-ms on PostgreSQL and 2.3 s on PGlite for a
+   * two-month range at 100,000 documents (docs/BENCHMARKS.md).
    */
-  allowedDocuments(filter: IndexFilter, max: number): string[] | null {
+  allowedPassages(filter: IndexFilter, max: number): { chunkIds: string[]; docIds: string[] } | null {
+    if (Object.values(filter).every((v) => v === undefined)) return null;
     const restricted = this.restriction(filter);
-    if (restricted === null || restricted.length > max) return null;
     const pass = this.filterPredicate(filter);
-    const out: string[] = [];
-    for (const d of restricted) {
-      const id = this.dUuid[d];
-      if (id !== null && pass(d)) out.push(id);
+    const { dAlive, dPassages, dUuid, pChunk } = this;
+    const chunkIds: string[] = [];
+    const docIds: string[] = [];
+    const take = (d: number): boolean => {
+      if (dAlive[d] === 0 || !pass(d)) return true;
+      const pids = dPassages[d];
+      if (chunkIds.length + pids.length > max) return false;
+      for (const pid of pids) {
+        chunkIds.push(pChunk[pid]);
+        docIds.push(dUuid[d]!);
+      }
+      return true;
+    };
+    if (restricted !== null) {
+      for (let j = 0; j < restricted.length; j++) if (!take(restricted[j])) return null;
+    } else {
+      for (let d = 0; d < this.docCount; d++) if (!take(d)) return null;
     }
-    return out;
+    return { chunkIds, docIds };
   }
 
   /**

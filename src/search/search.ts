@@ -16,7 +16,8 @@ import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './l
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
-import { EXACT_MAX_DOCUMENTS, vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
+import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
+import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -63,6 +64,8 @@ export interface Search {
     lexemes: HitsMisses;
     /** Change-log polls made (concurrent searches share them). */
     polls: number;
+    /** Vectors held in memory for filtered k-NN (vector-memory.ts). */
+    vectors: number;
   };
 }
 
@@ -203,10 +206,18 @@ export function createSearch(deps: SearchDeps): Search {
     }
   }
 
+  /** The embedder's vectors in memory, for filtered k-NN (vector-memory.ts); loaded once vectors exist. */
+  const memory =
+    embedder && config.vectorMemoryMb > 0 ? new VectorMemory(db, embedder.name, { maxBytes: config.vectorMemoryMb * 2 ** 20 }) : null;
+  const warmMemory = () => memory?.warm().catch((err) => deps.onIndexError?.(err));
+
   /** Whether the model has any vector yet; once it has, it is not asked again. */
   let modelHasVectors = false;
   async function hasVectors(model: string): Promise<boolean> {
-    if (!modelHasVectors) modelHasVectors = await vectorsExist(db, model);
+    if (!modelHasVectors) {
+      modelHasVectors = await vectorsExist(db, model);
+      if (modelHasVectors) void warmMemory();
+    }
     return modelHasVectors;
   }
 
@@ -345,12 +356,15 @@ export function createSearch(deps: SearchDeps): Search {
       if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
       const qv = await embedWithinBudget(req.q);
       if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
-      // A selective filter (a person's or a thread's documents): the lexical index lists the
-      // documents it allows, and the k-NN is exact over their chunks instead of a graph walk.
-      const docIds =
-        req.filters.person !== undefined || req.filters.thread_id !== undefined
-          ? (lexical.index.allowedDocuments(lexical.filter, EXACT_MAX_DOCUMENTS) ?? undefined)
-          : undefined;
+      // A filter: the lexical index lists the chunks it allows and, unless they are very many,
+      // they are ranked exactly against the vectors in memory instead of a graph walk.
+      const allowed = memory ? lexical.index.allowedPassages(lexical.filter, MEMORY_MAX_PASSAGES) : null;
+      if (allowed) {
+        const found = await memory!.nearest(qv, allowed, Math.max(config.vectorCandidates, req.k));
+        legs.vector = found.length > 0;
+        if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
+        return found;
+      }
       // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
       const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
       if (left !== undefined && left < 1) {
@@ -366,7 +380,6 @@ export function createSearch(deps: SearchDeps): Search {
           timeoutMs: left,
           efSearch: config.vectorEfSearch || undefined,
           scan: config.vectorScan,
-          docIds,
         });
       } catch (err) {
         if (!(err instanceof VectorTimeoutError)) throw err;
@@ -494,6 +507,9 @@ export function createSearch(deps: SearchDeps): Search {
       chunkTexts.clear();
       personNames.clear();
       cache.clear();
+      // Reloaded in the background from what is left.
+      memory?.clear();
+      if (modelHasVectors) void warmMemory();
     },
     memoryStats: () => ({
       documents: { ...docRows.counters },
@@ -501,6 +517,7 @@ export function createSearch(deps: SearchDeps): Search {
       names: { ...personNames.counters },
       lexemes: { hits: analyzer.counters.remembered, misses: analyzer.counters.asked },
       polls: sync.counters.polls,
+      vectors: memory?.size.vectors ?? 0,
     }),
     get queryEmbeddings() {
       return queryEmbeddings;

@@ -39,17 +39,7 @@ export interface VectorQuery {
    * distance), whose BIT_RERANK_FACTOR × rows best are re-ranked by exact cosine.
    */
   scan?: VectorScan;
-  /**
-   * The only documents the filters allow (a selective filter, resolved by the lexical index): the
-   * k-NN is then exact over their chunks (no graph walk), the filters still applied in SQL. With a
-   * filter like one person's documents the HNSW scan would walk until enough rows pass it (up to
-   * hnsw.max_scan_tuples): 341 CPU-ms against a few (docs/BENCHMARKS.md, "The k-NN alone").
-   */
-  docIds?: string[];
 }
-
-/** Filters allowing at most this many documents are answered exactly over them (VectorQuery.docIds). */
-export const EXACT_MAX_DOCUMENTS = 2000;
 
 export type VectorScan = 'vector' | 'halfvec' | 'bit';
 
@@ -140,7 +130,6 @@ export async function vectorCandidates(db: Database, q: VectorQuery): Promise<Ve
   if (layout.kind === 'per-model') {
     const dims = q.queryVector.length;
     if (!Number.isInteger(dims) || dims < 1 || dims > 4096) throw new Error('invalid query vector size');
-    if (q.docIds) return best(q.docIds.length === 0 ? [] : await exactOver(db, q, dims, limit), q.k);
     const scan = q.scan ?? 'vector';
     const candidates = scan === 'bit' ? limit * BIT_RERANK_FACTOR : limit;
     const params: unknown[] = [vectorLiteral(q.queryVector), q.model, candidates];
@@ -182,21 +171,4 @@ function best(rows: VectorCandidate[], k: number): VectorCandidate[] {
     if (!cur || Number(r.similarity) > cur.similarity) top.set(r.doc_id, { ...r, similarity: Number(r.similarity) });
   }
   return [...top.values()].sort((a, b) => b.similarity - a.similarity).slice(0, k);
-}
-
-/**
- * The exact k-NN over the chunks of q.docIds: `embedding <=> query` without the index's
- * `::vector(N)` cast, so the planner reads those documents' chunks by key and sorts them rather
- * than walking the HNSW graph. The filters are applied again (a document that changed since the
- * lexical index read it).
- */
-async function exactOver(db: Database, q: VectorQuery, dims: number, limit: number): Promise<VectorCandidate[]> {
-  const params: unknown[] = [vectorLiteral(q.queryVector), q.model, limit, q.docIds];
-  const where = filterSql(q.filters, params, 'd');
-  const sql = `SELECT cd.doc_id, e.chunk_id, 1 - (e.embedding <=> $1::vector(${dims})) AS similarity
-      FROM chunk_documents cd JOIN chunk_embeddings e ON e.model = $2 AND e.chunk_id = cd.chunk_id
-      JOIN documents d ON d.doc_id = cd.doc_id
-     WHERE cd.doc_id = ANY($4::uuid[]) AND d.is_active_version ${where}
-     ORDER BY e.embedding <=> $1::vector(${dims}) LIMIT $3`;
-  return knn(db, sql, params, efSearch(limit), q.timeoutMs);
 }

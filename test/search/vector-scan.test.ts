@@ -77,7 +77,7 @@ describe('k-NN index variants', () => {
   });
 });
 
-describe('selective filters: the k-NN is exact over the documents they allow', () => {
+describe('filtered searches: the k-NN is exact over the chunks the filter allows (vectors in memory)', () => {
   let h: SearchGateway;
   const D: Record<string, string> = {};
   let threadId = '';
@@ -93,6 +93,7 @@ describe('selective filters: the k-NN is exact over the documents they allow', (
       threadId = r.thread_id;
     }
     for (let i = 0; i < 30; i++) await h.ingest(doc(`sedan number ${i} in the parking lot`));
+    D.march = (await h.ingest(doc('the vehicle went to the garage', { content_timestamp: '2024-03-10T09:00:00Z' }))).doc_id;
     await indexVectors(h.db, embedder);
   }, 60_000);
   afterAll(async () => h?.close());
@@ -114,12 +115,10 @@ describe('selective filters: the k-NN is exact over the documents they allow', (
     expect(await vectorHits({ q: 'automobile', thread_id: threadId })).toEqual([D.thread]);
   });
 
-  it('vectorCandidates with docIds answers over those documents only, best first', async () => {
-    const found = await vectorCandidates(h.db, {
-      model: embedder.name, queryVector: embedder.vector('car'), k: 5, filters: {}, docIds: [D.bob, D.alice],
-    });
-    expect(found.map((c) => c.doc_id).sort()).toEqual([D.alice, D.bob].sort());
-    expect(found[0].similarity).toBeGreaterThanOrEqual(found[1].similarity);
-    expect(await vectorCandidates(h.db, { model: embedder.name, queryVector: embedder.vector('car'), k: 5, filters: {}, docIds: [] })).toEqual([]);
+  it('a date range (any filter) finds the semantically near documents of that period only', async () => {
+    expect(await vectorHits({ q: 'sedan', start_date: '2024-03-01', end_date: '2024-03-31' })).toEqual([D.march]);
+    const june = await vectorHits({ q: 'automobile', start_date: '2025-06-01', end_date: '2025-06-01' });
+    expect(june).toContain(D.alice);
+    expect(june).not.toContain(D.march);
   });
 });

@@ -1,0 +1,263 @@
+/**
+ * One model's vectors in memory, 8 bits per dimension, for the k-NN of filtered searches.
+ *
+ * Why: a filtered k-NN in the database either walks the HNSW graph until enough rows pass the
+ * filter or reads the allowed chunks' vectors one index probe at a time. At 100,000 documents a
+ * two-month date range cost 45 CPU-ms on PostgreSQL and 2.3 s on PGlite, one person's documents 14
+ * and 200 ms, and PGlite cannot interrupt a statement: every other request waited (docs/BENCHMARKS.md).
+ * Here the lexical index lists the chunks the filter allows (lexical-index.ts, allowedPassages) and
+ * they are ranked exactly against these copies: about half a microsecond per chunk.
+ *
+ * - PostgreSQL stays the store. Vectors of a (model, chunk) never change once stored, so a copy is
+ *   never stale: what is not here yet is read on demand (one statement for a query's missing
+ *   chunks) and `warm()` loads the rest in the background. A chunk without a vector is asked for
+ *   again after ABSENT_RETRY_MS (the worker may have embedded it since).
+ * - 8 bits: each vector is scaled so its largest component is 127 (4× smaller than float32: 512 bytes
+ *   for USE-lite). Against the float vectors, on SciFact's 8,654 USE-lite chunks and 100 queries:
+ *   cosine within 0.0012 (mean 0.00016), 0.5 of the 100 nearest chunks different per query (ties at
+ *   the edge). Similarities are cosines, so any provider's vectors work, normalised or not.
+ * - Bounded: once `maxBytes` are held no more are kept; chunks beyond are read for the query that
+ *   needs them. `clear()` (after a forget) drops everything: nothing erased may stay in memory.
+ */
+import type { Queryable } from '../db/types.ts';
+import type { VectorCandidate } from './vector.ts';
+
+/** How long a chunk found without a vector is not asked for again. */
+export const ABSENT_RETRY_MS = 30_000;
+/**
+ * Vectors per statement, reading missing chunks or warming: on PGlite a statement holds the one
+ * database session (and the event loop) until it ends, so warming goes in short steps.
+ */
+const PAGE = 250;
+/**
+ * Filters allowing more chunks than this are left to the HNSW graph walk in the database: ranking
+ * 20,000 chunks here takes ~10 ms of the gateway thread, and a filter that broad (a fifth of
+ * 100,000 documents) lets the walk find its rows after a few hundred tuples.
+ */
+export const MEMORY_MAX_PASSAGES = 20_000;
+/** Chunks remembered as having no vector yet, at most (then forgotten at once). */
+const ABSENT_MAX = 200_000;
+
+/** pgvector's binary form (vector_send): int16 dimensions, int16 unused, then big-endian float32s. */
+export function decodeVector(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dims = view.getInt16(0);
+  const out = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) out[i] = view.getFloat32(4 + 4 * i, false);
+  return out;
+}
+
+/**
+ * The query in integers for dot8: scaled so its largest component is QUERY_SCALE. With 8-bit
+ * vectors a product is at most 127 × 16,383 and a sum of 512 of them stays within int32 (1.07e9),
+ * so the sum runs in integer arithmetic, several times faster in V8 than int8 × double; the
+ * query's own rounding adds ~1/16,383 relative error.
+ */
+const QUERY_SCALE = 16_383;
+
+/** Σ data[at + d] * q[d] over q's length, in int32 (see QUERY_SCALE). */
+function dot8(data: Int8Array, at: number, q: Int32Array): number {
+  const n = q.length;
+  let sum = 0;
+  let d = 0;
+  for (; d + 3 < n; d += 4) {
+    sum = (sum + data[at + d] * q[d] + data[at + d + 1] * q[d + 1] + data[at + d + 2] * q[d + 2] + data[at + d + 3] * q[d + 3]) | 0;
+  }
+  for (; d < n; d++) sum = (sum + data[at + d] * q[d]) | 0;
+  return sum;
+}
+
+export class VectorMemory {
+  private dims = 0;
+  private readonly slotOf = new Map<string, number>();
+  private data = new Int8Array(0);
+  /** Per vector: the factor back to its floats, and its norm (of the floats). */
+  private scale = new Float32Array(0);
+  private norm = new Float32Array(0);
+  private count = 0;
+  private readonly absentAt = new Map<string, number>();
+  private full = false;
+  /** Bumped by clear(): a read that was in flight then is not kept. */
+  private generation = 0;
+  private warming: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Queryable,
+    readonly model: string,
+    private readonly opts: { maxBytes: number; now?: () => number },
+  ) {}
+
+  get size(): { vectors: number; bytes: number } {
+    return { vectors: this.count, bytes: this.count * this.dims };
+  }
+
+  /** Drops every copy (after a forget). */
+  clear(): void {
+    this.generation++;
+    this.slotOf.clear();
+    this.absentAt.clear();
+    this.count = 0;
+    this.full = false;
+    this.data = new Int8Array(0);
+    this.scale = new Float32Array(0);
+    this.norm = new Float32Array(0);
+    this.warming = null;
+  }
+
+  /**
+   * The `k` documents whose best chunk among `passages` (parallel arrays: chunk i belongs to
+   * document i) is nearest to `query` by cosine, best first.
+   */
+  async nearest(query: number[], passages: { chunkIds: string[]; docIds: string[] }, k: number): Promise<VectorCandidate[]> {
+    const { chunkIds, docIds } = passages;
+    const now = this.opts.now?.() ?? Date.now();
+    const missing: string[] = [];
+    for (const id of chunkIds) {
+      if (this.slotOf.has(id)) continue;
+      const absent = this.absentAt.get(id);
+      if (absent !== undefined && now - absent < ABSENT_RETRY_MS) continue;
+      missing.push(id);
+    }
+    const read = missing.length > 0 ? await this.read(missing) : new Map<string, Float32Array>();
+
+    const dims = query.length;
+    const q = Float64Array.from(query);
+    let qNorm = 0;
+    let qMax = 0;
+    for (let d = 0; d < dims; d++) {
+      qNorm += q[d] * q[d];
+      qMax = Math.max(qMax, Math.abs(q[d]));
+    }
+    qNorm = Math.sqrt(qNorm);
+    if (qNorm === 0) return [];
+    const qi = Int32Array.from(q, (x) => Math.round((x / qMax) * QUERY_SCALE));
+    const qUnit = qMax / QUERY_SCALE;
+    // Each passage's cosine (NaN: no vector), then each document's best passage.
+    const sims = new Float64Array(chunkIds.length).fill(NaN);
+    const { data, scale, norm } = this;
+    const usable = this.dims === dims;
+    for (let i = 0; i < chunkIds.length; i++) {
+      const slot = usable ? this.slotOf.get(chunkIds[i]) : undefined;
+      if (slot !== undefined) {
+        if (norm[slot] === 0) continue;
+        sims[i] = (dot8(data, slot * dims, qi) * scale[slot] * qUnit) / (norm[slot] * qNorm);
+        continue;
+      }
+      // Read for this query but not kept (memory full): exact from the floats.
+      const v = read.get(chunkIds[i]);
+      if (!v || v.length !== dims) continue;
+      let dot = 0;
+      let vNorm = 0;
+      for (let d = 0; d < dims; d++) {
+        dot += v[d] * q[d];
+        vNorm += v[d] * v[d];
+      }
+      if (vNorm > 0) sims[i] = dot / (Math.sqrt(vNorm) * qNorm);
+    }
+    const bestOf = new Map<string, number>();
+    for (let i = 0; i < chunkIds.length; i++) {
+      if (Number.isNaN(sims[i])) continue;
+      const cur = bestOf.get(docIds[i]);
+      if (cur === undefined || sims[i] > sims[cur] || (sims[i] === sims[cur] && chunkIds[i] < chunkIds[cur])) bestOf.set(docIds[i], i);
+    }
+    // The k best documents: a bounded selection, then a sort of those k only.
+    const before = (a: number, b: number) => sims[a] > sims[b] || (sims[a] === sims[b] && docIds[a] < docIds[b]);
+    const top: number[] = [];
+    for (const i of bestOf.values()) {
+      if (top.length === k && !before(i, top[k - 1])) continue;
+      let at = top.length === k ? k - 1 : top.length;
+      while (at > 0 && before(i, top[at - 1])) at--;
+      if (top.length === k) top.pop();
+      top.splice(at, 0, i);
+    }
+    return top.map((i) => ({ doc_id: docIds[i], chunk_id: chunkIds[i], similarity: sims[i] }));
+  }
+
+  /**
+   * Loads every vector of the model in the background, a page at a time with a turn of the event
+   * loop between pages (on PGlite a page holds the database like any statement). Concurrent calls
+   * share one load; after clear() the next call loads again.
+   */
+  warm(): Promise<void> {
+    this.warming ??= (async () => {
+      const generation = this.generation;
+      // The chunk ids first, then their vectors by key a page at a time: paging by `chunk_id >`
+      // made the planner sort the whole table for every page.
+      const ids = await this.db.query<{ chunk_id: string }>(
+        'SELECT chunk_id::text AS chunk_id FROM chunk_embeddings WHERE model = $1',
+        [this.model],
+        { name: 'memex_vector_memory_ids' },
+      );
+      const todo = ids.rows.map((r) => r.chunk_id).filter((id) => !this.slotOf.has(id));
+      for (let i = 0; i < todo.length && !this.full && generation === this.generation; i += PAGE) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.read(todo.slice(i, i + PAGE));
+      }
+    })();
+    return this.warming;
+  }
+
+  /** Reads chunks' vectors (kept here while there is room) and returns them as floats. */
+  private async read(chunkIds: string[]): Promise<Map<string, Float32Array>> {
+    const generation = this.generation;
+    const out = new Map<string, Float32Array>();
+    for (let i = 0; i < chunkIds.length; i += PAGE) {
+      const page = chunkIds.slice(i, i + PAGE);
+      const r = await this.db.query<{ chunk_id: string; v: Uint8Array }>(
+        `SELECT chunk_id::text AS chunk_id, vector_send(embedding) AS v FROM chunk_embeddings
+          WHERE model = $1 AND chunk_id = ANY($2::uuid[])`,
+        [this.model, page],
+        { name: 'memex_vector_memory_read' },
+      );
+      for (const row of r.rows) out.set(row.chunk_id, decodeVector(row.v));
+    }
+    if (generation === this.generation) {
+      const now = this.opts.now?.() ?? Date.now();
+      for (const id of chunkIds) {
+        const v = out.get(id);
+        if (v) this.keep(id, v);
+        else {
+          if (this.absentAt.size >= ABSENT_MAX) this.absentAt.clear();
+          this.absentAt.set(id, now);
+        }
+      }
+    }
+    return out;
+  }
+
+  private keep(chunkId: string, v: Float32Array): void {
+    if (this.slotOf.has(chunkId) || this.full) return;
+    if (this.dims === 0) this.dims = v.length;
+    if (v.length !== this.dims) return;
+    if ((this.count + 1) * this.dims > this.opts.maxBytes) {
+      this.full = true;
+      return;
+    }
+    const slot = this.count++;
+    if (slot * this.dims >= this.data.length) {
+      const cap = Math.max(64, this.count * 2);
+      const data = new Int8Array(cap * this.dims);
+      data.set(this.data);
+      this.data = data;
+      const scale = new Float32Array(cap);
+      scale.set(this.scale);
+      this.scale = scale;
+      const norm = new Float32Array(cap);
+      norm.set(this.norm);
+      this.norm = norm;
+    }
+    let max = 0;
+    let sq = 0;
+    for (let d = 0; d < v.length; d++) {
+      max = Math.max(max, Math.abs(v[d]));
+      sq += v[d] * v[d];
+    }
+    const f = max > 0 ? max / 127 : 0;
+    const at = slot * this.dims;
+    for (let d = 0; d < v.length; d++) this.data[at + d] = f > 0 ? Math.round(v[d] / f) : 0;
+    this.scale[slot] = f;
+    this.norm[slot] = Math.sqrt(sq);
+    this.slotOf.set(chunkId, slot);
+    this.absentAt.delete(chunkId);
+  }
+}
