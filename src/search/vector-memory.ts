@@ -6,7 +6,7 @@
  * two-month date range cost 45 CPU-ms on PostgreSQL and 2.3 s on PGlite, one person's documents 14
  * and 200 ms, and PGlite cannot interrupt a statement: every other request waited (docs/BENCHMARKS.md).
  * Here the lexical index lists the chunks the filter allows (lexical-index.ts, allowedPassages) and
- * they are ranked exactly against these copies: about half a microsecond per chunk.
+ * they are ranked exactly against these copies: 1.5-2 µs per chunk.
  *
  * - PostgreSQL stays the store. Vectors of a (model, chunk) never change once stored, so a copy is
  *   never stale: `warm()` loads them in the background and what is not here yet is read on demand
@@ -32,11 +32,12 @@ const PAGE = 250;
 /** Heap pages per warming step: ~3 rows of 512-dimension vectors a page, so ~300 vectors. */
 const WARM_PAGES = 100;
 /**
- * Filters allowing more chunks than this are left to the HNSW graph walk in the database: ranking
- * 20,000 chunks here takes ~10 ms of the gateway thread, and a filter that broad (a fifth of
- * 100,000 documents) lets the walk find its rows after a few hundred tuples.
+ * Filters allowing more chunks than this are left to the HNSW graph walk in the database. Ranking
+ * here costs 1.5-2 µs per chunk when the chunks are scattered over 100,000 (cache misses more than
+ * arithmetic: 8,000 in 14 ms, 20,000 in 37 ms, all on the gateway thread), and a filter allowing a
+ * tenth of the documents or more lets the walk find its rows after about a thousand tuples.
  */
-export const MEMORY_MAX_PASSAGES = 20_000;
+export const MEMORY_MAX_PASSAGES = 10_000;
 /** Chunks remembered as having no vector yet, at most (then forgotten at once). */
 const ABSENT_MAX = 200_000;
 
