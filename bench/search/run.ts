@@ -45,6 +45,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
 import { upkeepPass } from '../../src/db/upkeep.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
+import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
 import { MEMORY_MAX_PASSAGES, VectorMemory } from '../../src/search/vector-memory.ts';
@@ -380,30 +381,24 @@ async function hybridRuns(): Promise<void> {
       }
     },
   };
-  const hybrid = createSearch({
-    db,
-    ...(scanArg ? { config: { vectorScan: scanArg as VectorScan } } : {}),
-    embedder: timedEmbedder,
-    onLegTiming: (leg, ms, skipped) => {
-      if (!skipped) legMs[leg].push(ms);
-    },
-  });
-  await hybrid.refreshIndex();
-  const happ = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: hybrid });
-  const haddr = await happ.listen({ host: '127.0.0.1', port: 0 });
+  /** A hybrid search service with the default model behind a listening gateway of its own. */
+  async function hybridGateway(config: Partial<SearchConfig>) {
+    const search = createSearch({
+      db,
+      config: { ...config, ...(scanArg ? { vectorScan: scanArg as VectorScan } : {}) },
+      embedder: timedEmbedder,
+      onLegTiming: (leg, ms, skipped) => {
+        if (!skipped) legMs[leg].push(ms);
+      },
+    });
+    await search.refreshIndex();
+    const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
+    return { search, app, address: await app.listen({ host: '127.0.0.1', port: 0 }) };
+  }
+  const { search: hybrid, app: happ, address: haddr } = await hybridGateway({});
   // The same with the vector leg run for every query (SEARCH_VECTOR_LEG=always, the default before
   // the lexical leg could decide the page), unless --no-always.
-  const always = createSearch({
-    db,
-    config: { vectorLeg: 'always', ...(scanArg ? { vectorScan: scanArg as VectorScan } : {}) },
-    embedder: timedEmbedder,
-    onLegTiming: (leg, ms, skipped) => {
-      if (!skipped) legMs[leg].push(ms);
-    },
-  });
-  await always.refreshIndex();
-  const aapp = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search: always });
-  const aaddr = await aapp.listen({ host: '127.0.0.1', port: 0 });
+  const { search: always, app: aapp, address: aaddr } = await hybridGateway({ vectorLeg: 'always' });
   const plan = corpus.plan(50_000);
   // Each hybrid run starts at its own place in the plan, so its queries are new to the query cache
   // (repeats within a run are the plan's own: one-word queries of common words recur).
