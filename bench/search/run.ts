@@ -51,6 +51,7 @@ import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type 
 import { MEMORY_MAX_PASSAGES, VectorMemory } from '../../src/search/vector-memory.ts';
 import { cachePath } from '../scifact/data.ts';
 import { openScratchPostgres } from '../lib/database.ts';
+import { processCpuMs } from '../lib/cpu.ts';
 import { rng } from '../lib/generate.ts';
 import { generateCorpus, loadCorpus, type PlannedQuery } from './corpus.ts';
 
@@ -245,25 +246,30 @@ await drop();
 
 /**
  * CPU seconds used so far by this process (gateway, model threads, client thread) and, on
- * PostgreSQL, by the server processes of this bench's connections (Linux /proc).
+ * PostgreSQL, by each server process of this bench's connections (Linux /proc). Subtract two with
+ * cpuSince: connections come and go, so PostgreSQL's share is summed per process.
  */
-async function cpuSeconds(): Promise<{ node: number; pg: number }> {
+async function cpuSeconds(): Promise<{ node: number; pg: Map<number, number> }> {
   const u = process.cpuUsage();
-  let pg = 0;
+  const pg = new Map<number, number>();
   if (usePg) {
-    const fs = await import('node:fs');
-    const tick = 100; // USER_HZ on Linux
     const pids = (await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows;
     for (const { pid } of pids) {
-      try {
-        const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        pg += (Number(f[11]) + Number(f[12])) / tick;
-      } catch {
-        // gone, or another user's process
-      }
+      const ms = processCpuMs(pid);
+      if (ms > 0) pg.set(pid, ms / 1000);
     }
   }
   return { node: (u.user + u.system) / 1e6, pg };
+}
+
+/**
+ * CPU seconds between two cpuSeconds() readings. A server process that appeared since counts
+ * whole; one that ended in between is not counted (its share is lost, never negative).
+ */
+function cpuSince(from: Awaited<ReturnType<typeof cpuSeconds>>, to: Awaited<ReturnType<typeof cpuSeconds>>) {
+  let pg = 0;
+  for (const [pid, s] of to.pg) pg += s - (from.pg.get(pid) ?? 0);
+  return { node: to.node - from.node, pg };
 }
 
 /**
@@ -425,7 +431,7 @@ async function hybridRuns(): Promise<void> {
       if (profiled) await startProfile();
       const { lat, errors, budget, skipped } = await measure(m.queries(), clients, SECONDS);
       if (profiled) await writeProfile();
-      const cpu = await cpuSeconds();
+      const cpu = cpuSince(cpu0, await cpuSeconds());
       const a = (lat.all ?? []).sort((x, y) => x - y);
       // Every query of the run (the first 3 s included) used CPU; count them from the client side.
       const queries = a.length * (SECONDS / (SECONDS - 3));
@@ -433,7 +439,7 @@ async function hybridRuns(): Promise<void> {
         `${m.name.padEnd(17)} ${clients} client(s): n=${a.length} p50 ${pct(a, 50).toFixed(1)} ms p95 ${pct(a, 95).toFixed(1)} ms ` +
           `p99 ${pct(a, 99).toFixed(1)} ms ${(a.length / (SECONDS - 3)).toFixed(1)} q/s, ${errors} errors` +
           (m.search ? `; ${m.search.queryEmbeddings - calls} query embeddings, ${budget} lexical-only (budget)` : '') +
-          `; CPU per query ${((1000 * (cpu.node - cpu0.node)) / queries).toFixed(1)} ms here + ${((1000 * (cpu.pg - cpu0.pg)) / queries).toFixed(1)} ms PostgreSQL` +
+          `; CPU per query ${((1000 * cpu.node) / queries).toFixed(1)} ms here + ${((1000 * cpu.pg) / queries).toFixed(1)} ms PostgreSQL` +
           `; load ${os.loadavg()[0].toFixed(1)}`,
       );
       if (m.search) {
@@ -584,7 +590,8 @@ async function measureKnn(model: string): Promise<void> {
       wall.sort((a, b) => a - b);
       const n = queries.length;
       // The memory variant runs in this process; the database variants in PostgreSQL (or PGlite, here).
-      const cpuMs = usePg && v.name !== 'memory' ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
+      const used = cpuSince(c0, c1);
+      const cpuMs = (1000 * (usePg && v.name !== 'memory' ? used.pg : used.node)) / n;
       console.log(
         `  ${v.name.padEnd(12)} pass ${pass}: ${cpuMs.toFixed(2)} CPU-ms ${usePg ? 'PostgreSQL' : 'PGlite (process)'} per k-NN; ` +
           `wall p50 ${wall[Math.floor(n / 2)].toFixed(2)} / p95 ${wall[Math.floor(n * 0.95)].toFixed(2)} ms; ` +
@@ -636,7 +643,8 @@ async function measureKnn(model: string): Promise<void> {
       const c1 = await cpuSeconds();
       wall.sort((a, b) => a - b);
       const n = filters.length;
-      const cpuMs = usePg ? (1000 * (c1.pg - c0.pg)) / n : (1000 * (c1.node - c0.node)) / n;
+      const used = cpuSince(c0, c1);
+      const cpuMs = (1000 * (usePg && v.name !== 'memory' ? used.pg : used.node)) / n;
       console.log(
         `  ${v.name.padEnd(12)} ${kind.padEnd(6)} filter: ${cpuMs.toFixed(2)} CPU-ms per k-NN; wall p50 ${wall[Math.floor(n / 2)].toFixed(2)} / ` +
           `p95 ${wall[Math.floor(n * 0.95)].toFixed(2)} ms; ${(rows / n).toFixed(1)} documents found (${n} queries)`,

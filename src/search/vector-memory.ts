@@ -6,7 +6,8 @@
  * two-month date range cost 45 CPU-ms on PostgreSQL and 2.3 s on PGlite, one person's documents 14
  * and 200 ms, and PGlite cannot interrupt a statement: every other request waited (docs/BENCHMARKS.md).
  * Here the lexical index lists the chunks the filter allows (lexical-index.ts, allowedPassages) and
- * they are ranked exactly against these copies: 1.5-2 µs per chunk.
+ * they are ranked exactly against these copies, ~1.2 µs per chunk (the dot products in WebAssembly
+ * SIMD, int8-vectors.ts; most of the rest is finding each chunk's copy by its id).
  *
  * - PostgreSQL stays the store. Vectors of a (model, chunk) never change once stored, so a copy is
  *   never stale: `warm()` loads them in the background and what is not here yet is read on demand
@@ -20,6 +21,7 @@
  *   needs them. `clear()` (after a forget) drops everything: nothing erased may stay in memory.
  */
 import type { Queryable } from '../db/types.ts';
+import { Int8Vectors } from './int8-vectors.ts';
 import type { VectorCandidate } from './vector.ts';
 
 /** How long a chunk found without a vector is not asked for again. */
@@ -33,9 +35,9 @@ const PAGE = 250;
 const WARM_PAGES = 100;
 /**
  * Filters allowing more chunks than this are left to the HNSW graph walk in the database. Ranking
- * here costs 1.5-2 µs per chunk when the chunks are scattered over 100,000 (cache misses more than
- * arithmetic: 8,000 in 14 ms, 20,000 in 37 ms, all on the gateway thread), and a filter allowing a
- * tenth of the documents or more lets the walk find its rows after about a thousand tuples.
+ * here costs ~1.2 µs per chunk scattered over 100,000 (8,000 in ~10 ms of the gateway thread;
+ * 2.6 µs before the SIMD dot products), and a filter allowing a tenth of the documents or more lets
+ * the walk find its rows after about a thousand tuples.
  */
 export const MEMORY_MAX_PASSAGES = 10_000;
 /** Chunks remembered as having no vector yet, at most (then forgotten at once). */
@@ -54,29 +56,18 @@ export function decodeVector(bytes: Uint8Array): Float32Array {
 }
 
 /**
- * The query in integers for dot8: scaled so its largest component is QUERY_SCALE. With 8-bit
+ * The query in integers: scaled so its largest component is QUERY_SCALE (an int16). With 8-bit
  * vectors a product is at most 127 × 16,383 and a sum of 512 of them stays within int32 (1.07e9),
- * so the sum runs in integer arithmetic, several times faster in V8 than int8 × double; the
- * query's own rounding adds ~1/16,383 relative error.
+ * so the dot products run in integer SIMD arithmetic (int8-vectors.ts); the query's own rounding
+ * adds ~1/16,383 relative error.
  */
 const QUERY_SCALE = 16_383;
-
-/** Σ data[at + d] * q[d] over q's length, in int32 (see QUERY_SCALE). */
-function dot8(data: Int8Array, at: number, q: Int32Array): number {
-  const n = q.length;
-  let sum = 0;
-  let d = 0;
-  for (; d + 3 < n; d += 4) {
-    sum = (sum + data[at + d] * q[d] + data[at + d + 1] * q[d + 1] + data[at + d + 2] * q[d + 2] + data[at + d + 3] * q[d + 3]) | 0;
-  }
-  for (; d < n; d++) sum = (sum + data[at + d] * q[d]) | 0;
-  return sum;
-}
 
 export class VectorMemory {
   private dims = 0;
   private readonly slotOf = new Map<string, number>();
-  private data = new Int8Array(0);
+  /** The 8-bit copies by slot (created with the first vector: its length fixes the dimensions). */
+  private vectors: Int8Vectors | null = null;
   /** Per vector: the factor back to its floats, and its norm (of the floats). */
   private scale = new Float32Array(0);
   private norm = new Float32Array(0);
@@ -104,7 +95,7 @@ export class VectorMemory {
     this.absentAt.clear();
     this.count = 0;
     this.full = false;
-    this.data = new Int8Array(0);
+    this.vectors = null;
     this.scale = new Float32Array(0);
     this.norm = new Float32Array(0);
     this.warming = null;
@@ -116,15 +107,24 @@ export class VectorMemory {
    */
   async nearest(query: number[], passages: { chunkIds: string[]; docIds: string[] }, k: number): Promise<VectorCandidate[]> {
     const { chunkIds, docIds } = passages;
+    const n = chunkIds.length;
     const now = this.opts.now?.() ?? Date.now();
-    const missing: string[] = [];
-    for (const id of chunkIds) {
-      if (this.slotOf.has(id)) continue;
-      const absent = this.absentAt.get(id);
+    // One lookup per passage: its copy's slot, or -1 and read from the database below unless it
+    // was found without a vector lately.
+    const generation = this.generation;
+    const slotAt = new Int32Array(n).fill(-1);
+    const missing: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const slot = this.slotOf.get(chunkIds[i]);
+      if (slot !== undefined) {
+        slotAt[i] = slot;
+        continue;
+      }
+      const absent = this.absentAt.get(chunkIds[i]);
       if (absent !== undefined && now - absent < ABSENT_RETRY_MS) continue;
-      missing.push(id);
+      missing.push(i);
     }
-    const read = missing.length > 0 ? await this.read(missing) : new Map<string, Float32Array>();
+    const read = missing.length > 0 ? await this.read(missing.map((i) => chunkIds[i])) : new Map<string, Float32Array>();
 
     const dims = query.length;
     const q = Float64Array.from(query);
@@ -136,17 +136,24 @@ export class VectorMemory {
     }
     qNorm = Math.sqrt(qNorm);
     if (qNorm === 0) return [];
-    const qi = Int32Array.from(q, (x) => Math.round((x / qMax) * QUERY_SCALE));
+    const qi = Int16Array.from(q, (x) => Math.round((x / qMax) * QUERY_SCALE));
     const qUnit = qMax / QUERY_SCALE;
-    // Each passage's cosine (NaN: no vector), then each document's best passage.
-    const sims = new Float64Array(chunkIds.length).fill(NaN);
-    const { data, scale, norm } = this;
-    const usable = this.dims === dims;
-    for (let i = 0; i < chunkIds.length; i++) {
-      const slot = usable ? this.slotOf.get(chunkIds[i]) : undefined;
-      if (slot !== undefined) {
+    // Each passage's cosine (NaN: no vector), then each document's best passage. The kept copies'
+    // dot products are computed together (SIMD), the rest exactly from the floats just read.
+    const sims = new Float64Array(n).fill(NaN);
+    // The read may have kept what it read; a clear() while it ran renumbered every slot.
+    const usable = this.vectors !== null && this.dims === dims;
+    for (const i of generation === this.generation ? missing : slotAt.keys()) slotAt[i] = this.slotOf.get(chunkIds[i]) ?? -1;
+    const { scale, norm, vectors } = this;
+    const slots = new Int32Array(n);
+    const slotFor = new Int32Array(n);
+    let nSlots = 0;
+    for (let i = 0; i < n; i++) {
+      const slot = usable ? slotAt[i] : -1;
+      if (slot >= 0) {
         if (norm[slot] === 0) continue;
-        sims[i] = (dot8(data, slot * dims, qi) * scale[slot] * qUnit) / (norm[slot] * qNorm);
+        slots[nSlots] = slot;
+        slotFor[nSlots++] = i;
         continue;
       }
       // Read for this query but not kept (memory full): exact from the floats.
@@ -160,8 +167,16 @@ export class VectorMemory {
       }
       if (vNorm > 0) sims[i] = dot / (Math.sqrt(vNorm) * qNorm);
     }
+    if (nSlots > 0) {
+      const dots = new Int32Array(nSlots);
+      vectors!.dots(qi, slots.subarray(0, nSlots), dots);
+      for (let j = 0; j < nSlots; j++) {
+        const slot = slots[j];
+        sims[slotFor[j]] = (dots[j] * scale[slot] * qUnit) / (norm[slot] * qNorm);
+      }
+    }
     const bestOf = new Map<string, number>();
-    for (let i = 0; i < chunkIds.length; i++) {
+    for (let i = 0; i < n; i++) {
       if (Number.isNaN(sims[i])) continue;
       const cur = bestOf.get(docIds[i]);
       if (cur === undefined || sims[i] > sims[cur] || (sims[i] === sims[cur] && chunkIds[i] < chunkIds[cur])) bestOf.set(docIds[i], i);
@@ -245,12 +260,10 @@ export class VectorMemory {
       this.full = true;
       return;
     }
+    this.vectors ??= new Int8Vectors(this.dims);
     const slot = this.count++;
-    if (slot * this.dims >= this.data.length) {
+    if (slot >= this.scale.length) {
       const cap = Math.max(64, this.count * 2);
-      const data = new Int8Array(cap * this.dims);
-      data.set(this.data);
-      this.data = data;
       const scale = new Float32Array(cap);
       scale.set(this.scale);
       this.scale = scale;
@@ -265,8 +278,9 @@ export class VectorMemory {
       sq += v[d] * v[d];
     }
     const f = max > 0 ? max / 127 : 0;
-    const at = slot * this.dims;
-    for (let d = 0; d < v.length; d++) this.data[at + d] = f > 0 ? Math.round(v[d] / f) : 0;
+    const row = new Int8Array(v.length);
+    if (f > 0) for (let d = 0; d < v.length; d++) row[d] = Math.round(v[d] / f);
+    this.vectors.set(slot, row);
     this.scale[slot] = f;
     this.norm[slot] = Math.sqrt(sq);
     this.slotOf.set(chunkId, slot);
