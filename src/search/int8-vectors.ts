@@ -158,7 +158,11 @@ export class Int8Vectors {
   private readonly dotsOf: (q: number, base: number, slots: number, n: number, stride: number, out: number) => void;
   private capacity: number;
 
-  constructor(readonly dims: number) {
+  /** `maxRows`: growth never reserves room for more rows than this (the caller's memory bound). */
+  constructor(
+    readonly dims: number,
+    private readonly maxRows = Infinity,
+  ) {
     if (!Number.isInteger(dims) || dims < 1 || dims > MAX_DIMS) throw new Error(`Int8Vectors: 1 <= dims <= ${MAX_DIMS}`);
     this.stride = Math.ceil(dims / 16) * 16;
     this.memory = new wasm.Memory({ initial: 1 });
@@ -175,9 +179,10 @@ export class Int8Vectors {
   /** Writes row `slot` (grows the memory as needed). */
   set(slot: number, values: ArrayLike<number>): void {
     if (values.length !== this.dims) throw new Error(`Int8Vectors.set: ${values.length} values for ${this.dims} dimensions`);
+    if (slot >= this.maxRows) throw new Error(`Int8Vectors.set: slot ${slot} beyond ${this.maxRows} rows`);
     if (slot >= this.capacity) {
-      // Doubling, so n rows cost O(n) copies at most (growing may move the buffer).
-      const rows = Math.max(64, slot + 1, 2 * this.capacity);
+      // Doubling, so n rows cost O(n) copies at most (growing may move the buffer), up to maxRows.
+      const rows = Math.min(this.maxRows, Math.max(64, slot + 1, 2 * this.capacity));
       const need = DATA_AT + rows * this.stride;
       this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
       this.capacity = Math.floor((this.memory.buffer.byteLength - DATA_AT) / this.stride);

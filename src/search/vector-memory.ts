@@ -260,7 +260,7 @@ export class VectorMemory {
       this.full = true;
       return;
     }
-    this.vectors ??= new Int8Vectors(this.dims);
+    this.vectors ??= new Int8Vectors(this.dims, Math.floor(this.opts.maxBytes / this.dims));
     const slot = this.count++;
     if (slot >= this.scale.length) {
       const cap = Math.max(64, this.count * 2);

@@ -1,7 +1,8 @@
 /**
  * The SIMD dot products of the in-memory k-NN (src/search/int8-vectors.ts): exactly the integer sums
- * a plain loop gives, for any dimension count (padding), many rows (the memory grows), more slots
- * than one kernel call takes, and the extremes of both ranges; a slot never written is refused.
+ * a plain loop gives, for any dimension count (padding), many rows (the memory grows, never past its
+ * bound), more slots than one kernel call takes, and the extremes of both ranges; a slot never written
+ * is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { Int8Vectors } from '../../src/search/int8-vectors.ts';
@@ -59,6 +60,16 @@ describe('Int8Vectors', () => {
     const out = new Int32Array(2);
     v.dots(new Int16Array(512).fill(16_383), Int32Array.of(0, 1), out);
     expect([...out]).toEqual([127 * 16_383 * 512, -127 * 16_383 * 512]);
+  });
+
+  it('never reserves room for more rows than its bound', () => {
+    const dims = 512;
+    const v = new Int8Vectors(dims, 600);
+    for (let s = 0; s < 600; s++) v.set(s, new Int8Array(dims).fill(1));
+    // Doubling past 512 rows would reserve 1,024 (8 pages of 64 KiB); the bound keeps it to 600
+    // (5 pages), plus the scratch page.
+    expect(v.bytes).toBeLessThanOrEqual(65_536 + Math.ceil((600 * dims) / 65_536) * 65_536);
+    expect(() => v.set(600, new Int8Array(dims))).toThrow(/beyond 600 rows/);
   });
 
   it('refuses a slot never written and a query of the wrong length', () => {
