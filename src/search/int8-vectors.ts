@@ -192,7 +192,8 @@ export class Int8Vectors {
 
   /**
    * out[i] = Σ_d row(slots[i])[d] × query[d], in int32 (the caller keeps |query| × 127 × dims
-   * within 2^31). `query` has `dims` int16 values; every slot must have been set.
+   * within 2^31). `query` has `dims` int16 values; a slot beyond the rows is refused, one within
+   * them but never set reads as zeros.
    */
   dots(query: Int16Array, slots: Int32Array, out: Int32Array): void {
     if (query.length !== this.dims) throw new Error(`Int8Vectors.dots: query of ${query.length} for ${this.dims} dimensions`);

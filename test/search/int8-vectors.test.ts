@@ -1,8 +1,8 @@
 /**
  * The SIMD dot products of the in-memory k-NN (src/search/int8-vectors.ts): exactly the integer sums
  * a plain loop gives, for any dimension count (padding), many rows (the memory grows, never past its
- * bound), more slots than one kernel call takes, and the extremes of both ranges; a slot never written
- * is refused.
+ * bound), more slots than one kernel call takes, and the extremes of both ranges; a slot beyond the
+ * rows is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { Int8Vectors } from '../../src/search/int8-vectors.ts';
@@ -72,7 +72,7 @@ describe('Int8Vectors', () => {
     expect(() => v.set(600, new Int8Array(dims))).toThrow(/beyond 600 rows/);
   });
 
-  it('refuses a slot never written and a query of the wrong length', () => {
+  it('refuses a slot beyond its rows and a query of the wrong length', () => {
     const v = new Int8Vectors(16);
     v.set(0, new Int8Array(16).fill(1));
     expect(() => v.dots(new Int16Array(16), Int32Array.of(1_000_000), new Int32Array(1))).toThrow(/out of range/);
