@@ -8,6 +8,8 @@ import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
 import { refreshDocumentStatus } from '../embedding/store.ts';
+import { filterSql } from '../search/filters.ts';
+import type { SearchFilters } from '../search/types.ts';
 import { attachmentColumns, ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {
   CatalogError,
@@ -50,10 +52,8 @@ export const BATCH_GROUP_SIZE = 100;
 export const PGLITE_READER_GROUP_SIZE = 25;
 export const READER_WINDOW_MS = 10_000;
 
-export interface DocumentFilters {
-  source_type?: string;
-  has_attachments?: boolean;
-  thread_id?: string;
+/** The search filters (dates, person, source…: the same rules as GET /v1/search) and a page. */
+export interface DocumentFilters extends SearchFilters {
   /** Documents this person (after merges, the surviving id) sent, received or took part in. */
   person_id?: string;
   limit: number;
@@ -460,30 +460,17 @@ export class Catalog {
 
   /** Active documents, newest first. */
   async listDocuments(f: DocumentFilters): Promise<{ documents: Record<string, unknown>[]; total: number }> {
-    const where = ['is_active_version'];
     const params: unknown[] = [];
-    if (f.source_type !== undefined) {
-      params.push(f.source_type);
-      where.push(`source_type = $${params.length}`);
-    }
-    if (f.has_attachments !== undefined) {
-      params.push(f.has_attachments);
-      where.push(`has_attachments = $${params.length}`);
-    }
-    if (f.thread_id !== undefined) {
-      params.push(f.thread_id);
-      where.push(`thread_id = $${params.length}`);
-    }
+    let where = `d.is_active_version${filterSql(f, params)}`;
     if (f.person_id !== undefined) {
       params.push(f.person_id);
-      where.push(`EXISTS (SELECT 1 FROM document_people dp WHERE dp.doc_id = documents.doc_id AND dp.person_id = $${params.length})`);
+      where += ` AND EXISTS (SELECT 1 FROM document_people dp WHERE dp.doc_id = d.doc_id AND dp.person_id = $${params.length})`;
     }
-    const w = where.join(' AND ');
-    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE ${w}`, params);
+    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents d WHERE ${where}`, params);
     const rows = await this.db.query<Record<string, unknown>>(
       `SELECT doc_id, metadata, text, title, source_type, external_id, version_number, content_timestamp,
               has_attachments, status, thread_id
-         FROM documents WHERE ${w}
+         FROM documents d WHERE ${where}
         ORDER BY content_timestamp DESC, doc_id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, f.limit, f.offset],
     );

@@ -192,7 +192,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       });
     }
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
-    await scope.register(documentRoutes, { catalog });
+    await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
     await scope.register(statusRoutes, { db, worker: deps.embedding?.worker, metrics });
     await scope.register(statsRoutes, { db });
     await scope.register(selfPersonRoutes, { service: relationships });

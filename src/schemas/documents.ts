@@ -1,11 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { JsonObject, Nullable, SOURCE_TYPES, StringEnum } from './common.ts';
+import { JsonObject, Nullable, SOURCE_TYPES, StringEnum, Timestamp } from './common.ts';
 
+/** The filters of GET /v1/search without a query: the documents they select, newest first (a timeline drill-down). */
 export const DocumentListQuery = Type.Object({
   source_type: Type.Optional(StringEnum(SOURCE_TYPES)),
   has_attachments: Type.Optional(Type.Boolean()),
   thread_id: Type.Optional(Type.String({ format: 'uuid' })),
   person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Documents linked to this person (merges followed)' })),
+  person: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 320, description: "Email, phone, handle, or a person id (as GET /v1/search's person filter)" }),
+  ),
+  start_date: Type.Optional({ ...Timestamp, description: 'Documents dated at or after this (content time)' }),
+  end_date: Type.Optional({ ...Timestamp, description: 'Documents dated at or before this; a bare date includes that whole UTC day' }),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });

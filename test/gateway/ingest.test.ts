@@ -368,6 +368,32 @@ describe(`status, documents and updates on ${backend}`, () => {
     }
   });
 
+  it('lists the documents of a date range and of a person, newest first (a timeline drill-down without a query)', async () => {
+    const dated = (id: string, when: string, from?: string) =>
+      gw.request('POST', '/v1/ingest', noteBody({
+        source_type: 'calendar_event', source_id: id, content: { data: `Event ${id}` }, content_timestamp: when,
+        ...(from ? { people: [{ identifier: from, role: 'sender', display_name: 'Nora Drill' }] } : {}),
+      }));
+    await dated('ev-oct', '2025-10-31T23:30:00Z');
+    await dated('ev-nov-1', '2025-11-01T00:00:00Z', 'nora@example.com');
+    await dated('ev-nov-30', '2025-11-30T22:00:00Z');
+    await dated('ev-nov-12', '2025-11-12T10:00:00Z', 'nora@example.com');
+    await dated('ev-dec', '2025-12-01T00:00:00Z');
+    const nov = (await gw.request('GET', '/v1/documents?source_type=calendar_event&start_date=2025-11-01&end_date=2025-11-30')).json();
+    // The bare end date includes its whole day; newest first.
+    expect(nov.documents.map((d: any) => d.external_id)).toEqual(['ev-nov-30', 'ev-nov-12', 'ev-nov-1']);
+    expect(nov.total).toBe(3);
+    const nora = (await gw.request('GET', '/v1/documents?source_type=calendar_event&person=NORA@example.com')).json();
+    expect(nora.documents.map((d: any) => d.external_id)).toEqual(['ev-nov-12', 'ev-nov-1']);
+    const since = (await gw.request('GET', '/v1/documents?source_type=calendar_event&start_date=2025-11-15T00:00:00Z')).json();
+    expect(since.documents.map((d: any) => d.external_id)).toEqual(['ev-dec', 'ev-nov-30']);
+    for (const bad of ['start_date=yesterday', 'end_date=2025-13-45', 'start_date=2025-12-01&end_date=2025-11-01']) {
+      const r = await gw.request('GET', `/v1/documents?${bad}`);
+      expect(r.statusCode, bad).toBe(422);
+      expect(r.json().detail[0].loc[0]).toBe('query');
+    }
+  });
+
   it('PATCH makes a new version and reports how many chunks were queued', async () => {
     const para = 'Quarterly planning notes with many details about budgets and hiring. ';
     const sub = (await gw.request('POST', '/v1/ingest', noteBody({ content: { data: para.repeat(40) } }))).json();

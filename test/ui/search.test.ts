@@ -189,6 +189,27 @@ describe('search', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('q');
   });
 
+  it('lists the documents of a timeline bar, newest first, when the box is empty', async () => {
+    await page.goto(`${h.url}/#/timeline`);
+    // The November 2025 bar holds the packing list only; the rest is from 2026.
+    await page.locator('svg.timeline a.bar[aria-label^="Nov 2025"]').click();
+    await page.locator('#search-status').filter({ hasText: /^1 document, newest first/ }).waitFor();
+    expect(await page.getByRole('searchbox').inputValue()).toBe('');
+    expect(await hitTitles()).toEqual(['Packing list']);
+    // Another range and a person: every matching document, newest first.
+    await page.goto(`${h.url}/#/search?start_date=2026-01-01&end_date=2026-02-28`);
+    await page.locator('#search-status').filter({ hasText: /^2 documents, newest first/ }).waitFor();
+    expect(await hitTitles()).toEqual(['Lisbon trip 2', 'Lisbon trip 1']);
+    await page.goto(`${h.url}/#/search?person=alice%40example.com&person_name=Alice%20Liddell`);
+    await page.locator('#search-status').filter({ hasText: /^2 documents, newest first/ }).waitFor();
+    expect(await hitTitles()).toEqual(['Lisbon trip 3', 'Lisbon trip 1']);
+    // Typing searches within the filters.
+    await page.getByRole('searchbox').fill('booked');
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 1);
+    expect(await hitTitles()).toEqual(['Lisbon trip 3']);
+    await page.goto(`${h.url}/#/search`);
+  });
+
   it('has no serious or critical accessibility violations (search page)', async () => {
     await search('lisbon');
     expect(await axeViolations(page)).toEqual([]);

@@ -13,23 +13,32 @@ import {
   DocumentViewResponse,
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
+import { FilterError, parseFilters } from '../../search/filters.ts';
 
 const NotFound = Type.Object({ detail: Type.String() });
 
-export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phoneRegion?: string }> = async (app, { catalog, phoneRegion }) => {
   app.get(
     '/v1/documents',
     {
       schema: {
         tags: ['documents'],
-        summary: 'Active documents, newest first',
+        summary: 'Active documents, newest first, narrowed by the filters of GET /v1/search',
         querystring: DocumentListQuery,
         response: { 200: DocumentListResponse, 422: ValidationErrorBody },
       },
     },
-    async (req) => {
+    async (req, reply) => {
+      const { start_date, end_date, person, source_type, has_attachments, thread_id, person_id, limit, offset } = req.query;
+      let filters;
+      try {
+        filters = parseFilters({ start_date, end_date, person, source_type, has_attachments, thread_id }, phoneRegion);
+      } catch (err) {
+        if (!(err instanceof FilterError)) throw err;
+        return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });
+      }
       const q = req.query;
-      const { documents, total } = await catalog.listDocuments(q);
+      const { documents, total } = await catalog.listDocuments({ ...filters, person_id, limit, offset });
       return { documents: documents as any, count: documents.length, total, limit: q.limit, offset: q.offset };
     },
   );

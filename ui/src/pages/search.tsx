@@ -40,6 +40,12 @@ interface RecentDoc {
   content_timestamp: string;
   has_attachments: boolean;
 }
+/** GET /v1/documents: with an empty box, the newest documents, or those the filters select (a timeline bar). */
+interface DocumentList {
+  documents: RecentDoc[];
+  total: number;
+}
+const LIST_PAGE = 25;
 
 /** The last answer, so that coming back from a document shows it at once with the same selection. */
 let remembered: { key: string; result: SearchResult; selected: number } | null = null;
@@ -62,7 +68,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
   const filters = filtersOf(params);
   const key = JSON.stringify([q.trim(), filters]);
   const [result, setResult] = useState<SearchResult | null>(remembered?.key === key ? remembered.result : null);
-  const [recent, setRecent] = useState<RecentDoc[] | null>(null);
+  const [recent, setRecent] = useState<DocumentList | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(false);
   const [selected, setSelectedState] = useState(remembered?.key === key ? remembered.selected : 0);
@@ -85,8 +91,11 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     if (!text) {
       setResult(null);
       const ctl = new AbortController();
-      api<{ documents: RecentDoc[] }>(`/v1/documents${qs({ limit: 20 })}`, { signal: ctl.signal })
-        .then((r) => setRecent(r.documents))
+      listDocuments(0, ctl.signal)
+        .then((r) => {
+          setRecent(r);
+          setError(null);
+        })
         .catch((err) => ctl.signal.aborted || setError(err));
       return () => ctl.abort();
     }
@@ -115,6 +124,22 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       ctl.abort();
     };
   }, [key, now]);
+
+  /** A page of the documents the filters select, newest first (every document without filters). */
+  function listDocuments(offset: number, signal?: AbortSignal): Promise<DocumentList> {
+    const { person_name: _n, ...apiFilters } = filters;
+    return api<DocumentList>(`/v1/documents${qs({ limit: LIST_PAGE, offset, ...apiFilters })}`, { signal });
+  }
+
+  async function showMore() {
+    if (!recent) return;
+    try {
+      const next = await listDocuments(recent.documents.length);
+      setRecent({ documents: [...recent.documents, ...next.documents], total: next.total });
+    } catch (err) {
+      setError(err);
+    }
+  }
 
   function update(nextQ: string, nextFilters: Filters) {
     replaceRoute(routeFor(nextQ, nextFilters));
@@ -230,7 +255,9 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
             : q.trim()
               ? ''
               : active.length
-                ? 'Type to search within these filters. Recent documents:'
+                ? recent
+                  ? `${recent.total} ${recent.total === 1 ? 'document' : 'documents'}, newest first; type to search within them`
+                  : ''
                 : 'Recent documents'}
       </p>
       <ErrorNote error={error} />
@@ -275,19 +302,28 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           </ol>
         ) : (
           recent && (
-            <ol class="hits">
-              {recent.map((d) => (
-                <li key={d.doc_id} class="hit">
-                  <a class="hit-link" href={href(`doc/${d.doc_id}`)}>
-                    {titleOf(d.title, d.text)}
-                  </a>
-                  <p class="meta">
-                    <SourceBadge type={d.source_type} /> · <When iso={d.content_timestamp} />
-                  </p>
-                </li>
-              ))}
-              {recent.length === 0 && <li class="empty">No documents yet: upload some on the Sources page.</li>}
-            </ol>
+            <div>
+              <ol class="hits">
+                {recent.documents.map((d) => (
+                  <li key={d.doc_id} class="hit">
+                    <a class="hit-link" href={href(`doc/${d.doc_id}`)}>
+                      {titleOf(d.title, d.text)}
+                    </a>
+                    <p class="meta">
+                      <SourceBadge type={d.source_type} /> · <When iso={d.content_timestamp} />
+                    </p>
+                  </li>
+                ))}
+                {recent.documents.length === 0 && (
+                  <li class="empty">{active.length ? 'No documents match these filters.' : 'No documents yet: upload some on the Sources page.'}</li>
+                )}
+              </ol>
+              {recent.documents.length < recent.total && (
+                <button type="button" class="more" onClick={() => void showMore()}>
+                  Show more ({recent.total - recent.documents.length} left)
+                </button>
+              )}
+            </div>
           )
         )}
       </div>
