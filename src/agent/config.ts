@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import type { RedactOptions } from '../privacy/policy.ts';
 
 export const PLACEHOLDER_SECRET = 'changeme';
 export const SECRET_MASK = '********';
@@ -19,12 +20,7 @@ export const SECRET_MASK = '********';
 export type AgentLogLevel = 'debug' | 'info' | 'warning' | 'error';
 const LOG_LEVELS: AgentLogLevel[] = ['debug', 'info', 'warning', 'error'];
 
-export interface RedactOptions {
-  emails: boolean;
-  phones: boolean;
-  account_numbers: boolean;
-  ssn: boolean;
-}
+export type { RedactOptions };
 
 export interface MailSourceConfig {
   id: string;
@@ -108,7 +104,11 @@ export interface AgentConfig {
     faces: { enabled: boolean };
     mail: {
       enabled: boolean;
-      redact_pii: boolean | RedactOptions;
+      /**
+       * The module default of spec §2.1; undefined when the file does not set it. Unset at both levels, the
+       * stored text follows the gateway: as written on loopback, all on otherwise (store-redaction.ts).
+       */
+      redact_pii?: boolean | RedactOptions;
       /** Extra folders (besides local sources' source_path) that /v1/email/parse may read. */
       allowed_roots: string[];
       filters: { combination_mode: 'any' | 'all'; default_action: 'include' | 'exclude'; files: string[]; inline: unknown[] };
@@ -201,7 +201,6 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
       faces: { enabled: false },
       mail: {
         enabled: false,
-        redact_pii: true,
         allowed_roots: [],
         filters: { combination_mode: 'any', default_action: 'include', files: [], inline: [] },
         sources: [],
@@ -499,7 +498,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
       faces: stub('faces'),
       mail: {
         enabled: r.bool(mail, 'enabled', 'modules.mail', d.modules.mail.enabled),
-        redact_pii: r.redact(mail, 'redact_pii', 'modules.mail', true) as boolean | RedactOptions,
+        redact_pii: r.redact(mail, 'redact_pii', 'modules.mail', undefined),
         allowed_roots: r.pathList(mail, 'allowed_roots', 'modules.mail'),
         filters: {
           combination_mode: r.oneOf(filters, 'combination_mode', 'modules.mail.filters', 'any', ['any', 'all'] as const),

@@ -45,7 +45,8 @@ describe('agent configuration', () => {
     expect(config.gateway).toMatchObject({ ingest_path: '/v1/ingest', ingest_file_path: '/v1/ingest/file', timeout: 30 });
     expect(config.modules.ocr.languages).toEqual(['en']);
     expect(config.modules.mail.enabled).toBe(false);
-    expect(config.modules.mail.redact_pii).toBe(true);
+    // Unset: the collectors decide by the gateway's address (store-redaction.ts).
+    expect(config.modules.mail.redact_pii).toBeUndefined();
     expect(config.modules.mail.state.rejected_retention_days).toBe(30);
     expect(config.modules.mail.state.run_state_path.startsWith(path.join(dir, 'state', 'memex'))).toBe(true);
     expect(config.modules.contacts.enabled).toBe(false);

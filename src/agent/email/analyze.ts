@@ -5,8 +5,10 @@
  */
 import { findNumbers, type CountryCode } from 'libphonenumber-js/max';
 import { hasPromoSubject, isBulkSender } from '../../util/email-noise.ts';
-import type { RedactOptions } from '../config.ts';
+import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../../privacy/policy.ts';
 import type { ParsedEmail } from './parse.ts';
+
+export { ALL_REDACTIONS, resolveRedactOptions };
 
 export type IntentValue =
   | 'bill'
@@ -79,30 +81,6 @@ export function noiseScore(input: NoiseInput): number {
 
 export function isNoiseEmail(input: NoiseInput): boolean {
   return noiseScore(input) >= 2;
-}
-
-export const ALL_REDACTIONS: RedactOptions = { emails: true, phones: true, account_numbers: true, ssn: true };
-
-/**
- * Options as the API takes them: a boolean (all on / all off) or an object whose missing keys default to
- * true. Throws TypeError with a readable message on anything else.
- */
-export function resolveRedactOptions(options: unknown): RedactOptions {
-  if (options === undefined || options === null) return { ...ALL_REDACTIONS };
-  if (typeof options === 'boolean') {
-    return { emails: options, phones: options, account_numbers: options, ssn: options };
-  }
-  if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError('options must be a boolean or an object with emails, phones, account_numbers, ssn');
-  }
-  const o = options as Record<string, unknown>;
-  const out = { ...ALL_REDACTIONS };
-  for (const [k, v] of Object.entries(o)) {
-    if (!(k in out)) throw new TypeError(`options.${k} is not a redaction type (emails, phones, account_numbers, ssn)`);
-    if (typeof v !== 'boolean') throw new TypeError(`options.${k} must be a boolean`);
-    out[k as keyof RedactOptions] = v;
-  }
-  return out;
 }
 
 /** Regions whose national numbers (written with their trunk 0) are looked for besides NANP ones. */

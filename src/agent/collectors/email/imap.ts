@@ -19,12 +19,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { AgentConfig, MailSourceConfig } from '../../config.ts';
-import { effectiveRedaction } from '../../email/analyze.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { parseCollectedMessage } from './message.ts';
 import { SecretError, resolveSecretRef, type SecretResolverOptions } from './secrets.ts';
+import { storeRedaction } from './store-redaction.ts';
 import { submitEmail } from './submit.ts';
 import { CollectorHttpError } from './local.ts';
 
@@ -192,7 +192,7 @@ export class ImapEmailCollector {
       if (e.authenticationFailed) throw new CollectorHttpError(401, `IMAP authentication failed for account ${src.id}`);
       throw new CollectorHttpError(502, `Cannot connect to IMAP server ${src.host}:${src.port}: ${e.message}`);
     }
-    const redaction = effectiveRedaction(src.redact_pii, mail.redact_pii);
+    const redaction = storeRedaction({ source: src.redact_pii, module: mail.redact_pii, gatewayUrl: this.deps.config.gateway.base_url }).options;
     const res: ImapRunResponse = {
       accountId: src.id,
       folder,

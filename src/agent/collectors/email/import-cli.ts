@@ -17,7 +17,6 @@ import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { resolveServerTarget, type ServerTarget } from '../../../cli/client.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../../config.ts';
-import { effectiveRedaction } from '../../email/analyze.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
 import { createGatewayClient, type GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
@@ -26,6 +25,8 @@ import { readMboxFile } from './mbox.ts';
 import { parseCollectedMessage } from './message.ts';
 import { MailManifest, defaultManifestPath, sourceKey, type ManifestEntry } from './manifest.ts';
 import { submitEmailBatch, SubmitWindow, type BatchItem } from './submit.ts';
+import { describeStoreRedaction, storeRedaction, type StoreRedaction } from './store-redaction.ts';
+import { parsePolicyList, type RedactOptions } from '../../../privacy/policy.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -42,6 +43,11 @@ options:
                        $XDG_STATE_HOME/memex/mail-import-state.json or ~/.local/state/memex/...)
   --rescan             read every source again, even the ones the manifest knows unchanged
   --no-attachments     do not upload attachments
+  --redact[=LIST]      replace email addresses, phone numbers, account numbers and SSNs by markers in the
+                       stored text (LIST: some of emails,phones,account_numbers,ssn; default all)
+  --no-redact          store the text as written
+                       (default: as written when the server is on this machine, else all redacted;
+                       modules.mail.redact_pii in the agent config sets it too; docs/email-collectors.md)
   --dry-run            parse and build documents, send nothing
   -h, --help           this text`;
 
@@ -58,6 +64,8 @@ export interface ImportArgs {
   statePath?: string;
   rescan: boolean;
   attachments: boolean;
+  /** --redact[=…] / --no-redact; undefined leaves it to the configuration and the server's address. */
+  redact?: RedactOptions;
   dryRun: boolean;
   help: boolean;
 }
@@ -75,6 +83,19 @@ export function parseImportArgs(argv: string[]): ImportArgs {
       if (v === undefined || v.startsWith('--')) throw new UsageError(`${name} needs a value`);
       return v;
     };
+    // --redact takes an optional value, so only its `=` form carries one: `--redact ~/Maildir` is a path.
+    if (x === '--redact' || x.startsWith('--redact=')) {
+      try {
+        a.redact = parsePolicyList(x === '--redact' ? 'all' : x.slice('--redact='.length));
+      } catch (err) {
+        throw new UsageError(`--redact: ${(err as Error).message}`);
+      }
+      continue;
+    }
+    if (x === '--no-redact') {
+      a.redact = parsePolicyList('none');
+      continue;
+    }
     const eq = x.indexOf('=');
     if (x.startsWith('--') && eq > 0) {
       args.splice(i + 1, 0, x.slice(eq + 1));
@@ -272,6 +293,8 @@ export interface ImportOptions {
   batchSize?: number;
   attachments?: boolean;
   dryRun?: boolean;
+  /** What the stored copy redacts (default: the configuration, then config.gateway.base_url's rule). */
+  redaction?: StoreRedaction;
   /** What earlier imports sent; sources it knows unchanged are not read. */
   manifest?: MailManifest | null;
   onMessage?: (summary: ImportSummary, bytes: number) => void;
@@ -304,7 +327,8 @@ interface Pending {
  */
 export async function importMail(sources: ImportSource[], opts: ImportOptions): Promise<ImportSummary> {
   const sum: ImportSummary = { messages: 0, accepted: 0, duplicates: 0, unchanged: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0 };
-  const redaction = effectiveRedaction(undefined, opts.config.modules.mail.redact_pii);
+  const policy = opts.redaction ?? storeRedaction({ module: opts.config.modules.mail.redact_pii, gatewayUrl: opts.config.gateway.base_url });
+  const redaction = policy.options;
   const claims = new Map<string, string>(); // source_id -> text hash, this import
   const unchangedIds = new Set<string>(); // message keys of unchanged sources (not read)
   const window = new SubmitWindow(opts.concurrency ?? 2);
@@ -351,7 +375,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   outer: for (const s of sources) {
     if (opts.limit && sum.messages >= opts.limit) break;
     const key = sourceKey(s.kind, s.path);
-    const known = manifest?.unchanged(key, s.bytes, s.mtimeMs);
+    const known = manifest?.unchanged(key, s.bytes, s.mtimeMs, policy.label);
     if (known && (!opts.limit || sum.messages + known.ids.length <= opts.limit)) {
       const n = known.ids.length;
       sum.messages += n;
@@ -362,7 +386,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       opts.onMessage?.(sum, s.bytes);
       continue;
     }
-    const src: SourceProgress = { key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [] }, outstanding: 0, read: false, failed: false, submissionId: null };
+    const src: SourceProgress = { key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [], redaction: policy.label }, outstanding: 0, read: false, failed: false, submissionId: null };
     for await (const raw of readSource(s)) {
       if (opts.limit && sum.messages >= opts.limit) break outer; // not read to the end: not recorded
       sum.messages++;
@@ -471,10 +495,12 @@ export async function runMailImport(
   }
   let config: AgentConfig;
   let fromFile = false;
+  let configFile: string | undefined;
   try {
     const loaded = loadAgentConfig({ configPath: args.configPath, env });
     config = loaded.config;
     fromFile = loaded.path !== undefined;
+    configFile = loaded.path;
   } catch (err) {
     if (err instanceof AgentConfigError) {
       stderr.write(`memex import mail: ${err.message}\n`);
@@ -511,6 +537,9 @@ export async function runMailImport(
   });
   const manifest = args.dryRun ? null : await MailManifest.load(args.statePath ?? defaultManifestPath(env), target.url);
   if (manifest && (args.rescan || !(await confirmManifest(manifest, target)))) manifest.reset();
+  const redaction = storeRedaction({ option: args.redact, module: config.modules.mail.redact_pii, gatewayUrl: target.url });
+  // Said once: on the first import to this server, when the policy changes, and on a dry run.
+  if (!manifest || manifest.lastRedaction !== redaction.label) stdout.write(`${describeStoreRedaction(redaction, target.url, configFile)}\n`);
   const totalBytes = sources.reduce((n, s) => n + s.bytes, 0);
   const tty = stderr.isTTY === true;
   const bar = tty
@@ -531,6 +560,7 @@ export async function runMailImport(
     batchSize: args.batch,
     attachments: args.attachments,
     dryRun: args.dryRun,
+    redaction,
     manifest,
     onMessage(s, bytes) {
       doneBytes += bytes;
@@ -548,7 +578,7 @@ export async function runMailImport(
   bar?.stop();
   if (manifest) {
     try {
-      await manifest.save(sources.length ? args.paths.map((p) => path.resolve(expandHome(p))) : []);
+      await manifest.save(sources.length ? args.paths.map((p) => path.resolve(expandHome(p))) : [], redaction.label);
     } catch (err) {
       stderr.write(`memex import mail: cannot write the manifest ${manifest.file}: ${(err as Error).message}\n`);
     }

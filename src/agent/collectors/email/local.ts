@@ -19,7 +19,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expandHome, type AgentConfig } from '../../config.ts';
-import { effectiveRedaction } from '../../email/analyze.ts';
 import { EmailInputError, MAX_EMAIL_FILE_BYTES, confinePath } from '../../email/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { AgentMetrics } from '../../metrics.ts';
@@ -27,6 +26,7 @@ import type { AgentContext, AgentModule } from '../../modules.ts';
 import { readSmallFile } from '../../../util/fs.ts';
 import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from './document.ts';
 import { parseCollectedMessage, type CollectedMessage } from './message.ts';
+import { storeRedaction } from './store-redaction.ts';
 import {
   LockHeldError,
   acquireLock,
@@ -273,7 +273,7 @@ export class LocalEmailCollector {
         for (const [k, e] of Object.entries(state.entries)) if (e.status === 'accepted') delete state.entries[k];
       }
       const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
-      const redaction = effectiveRedaction(source?.redact_pii, mail.redact_pii);
+      const redaction = storeRedaction({ source: source?.redact_pii, module: mail.redact_pii, gatewayUrl: config.gateway.base_url }).options;
       const window = new SubmitWindow(mail.submit_concurrency);
       // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep
       // several waiting while later files are read).

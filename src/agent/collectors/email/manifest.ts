@@ -19,11 +19,19 @@ export interface ManifestEntry {
   mtime: number;
   /** Message-IDs (or message keys) of the messages the source held. */
   ids: string[];
+  /**
+   * policyLabel of the redaction its messages were sent with. A source sent under another policy (or before
+   * the manifest recorded one, when everything was redacted) is read and sent again: the gateway keeps the
+   * new text as a new version of each message.
+   */
+  redaction?: string;
 }
 
 interface GatewayPart {
   confirm: string[];
   sources: Record<string, ManifestEntry>;
+  /** The redaction policy of the last import to this gateway (its line is printed when this changes). */
+  redaction?: string;
 }
 
 interface ManifestFile {
@@ -86,10 +94,15 @@ export class MailManifest {
     this.confirmIds = [];
   }
 
-  /** The entry of an unchanged source, else null. */
-  unchanged(key: string, size: number, mtime: number): ManifestEntry | null {
+  /** The redaction policy of the last import to this gateway; undefined before the first (or an old manifest). */
+  get lastRedaction(): string | undefined {
+    return this.previous.redaction;
+  }
+
+  /** The entry of a source unchanged and sent under the redaction policy `redaction`, else null. */
+  unchanged(key: string, size: number, mtime: number, redaction: string): ManifestEntry | null {
     const e = this.previous.sources[key];
-    if (!e || e.size !== size || e.mtime !== mtime) return null;
+    if (!e || e.size !== size || e.mtime !== mtime || e.redaction !== redaction) return null;
     this.seen.set(key, e);
     return e;
   }
@@ -102,16 +115,17 @@ export class MailManifest {
 
   /**
    * Writes the manifest: sources under `roots` are replaced by what this run saw (a vanished or failed
-   * source is forgotten); sources elsewhere stay as they were. Written to a temporary file, then renamed.
+   * source is forgotten); sources elsewhere stay as they were; `redaction` is this import's policy. Written
+   * to a temporary file, then renamed.
    */
-  async save(roots: string[]): Promise<void> {
+  async save(roots: string[], redaction?: string): Promise<void> {
     const under = (key: string) => roots.some((r) => key === r || key.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
     const sources: Record<string, ManifestEntry> = {};
     for (const [k, e] of Object.entries(this.previous.sources)) if (!under(k)) sources[k] = e;
     for (const [k, e] of this.seen) sources[k] = e;
     // Confirmation ids must name submissions this gateway still holds: keep the old ones only with old entries.
     const confirm = Object.keys(sources).length ? this.confirmIds : [];
-    this.data.gateways[this.gateway] = { confirm, sources };
+    this.data.gateways[this.gateway] = { confirm, sources, redaction: redaction ?? this.previous.redaction };
     await fsp.mkdir(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.${process.pid}.tmp`;
     await fsp.writeFile(tmp, JSON.stringify(this.data), { mode: 0o600 });
