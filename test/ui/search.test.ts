@@ -49,6 +49,10 @@ beforeAll(async () => {
   await ingest(email(3, 'Booked two seats on the Lisbon train.', 'alice@example.com', 'Alice Liddell'));
   await ingest(noteBody({ source_id: 'note-lisbon', title: 'Packing list', content: { data: 'Lisbon: sunscreen, adapter, train tickets.' }, content_timestamp: '2025-11-02T08:00:00Z' }));
   await ingest(noteBody({ source_id: 'xss', title: XSS_TITLE, content: { data: XSS_BODY } }));
+  await ingest(noteBody({
+    source_type: 'reminder', source_id: 'passport', title: 'Renew the passport', content: { data: 'Renew the passport before the summer.' },
+    metadata: { attachments: [{ index: 0, kind: 'image', mime_type: 'image/png', filename: 'photo.png', size_bytes: 2048 }] },
+  }));
   versionedId = await ingest(noteBody({ source_id: 'versioned', title: 'Garden plan', content: { data: 'Plant tomatoes (first draft).' } }));
   const patch = await h.gw.request('PATCH', `/v1/documents/${versionedId}`, { metadata: {}, text: 'Plant tomatoes and basil (second draft).' });
   expect(patch.statusCode, patch.body).toBe(200);
@@ -240,6 +244,39 @@ describe('document view', () => {
     await page.locator('pre.text', { hasText: 'second draft' }).waitFor();
     await page.locator('.versions a', { hasText: 'version 1' }).click();
     await page.locator('.notice', { hasText: 'earlier version' }).waitFor();
+  });
+});
+
+describe('icons and addresses', () => {
+  /** Emoji and other pictographs: drawn as empty boxes where no emoji font is installed (Debian's Chromium). */
+  const pictographs = () => page.evaluate(() => [...document.body.textContent].filter((c: string) => /\p{Extended_Pictographic}/u.test(c)));
+
+  it('draws source badges and the attachment count with its own icons, not emoji', async () => {
+    await page.goto(`${h.url}/#/search?q=passport&source_type=reminder`);
+    await page.locator('.hits[data-query="passport"] .hit .source').waitFor();
+    expect(await page.locator('.hit .source svg.icon path').count()).toBe(1);
+    expect(await page.locator('.hit .attachment-count svg.icon').count()).toBe(1);
+    expect(await page.locator('.hit .attachment-count').textContent()).toBe(' 1');
+    expect(await page.locator('.chips button svg.icon').count()).toBe(1);
+    expect(await pictographs()).toEqual([]);
+    await page.goto(`${h.url}/#/search?q=lisbon`);
+    await page.waitForFunction(() => document.querySelectorAll('.hits[data-query="lisbon"] .hit').length === 4);
+    const badges = page.locator('.hit .source');
+    expect(await badges.locator('svg.icon').count()).toBe(4);
+    expect(await pictographs()).toEqual([]);
+    await page.goto(`${h.url}/#/doc/${emailId}`);
+    await page.locator('.facts .source svg.icon').waitFor();
+    expect(await pictographs()).toEqual([]);
+  });
+
+  it('answers a malformed or unknown document address with "not found"', async () => {
+    for (const bad of ['not-a-uuid', '12345', `${emailId}x`, '00000000-0000-4000-8000-000000000000']) {
+      await page.goto(`${h.url}/#/doc/${bad}`);
+      await page.getByRole('heading', { name: 'Document not found' }).waitFor();
+      expect(await page.locator('main').textContent()).not.toMatch(/uuid|Input should/i);
+      expect(await page.getByRole('link', { name: 'Search instead' }).getAttribute('href')).toBe('#/search');
+    }
+    expect(await axeViolations(page)).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 /** Small shared pieces. Everything stored is rendered as text nodes: nothing from the API becomes HTML. */
 import type { ComponentChildren } from 'preact';
+import { Icon, SOURCE_ICONS } from './icons.tsx';
 import { href } from './router.ts';
 
 /** Splits a snippet on the API's « » markers; marked parts become <mark>, all of it text. */
@@ -24,24 +25,10 @@ export function Snippet({ text }: { text: string }) {
   );
 }
 
-const SOURCE_GLYPHS: Record<string, string> = {
-  chatapp: '💬',
-  sms: '💬',
-  email: '✉',
-  email_local: '✉',
-  localfs: '📄',
-  cloud_drive: '☁',
-  note: '📝',
-  reminder: '⏰',
-  host_reminders: '⏰',
-  calendar_event: '📅',
-  contact: '👤',
-};
-
 export function SourceBadge({ type }: { type: string }) {
   return (
     <span class="source" title={type}>
-      <span aria-hidden="true">{SOURCE_GLYPHS[type] ?? '•'}</span> {type}
+      <Icon name={SOURCE_ICONS[type] ?? 'dot'} /> {type}
     </span>
   );
 }
@@ -87,6 +74,25 @@ export function PeopleList({ people }: { people: unknown[] }) {
       })}
       {list.length > 6 && ` +${list.length - 6}`}
     </span>
+  );
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids in the address are typed or pasted by people: anything not shaped like one is simply not found. */
+export function isUuid(s: string): boolean {
+  return UUID.test(s);
+}
+
+/** What a link to something that does not exist (mistyped, cut short, or forgotten) shows. */
+export function NotFound({ what }: { what: string }) {
+  return (
+    <section class="not-found" aria-labelledby="nf-title">
+      <h1 id="nf-title">{what} not found</h1>
+      <p>
+        The link may be incomplete, or the {what.toLowerCase()} was forgotten. <a href={href('search')}>Search instead</a>.
+      </p>
+    </section>
   );
 }
 

@@ -2,8 +2,8 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { DocumentViewResponseT } from '../../../src/schemas/documents.ts';
-import { api, download, qs } from '../api.ts';
-import { ErrorNote, formatBytes, SourceBadge, titleOf, When } from '../components.tsx';
+import { api, ApiError, download, qs } from '../api.ts';
+import { ErrorNote, formatBytes, isUuid, NotFound, SourceBadge, titleOf, When } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
 interface Attachment {
@@ -56,6 +56,7 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
     const ctl = new AbortController();
     setView(null);
     setError(null);
+    if (!isUuid(id)) return;
     api<DocView>(`/v1/doc/${encodeURIComponent(id)}/view${qs({ chunk_id: chunk })}`, { signal: ctl.signal })
       .then((v) => {
         setView(v);
@@ -78,6 +79,7 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
+  if (!isUuid(id) || (error instanceof ApiError && error.status === 404)) return <NotFound what="Document" />;
   if (error) return <ErrorNote error={error} />;
   if (!view) return <p class="status">Loading…</p>;
   const d = view.document;

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../api.ts';
 import { ErrorNote, PeopleList, Snippet, SourceBadge, titleOf, When } from '../components.tsx';
+import { Icon } from '../icons.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
 
 const DEBOUNCE_MS = 120;
@@ -85,6 +86,10 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     if (!remembered || remembered.key !== key) box.current?.focus();
   }, []);
+
+  // A link to another search while this page is open (typing replaces the address without this).
+  const linkedQ = params.get('q') ?? '';
+  useEffect(() => setQ(linkedQ), [linkedQ]);
 
   useEffect(() => {
     const text = q.trim();
@@ -240,7 +245,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           {active.map((k) => (
             <li key={k}>
               <button type="button" onClick={() => setFilter(k, undefined, k === 'person' ? { person_name: undefined } : {})} aria-label={`Remove filter ${k}`}>
-                {k === 'person' ? `person: ${filters.person_name ?? filters.person}` : `${k.replace('_', ' ')}: ${filters[k]}`} ✕
+                {k === 'person' ? `person: ${filters.person_name ?? filters.person}` : `${k.replace('_', ' ')}: ${filters[k]}`} <Icon name="close" />
               </button>
             </li>
           ))}
@@ -292,7 +297,14 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
                 </p>
                 <p class="meta">
                   <SourceBadge type={h.source_type} /> · <When iso={h.content_timestamp} />
-                  {h.attachment_count > 0 && ` · 📎 ${h.attachment_count}`}
+                  {h.attachment_count > 0 && (
+                    <>
+                      {' · '}
+                      <span class="attachment-count" title={`${h.attachment_count} ${h.attachment_count === 1 ? 'attachment' : 'attachments'}`}>
+                        <Icon name="paperclip" /> {h.attachment_count}
+                      </span>
+                    </>
+                  )}
                   {h.people.length > 0 && ' · '}
                   <PeopleList people={h.people} />
                 </p>
