@@ -18,6 +18,7 @@ import { FileIngestService } from '../files/ingest-service.ts';
 import type { ObjectStore } from '../files/object-store.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
+import { coverageRoutes } from './routes/coverage.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { forgetRoutes } from './routes/forget.ts';
 import { maintenanceRoutes } from './routes/maintenance.ts';
@@ -195,6 +196,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
     await scope.register(statusRoutes, { db, worker: deps.embedding?.worker, metrics });
     await scope.register(statsRoutes, { db });
+    await scope.register(coverageRoutes, { db });
     await scope.register(selfPersonRoutes, { service: relationships });
     if (deps.files) {
       const service = new FileIngestService({ ...deps.files, catalog, db });
