@@ -108,6 +108,20 @@ export class Catalog {
   }
 
   private lastReaderAt = -Infinity;
+  private blockedMessagesHandler?: (messageIds: string[]) => Promise<unknown>;
+
+  /**
+   * Called after commit with the Message-IDs of messages the block list kept out, so attachments
+   * uploaded before their message go as well (the gateway erases them with its forget service).
+   */
+  onBlockedMessages(handler: (messageIds: string[]) => Promise<unknown>): void {
+    this.blockedMessagesHandler = handler;
+  }
+
+  private async afterBlocked(outcomes: BatchItemOutcome[]): Promise<void> {
+    const ids = [...new Set(outcomes.flatMap((o) => (o.blockedMessage ? [o.blockedMessage] : [])))];
+    if (ids.length > 0) await this.blockedMessagesHandler?.(ids);
+  }
 
   /** Someone asked for an answer (a search, a page of the UI): on PGlite, batches give way in small transactions for a while. */
   noteReader(): void {
@@ -136,6 +150,7 @@ export class Catalog {
     );
     if (!outcome.ok) throw new CatalogError(outcome.error!.status, outcome.error!.code, outcome.error!.message);
     await this.recheckStatus([outcome]);
+    await this.afterBlocked([outcome]);
     if (!outcome.result!.duplicate && !outcome.result!.skipped) {
       this.opts.onChunksQueued?.();
       this.opts.onDocumentsIngested?.([outcome.result!.doc_id]);
@@ -166,6 +181,7 @@ export class Catalog {
         : null) ?? (await this.ingestInGroups(rounds, batchId, batchKey, total, preparedFailures));
     outcomes.sort((a, b) => a.index - b.index);
     await this.recheckStatus(outcomes);
+    await this.afterBlocked(outcomes);
     const { success, failure, status } = batchCounts(outcomes, total);
     const stored = outcomes.filter((o) => o.ok && !o.result!.duplicate && !o.result!.skipped).map((o) => o.result!.doc_id);
     if (stored.length > 0) this.opts.onChunksQueued?.();

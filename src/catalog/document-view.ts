@@ -5,6 +5,7 @@
 import type { Queryable } from '../db/types.ts';
 import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { isUuid } from '../util/ids.ts';
+import { attachmentsOf, messagesOfAttachments } from './attachments.ts';
 import { isoRow } from './catalog.ts';
 
 /** Messages shown on each side of the document in its thread. */
@@ -105,9 +106,15 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
     };
   }
 
+  const attachments = await attachmentsOf(db, { doc_id: docId, source_type: String(doc.source_type), metadata: doc.metadata });
+  const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? null;
+
   return {
     document: isoRow(doc),
     people: people.rows,
+    attachments,
+    has_attachments: attachments.some((a) => a.role === 'attachment'),
+    attached_to: attachedTo,
     versions: versions.rows.map((v) => ({ ...v, ingested_at: new Date(v.ingested_at).toISOString() })),
     cited,
     thread,

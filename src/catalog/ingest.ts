@@ -8,10 +8,11 @@
  * (see planRounds); the version logic relies on it.
  */
 import type { Queryable } from '../db/types.ts';
-import { judge, readBlockList } from '../forget/blocklist.ts';
+import { addBlocks, judge, readBlockList, skippedResult } from '../forget/blocklist.ts';
 import { linkPeople } from '../people/linking.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
+import { emailKeysOf, linkAttachments, withMessagePeople } from './attachments.ts';
 import { chunkText, type TextChunk } from './chunking.ts';
 import { refreshEmailThreads } from './email-threads.ts';
 import { resolveThreads } from './threads.ts';
@@ -235,7 +236,7 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
 
 /**
  * Items a forget blocked (POST /v1/forget with block: true) come back as skipped, never stored;
- * kept items lose the blocked identifiers from their people. One small read per call.
+ * kept items lose the blocked identifiers from their people. One or two small reads per call.
  */
 async function applyBlockList(
   tx: Queryable,
@@ -243,29 +244,23 @@ async function applyBlockList(
   outcomes: Map<number, BatchItemOutcome>,
   phoneRegion: string,
 ): Promise<IngestItem[]> {
-  const list = await readBlockList(tx);
+  const list = await readBlockList(tx, items.map((i) => i.request));
   if (!list) return items;
   const kept: IngestItem[] = [];
+  const blockedMessages: string[] = [];
   for (const item of items) {
     const r = item.request;
     const verdict = judge(list, r, phoneRegion);
     if (verdict.skip) {
+      // A message kept out for its sender keeps its attachments out too, whichever comes first: its
+      // Message-ID joins the block list, and the caller has attachments that came before it erased.
+      const message = verdict.reason === 'blocked_identifier' ? emailKeysOf(r).message : null;
+      if (message) blockedMessages.push(message);
       outcomes.set(item.index, {
         index: item.index,
         ok: true,
-        result: {
-          submission_id: '',
-          doc_id: '',
-          external_id: r.external_id ?? r.source_id,
-          version_number: 0,
-          status: 'skipped',
-          document_status: 'skipped',
-          thread_id: null,
-          file_ids: [],
-          duplicate: false,
-          skipped: verdict.reason,
-          total_chunks: 0,
-        },
+        result: skippedResult(r.external_id ?? r.source_id, verdict.reason),
+        ...(message ? { blockedMessage: message } : {}),
       });
       continue;
     }
@@ -277,6 +272,7 @@ async function applyBlockList(
       kept.push({ ...item, request: { ...r, people: verdict.people, thread } });
     } else kept.push(item);
   }
+  if (blockedMessages.length > 0) await addBlocks(tx, { messages: blockedMessages });
   return kept;
 }
 
@@ -300,6 +296,9 @@ export async function ingestMany(
   const outcomes = new Map<number, BatchItemOutcome>();
   const now = new Date().toISOString();
   const all = items;
+  // Attachments whose message is already stored take its people first: the block list judges them with them.
+  const adopted = await withMessagePeople(tx, items.map((i) => i.request));
+  items = items.map((item, i) => (adopted[i] === item.request ? item : { ...item, request: adopted[i] }));
   items = await applyBlockList(tx, items, outcomes, phoneRegion);
   if (items.length === 0) return all.map((i) => outcomes.get(i.index)!);
 
@@ -484,6 +483,8 @@ export async function ingestMany(
   }
 
   await refreshEmailThreads(tx, emailThreads);
+  // Attachments that were waiting for these messages take their people; messages count their attachments.
+  await linkAttachments(tx, todo.map((t) => t.item.request), phoneRegion);
 
   // 6. Status: text documents need no extraction or enrichment of their own, so they are enriched
   // once cataloged and indexed as soon as every chunk has a vector (at once when all are shared).

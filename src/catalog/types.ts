@@ -1,4 +1,5 @@
 /** Shapes the catalog accepts and returns (gateway spec 4.6). The gateway prepares them. */
+import type { BlockReason } from '../forget/blocklist.ts';
 import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
 
 export interface AttachmentEntry {
@@ -63,7 +64,7 @@ export interface CatalogIngestResult {
   file_ids: string[];
   duplicate: boolean;
   /** Set when a forget's block list kept the document out (nothing was stored). */
-  skipped?: 'blocked_source' | 'blocked_identifier';
+  skipped?: BlockReason;
   total_chunks: number;
 }
 
@@ -74,6 +75,8 @@ export interface BatchItemOutcome {
   recheck?: boolean;
   result?: CatalogIngestResult;
   error?: { code: string; message: string; status: number };
+  /** The Message-ID of a message the block list kept out (its earlier attachments are erased after commit). */
+  blockedMessage?: string;
 }
 
 export interface CatalogBatchResult {

@@ -21,10 +21,11 @@ import type { Queryable } from '../db/types.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { OcrError } from '../ocr/engine.ts';
 import type { FilesConfig } from './config.ts';
-import { buildFileDocument, fileIdempotencyKey, type FileDocument, type FileEnrichmentStatus } from './document.ts';
+import { blockedAmong, skippedResult } from '../forget/blocklist.ts';
+import { buildFileDocument, fileIdempotencyKey, fileIdentity, type FileDocument, type FileEnrichmentStatus } from './document.ts';
 import { detectType, extractText, type ExtractResult, type OcrFunction } from './extract.ts';
 import type { FileMeta } from './meta.ts';
-import { readObject, type ObjectStore, type PutResult } from './object-store.ts';
+import { readObject, removeObjects, type ObjectStore, type PutResult } from './object-store.ts';
 
 export interface FileIngestDeps {
   store: ObjectStore;
@@ -193,7 +194,9 @@ export class FileIngestService {
     const { db, catalog, store } = this.deps;
     const results: (FileItemResult | undefined)[] = new Array(items.length);
     const duplicates = await this.findDuplicates(items);
-    const todo = items.map((item, index) => ({ item, index })).filter(({ index }) => !duplicates.has(index));
+    const blocked = await this.screen(items, duplicates);
+    const todo = items.map((item, index) => ({ item, index })).filter(({ index }) => !duplicates.has(index) && !blocked.has(index));
+    for (const [index, outcome] of blocked) results[index] = { ok: true, outcome };
     for (const [index, dup] of duplicates) {
       const { stored } = items[index];
       results[index] = {
@@ -286,6 +289,41 @@ export class FileIngestService {
       await this.setFileStatuses([...statuses, ...built.map((b) => b.status)]);
     }
     return results as FileItemResult[];
+  }
+
+  /**
+   * The block list, before any work: an upload of a forgotten source, or an attachment of a forgotten
+   * message or sender, is answered `skipped` (as the catalog would) without extraction, and bytes this
+   * upload brought that no file record names are deleted again.
+   */
+  private async screen(items: StoredUpload[], duplicates: Map<number, unknown>): Promise<Map<number, FileIngestOutcome>> {
+    const out = new Map<number, FileIngestOutcome>();
+    const open = items.map((item, index) => ({ item, index })).filter(({ index }) => !duplicates.has(index));
+    if (open.length === 0) return out;
+    const docs = open.map(({ item }) => ({
+      source_type: fileIdentity(item.meta, item.stored.sha256).sourceType,
+      metadata: item.meta.messageId ? { email: { message_id: item.meta.messageId } } : null,
+    }));
+    const reasons = await blockedAmong(this.deps.db, docs, this.deps.catalog.phoneRegion);
+    const fresh: string[] = [];
+    open.forEach(({ item, index }, i) => {
+      const reason = reasons[i];
+      if (!reason) return;
+      out.set(index, {
+        result: skippedResult(fileIdentity(item.meta, item.stored.sha256).externalId, reason),
+        file: { file_sha256: item.stored.sha256, object_key: item.stored.objectKey, extraction_status: 'failed' },
+        objectExisted: item.stored.existed,
+      });
+      if (!item.stored.existed) fresh.push(item.stored.sha256);
+    });
+    if (fresh.length > 0) {
+      const named = await this.deps.db.query<{ file_sha256: string }>('SELECT file_sha256 FROM files WHERE file_sha256 = ANY($1::text[])', [fresh]);
+      const keep = new Set(named.rows.map((r) => r.file_sha256));
+      const kept = new Set(open.filter(({ index }) => !out.has(index)).map(({ item }) => item.stored.sha256));
+      const keys = open.filter(({ index, item }) => out.has(index) && !item.stored.existed && !keep.has(item.stored.sha256) && !kept.has(item.stored.sha256));
+      await removeObjects(this.deps.store, new Set(keys.map(({ item }) => item.stored.objectKey)));
+    }
+    return out;
   }
 
   /** One document through the single-document path (errors thrown as they are), several through one catalog batch. */

@@ -141,6 +141,18 @@ export function parseObjectKey(objectKey: string): string {
   return m[3];
 }
 
+/**
+ * Deletes stored objects that nothing names any more: the one place objects are removed (forget, garbage
+ * collection, an upload the block list refused), so whatever is kept beside an object goes with it here.
+ * Only content-addressed keys are accepted.
+ */
+export async function removeObjects(store: ObjectStore, objectKeys: Iterable<string>): Promise<void> {
+  for (const key of objectKeys) {
+    parseObjectKey(key);
+    await store.delete(key);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Shared write path: stream to temp while hashing and counting.
 

@@ -14,6 +14,7 @@
  * are exactly what a real run would remove. Stored objects are deleted after the commit.
  */
 import type { Database, Queryable } from '../db/types.ts';
+import { attachmentsOfErased, attachmentsWithoutMessage, refreshMessageFacets } from '../catalog/attachments.ts';
 import { chunkText } from '../catalog/chunking.ts';
 import { searchableText } from '../catalog/ingest.ts';
 import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../people/identifiers.ts';
@@ -30,7 +31,9 @@ export type ForgetTarget =
   | { person_id: string }
   | { doc_id: string }
   | { source_type: string; source_account_id?: string | null }
-  | { identifier: string; identifier_type?: string | null };
+  | { identifier: string; identifier_type?: string | null }
+  /** Internal (not an API target): the attachments of messages the block list kept out. */
+  | { message_ids: string[] };
 
 /** What was (or would be) removed, as POST /v1/forget answers it (src/schemas/forget.ts; the web UI shares it). */
 export type ForgetCounts = ForgetResponseT['removed'];
@@ -102,11 +105,20 @@ export class ForgetService {
     try {
       result = await db.transaction(async (tx) => {
         const plan = await this.plan(tx, target, self);
+        // An erased message takes its attachments (uploaded as documents of their own) along.
+        const email = await attachmentsOfErased(tx, plan.docIds);
+        if (email.docIds.length > 0) {
+          plan.docIds = [...new Set([...plan.docIds, ...email.docIds])];
+          const erased = new Set(plan.docIds);
+          plan.unlink.docIds = plan.unlink.docIds.filter((id) => !erased.has(id));
+        }
         const removed = zero();
         objectKeys = await erase(tx, plan, removed, this.deps.phoneRegion, plan.self);
+        // Messages that stay count the attachments that went.
+        await refreshMessageFacets(tx, email.keys);
         let blocked = 0;
         if (opts.block) {
-          const block: NewBlock = { identifiers: plan.identifiers };
+          const block: NewBlock = { identifiers: plan.identifiers, messages: email.keys };
           if (plan.source) block.source = plan.source;
           blocked = await addBlocks(tx, block);
         }
@@ -124,6 +136,10 @@ export class ForgetService {
   }
 
   private async plan(tx: Queryable, target: ForgetTarget, self: string | null): Promise<Plan> {
+    if ('message_ids' in target) {
+      const docIds = await attachmentsWithoutMessage(tx, target.message_ids);
+      return { docIds, personIds: [], identifiers: [], unlink: { docIds: [], personIds: [] }, self };
+    }
     if ('doc_id' in target) {
       if (!isUuid(target.doc_id)) throw new ForgetNotFoundError('Document not found');
       const r = await tx.query<{ doc_id: string }>(

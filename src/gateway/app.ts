@@ -15,7 +15,7 @@ import { installErrorHandling } from './errors.ts';
 import { completeOpenApi } from './openapi.ts';
 import type { FilesConfig } from '../files/config.ts';
 import { FileIngestService } from '../files/ingest-service.ts';
-import type { ObjectStore } from '../files/object-store.ts';
+import { removeObjects, type ObjectStore } from '../files/object-store.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { coverageRoutes } from './routes/coverage.ts';
@@ -208,7 +208,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     const forget = new ForgetService({
       db,
       phoneRegion: config.defaultPhoneRegion,
-      deleteObject: deps.files ? (key) => deps.files!.store.delete(key) : undefined,
+      deleteObject: deps.files ? (key) => removeObjects(deps.files!.store, [key]) : undefined,
       selfPersonId: async () => (await relationships.self(true))?.person_id ?? null,
       afterForget: async () => {
         // Nothing erased may answer from memory: the index applies the deletes now, caches go.
@@ -218,6 +218,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       },
     });
     await scope.register(forgetRoutes, { service: forget });
+    // A message the block list keeps out takes the attachments uploaded before it along.
+    catalog.onBlockedMessages((messageIds) => forget.forget({ message_ids: messageIds }, { block: true }));
     await scope.register(maintenanceRoutes, {
       db,
       config,

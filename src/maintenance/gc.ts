@@ -15,7 +15,7 @@
 import { ConfigError } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import type { ObjectStore } from '../files/object-store.ts';
-import { parseObjectKey } from '../files/object-store.ts';
+import { removeObjects } from '../files/object-store.ts';
 
 export interface GcOptions {
   /** Chunks, files and objects younger than this are kept (default 1 hour). */
@@ -95,10 +95,7 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
         if (!known.has(o.objectKey) && o.modifiedAt.toISOString() < cutoff) orphans.add(o.objectKey);
       }
     }
-    for (const key of orphans) {
-      parseObjectKey(key); // never delete anything but a content-addressed object
-      if (!opts.dryRun) await store.delete(key);
-    }
+    if (!opts.dryRun) await removeObjects(store, orphans);
     result.objects = orphans.size;
   }
   result.duration_ms = Date.now() - started;

@@ -22,6 +22,7 @@
  *    the mean over all replies, 2 decimals; null when there was none (thread-less events never
  *    count: a reply has to be in the same thread).
  */
+import { isEmailAttachmentSql } from '../catalog/attachments.ts';
 import type { Database, Queryable } from '../db/types.ts';
 import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS, SUBJECT_WORD_SEPARATOR } from '../util/email-noise.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
@@ -107,6 +108,8 @@ export function featureSql(targeted: boolean): string {
      WHERE d.is_active_version AND d.status <> 'failed' AND d.deleted_at IS NULL
        AND d.source_type IN (${MESSAGE_SOURCE_TYPES.map((t) => `'${t}'`).join(', ')})
        AND d.content_timestamp <= $2::timestamptz
+       -- An email attachment shares its message's people: the message is the event.
+       AND NOT ${isEmailAttachmentSql('d')}
   ),
   doc_links AS (
     SELECT d.doc_id, d.ts, d.thread_id, d.att, d.noisy,

@@ -65,6 +65,36 @@ export const DocumentUpdateResponse = Type.Object(
 
 export const DocIdParams = Type.Object({ doc_id: Type.String({ format: 'uuid' }) });
 
+/**
+ * One attachment as a document view lists it (GET /v1/doc/{doc_id}/view `attachments`): an entry of the
+ * document's own `metadata.attachments`, and for an email every file uploaded with its Message-ID
+ * (src/catalog/attachments.ts). Defined once here for the API, the web UI and the MCP tools.
+ */
+export const DocumentAttachment = Type.Object(
+  {
+    index: Nullable(Type.Integer({ description: "Position in the message's own list (metadata.attachments); null for an upload the message does not list" })),
+    filename: Nullable(Type.String()),
+    mime_type: Nullable(Type.String()),
+    size_bytes: Nullable(Type.Integer()),
+    kind: Nullable(Type.String({ description: 'image, pdf, file or other' })),
+    role: Type.String({ description: 'attachment, inline, thumbnail or related' }),
+    sha256: Nullable(Type.String({ description: 'SHA-256 of the bytes, when known' })),
+    stored: Type.Boolean({ description: 'The bytes are held: GET /v1/files/{sha256} downloads them' }),
+    doc_id: Nullable(Type.String({ description: "The attachment's own document (its text, versions): null when it was not uploaded" })),
+    caption: Nullable(Type.String()),
+    ocr: Nullable(Type.Object({ text: Type.String(), truncated: Type.Boolean() }, { description: 'Text read from the file' })),
+  },
+  { title: 'DocumentAttachment' },
+);
+export type DocumentAttachmentT = Static<typeof DocumentAttachment>;
+
+/** The message an attachment document belongs to (by Message-ID). */
+export const AttachedTo = Type.Object(
+  { doc_id: Type.String(), title: Nullable(Type.String()), content_timestamp: Type.String() },
+  { title: 'AttachedTo' },
+);
+export type AttachedToT = Static<typeof AttachedTo>;
+
 export const DocumentViewResponse = Type.Object(
   {
     document: Type.Object({}, { additionalProperties: true, description: 'The stored document record (as GET /v1/doc/{doc_id})' }),
@@ -80,6 +110,13 @@ export const DocumentViewResponse = Type.Object(
       }),
       { description: 'Every version of this document, newest first' },
     ),
+    attachments: Type.Array(DocumentAttachment, {
+      description: "The document's attachments: its own list, and for an email the files uploaded with its Message-ID",
+    }),
+    has_attachments: Type.Boolean({ description: "An entry of attachments has the role attachment (inline images alone do not count, as in the document's has_attachments)" }),
+    attached_to: Type.Union([AttachedTo, Type.Null()], {
+      description: 'For an email attachment: the message it belongs to (null otherwise, or while the message is not there)',
+    }),
     cited: Type.Union([Type.Object({ chunk_id: Type.String(), start_char: Type.Integer(), end_char: Type.Integer() }), Type.Null()], {
       description: 'The span of the text the chunk given as chunk_id covers (null without one, or when it is not in this document)',
     }),

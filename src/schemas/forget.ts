@@ -14,7 +14,8 @@ export const ForgetRequest = Type.Object(
     block: Type.Optional(
       Type.Boolean({
         default: false,
-        description: 'Keep the source or identifier out from now on: later ingestion of it is skipped and counted as skipped',
+        description:
+          'Keep the source or identifier out from now on, and the Message-IDs of erased email: later ingestion of it is skipped and counted as skipped',
       }),
     ),
   },

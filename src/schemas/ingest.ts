@@ -77,7 +77,10 @@ export const IngestSubmissionResponse = Type.Object(
     file_ids: Type.Array(Type.String()),
     duplicate: Type.Boolean(),
     skipped: Type.Optional(
-      Type.String({ description: 'blocked_source or blocked_identifier: a forget with block: true kept it out; nothing was stored' }),
+      Type.String({
+        description:
+          'blocked_source, blocked_identifier or blocked_message (the Message-ID of erased email): a forget with block: true kept it out; nothing was stored',
+      }),
     ),
     total_chunks: Type.Integer(),
   },
