@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appleTimeToIso, ChatDb, ChatDbError } from '../../src/agent/collectors/chatapp/chatdb.ts';
-import { ChatDbBuilder } from '../helpers/chatdb-builder.ts';
+import { SqliteSnapshot } from '../../src/util/sqlite-wasm.ts';
+import { ChatDbBuilder, openWritable } from '../helpers/chatdb-builder.ts';
 import { at, buildFixture, tempDir, type Fixture } from './fixture.ts';
 
 describe('appleTimeToIso', () => {
@@ -102,6 +102,7 @@ describe('ChatDb reader', () => {
   it('never writes, and does not lock the Messages app out while it reads', () => {
     fx = buildFixture(dir, 'ventura');
     const before = fs.readFileSync(fx.file);
+    const filesBefore = fs.readdirSync(dir).sort();
     const db = ChatDb.open(fx.file);
     try {
       expect(db.messagesAfter(0, 3)).toHaveLength(3);
@@ -116,6 +117,31 @@ describe('ChatDb reader', () => {
       fx.builder.db.exec('ROLLBACK');
     } finally {
       db.close();
+    }
+    // The app's commits are still only in its -wal; the reader created nothing (no -shm, no lock files).
+    expect(fs.readFileSync(fx.file).equals(before)).toBe(true);
+    expect(fs.readdirSync(dir).sort()).toEqual(filesBefore);
+  });
+
+  it('repeats a read that a checkpoint overtook, on a fresh snapshot', () => {
+    fx = buildFixture(dir, 'ventura');
+    const snapshot = SqliteSnapshot.open(fx.file);
+    try {
+      let attempts = 0;
+      const texts = snapshot.read((c) => {
+        attempts++;
+        const rows = c.all<{ text: string | null }>('SELECT text FROM message ORDER BY ROWID');
+        if (attempts === 1) {
+          // The app commits and checkpoints while our read is under way: what we read may mix two states.
+          fx.builder.addMessage({ chatId: fx.chats.alice, handleId: fx.handles.alice, text: 'written during the read', date: at(40) });
+          fx.builder.db.pragma('wal_checkpoint(TRUNCATE)');
+        }
+        return rows.map((r) => r.text);
+      });
+      expect(attempts).toBe(2);
+      expect(texts).toContain('written during the read');
+    } finally {
+      snapshot.close();
     }
   });
 
@@ -134,7 +160,7 @@ describe('ChatDb reader', () => {
   it('refuses a missing file and a database that is not a Messages database', () => {
     expect(() => ChatDb.open(path.join(dir, 'nope.db'))).toThrow(ChatDbError);
     const other = path.join(dir, 'other.db');
-    const o = new Database(other);
+    const o = openWritable(other);
     o.exec('CREATE TABLE t (x)');
     o.close();
     expect(() => ChatDb.open(other)).toThrow(/not a Messages database/);

@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { ReadOnlyFileVfs, registerVfs, SqliteConnection, type SqliteStatement, type SqlParam } from '../../src/util/sqlite-wasm.ts';
 
 export type ChatSchemaProfile = 'legacy' | 'high_sierra' | 'ventura';
 
@@ -396,12 +396,58 @@ export interface MessageSpec {
   attachments?: AttachmentSpec[];
 }
 
+/**
+ * The test side writes fixtures through the same WebAssembly SQLite as the reader, with a VFS that may write.
+ * There is no shared memory, so the builder holds the database in EXCLUSIVE locking mode; in WAL mode its commits
+ * land in the -wal file (like Messages') until a checkpoint or close() moves them into chat.db.
+ */
+class WritableFileVfs extends ReadOnlyFileVfs {
+  constructor() {
+    super('memex-test-writable');
+  }
+  protected override openFd(filename: string, flags: number): number {
+    const create = (flags & 0x4) !== 0;
+    return fs.openSync(filename, fs.existsSync(filename) || !create ? 'r+' : 'w+');
+  }
+  protected override outFlags(flags: number): number {
+    return flags;
+  }
+  protected override writableAccess(): number {
+    return 1;
+  }
+  override jWrite(pFile: number, pData: Uint8Array, iOffset: number): number {
+    const f = this.files.get(pFile);
+    if (!f) return 10;
+    fs.writeSync(f.fd, pData, 0, pData.length, iOffset);
+    return 0;
+  }
+  override jTruncate(pFile: number, size: number): number {
+    const f = this.files.get(pFile);
+    if (!f) return 10;
+    fs.ftruncateSync(f.fd, size);
+    return 0;
+  }
+  override jDelete(filename: string): number {
+    fs.rmSync(filename, { force: true });
+    return 0;
+  }
+}
+const writableVfs = new WritableFileVfs();
+registerVfs(writableVfs);
+
+/** Opens `file` for writing (created when missing). */
+export function openWritable(file: string): SqliteConnection {
+  const db = new SqliteConnection(file, { vfs: writableVfs.name });
+  db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY');
+  return db;
+}
+
 export class ChatDbBuilder {
-  readonly db: Database.Database;
-  private readonly stmts = new Map<string, Database.Statement>();
+  readonly db: SqliteConnection;
+  private readonly stmts = new Map<string, SqliteStatement>();
 
   /** Prepared statements are cached: the benchmark generator inserts hundreds of thousands of rows. */
-  private stmt(sql: string): Database.Statement {
+  private stmt(sql: string): SqliteStatement {
     let st = this.stmts.get(sql);
     if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
     return st;
@@ -411,7 +457,7 @@ export class ChatDbBuilder {
     readonly file: string,
     readonly profile: ChatSchemaProfile,
   ) {
-    this.db = new Database(file);
+    this.db = openWritable(file);
   }
 
   /** Creates a new chat.db at `file` (overwriting) with the given schema profile. */
@@ -506,7 +552,7 @@ export class ChatDbBuilder {
     const keys = Object.keys(row);
     const r = this
       .stmt(`INSERT INTO message (${keys.join(', ')}) VALUES (${keys.map((k) => '@' + k).join(', ')})`)
-      .run(row);
+      .run(row as Record<string, SqlParam>);
     const rowId = Number(r.lastInsertRowid);
     if (spec.chatId != null) {
       if (this.profile === 'legacy') {
@@ -523,7 +569,7 @@ export class ChatDbBuilder {
           `INSERT INTO attachment (guid, created_date, filename, uti, mime_type, transfer_state, is_outgoing, transfer_name, total_bytes)
            VALUES (?, ?, ?, ?, ?, 5, ?, ?, ?)`,
         )
-        .run(a.guid ?? `at_0_${crypto.randomUUID().toUpperCase()}`, this.profile === 'legacy' ? row.date : Number((row.date as bigint) / 1_000_000_000n),
+        .run(a.guid ?? `at_0_${crypto.randomUUID().toUpperCase()}`, this.profile === 'legacy' ? (row.date as number) : Number((row.date as bigint) / 1_000_000_000n),
           a.filename ?? null, a.uti ?? null, a.mimeType ?? null, spec.isFromMe ? 1 : 0,
           a.transferName ?? (a.filename ? path.basename(a.filename) : null), a.totalBytes ?? 0);
       this

@@ -1,20 +1,20 @@
 /**
  * Read-only access to a Messages `chat.db`.
  *
- * Opening: better-sqlite3 with `readonly: true, fileMustExist: true` plus `PRAGMA query_only`, so this
- * process can never write the user's database. Messages keeps chat.db in WAL mode; a WAL reader never
- * blocks the app's writer, so we read the live file (with its -wal) and see new messages at once. We do
- * NOT use `immutable=1`: it skips locking AND the WAL, which would hide recent messages and can read torn
- * pages while Messages writes. Every query is a short statement (no long-lived read transaction), and a
- * busy timeout covers the rare checkpoint moment. (Haven copied the database with the online-backup API
- * first; that costs a full copy per run and is not needed for a WAL reader.)
+ * Opening: SQLite compiled to WebAssembly reads the file through a read-only VFS (src/util/sqlite-wasm.ts):
+ * files are opened O_RDONLY and every write is refused, so this process can never change the user's
+ * database, and nothing is compiled at install. Messages keeps chat.db in WAL mode; we read the live file
+ * with its -wal (recent messages included) without taking locks, so the app is never blocked. Each query
+ * runs on a snapshot and is repeated when a checkpoint or WAL restart happened under it; a new snapshot is
+ * taken when the files changed, so new messages are seen at once. (Haven copied the database with the
+ * online-backup API first; that costs a full copy per run.)
  *
  * Schema drift: the columns that matter differ across macOS versions (no attributedBody or tapback
  * columns on old systems, date_edited / message_summary_info only since Ventura), so every optional
  * column is looked up with PRAGMA table_info and selected as NULL when missing.
  */
 import os from 'node:os';
-import Database from 'better-sqlite3';
+import { type SqlParams, SqliteSnapshot } from '../../../util/sqlite-wasm.ts';
 
 /** 2001-01-01T00:00:00Z in ms since the Unix epoch. */
 export const APPLE_EPOCH_MS = 978_307_200_000;
@@ -127,23 +127,17 @@ const OPTIONAL_MESSAGE_COLUMNS = [
 
 export class ChatDbError extends Error {}
 
-export interface ChatDbOptions {
-  /** Busy timeout in ms (default 5000). */
-  timeoutMs?: number;
-}
-
 export class ChatDb {
-  private readonly db: Database.Database;
+  private readonly db: SqliteSnapshot;
   private readonly columnCache = new Map<string, Set<string>>();
   private readonly messageSelect: string;
 
-  private constructor(readonly path: string, opts: ChatDbOptions) {
+  private constructor(readonly path: string) {
     try {
-      this.db = new Database(path, { readonly: true, fileMustExist: true, timeout: opts.timeoutMs ?? 5000 });
+      this.db = SqliteSnapshot.open(path);
     } catch (err) {
       throw new ChatDbError(`cannot open chat database ${path}: ${(err as Error).message}`);
     }
-    this.db.pragma('query_only = 1');
     for (const t of ['message', 'handle', 'chat', 'chat_message_join', 'chat_handle_join']) {
       if (this.columns(t).size === 0) {
         this.db.close();
@@ -160,15 +154,20 @@ export class ChatDb {
   }
 
   /** Opens a chat.db read-only. Throws ChatDbError when the file is missing or not a Messages database. */
-  static open(path: string, opts: ChatDbOptions = {}): ChatDb {
-    return new ChatDb(path, opts);
+  static open(path: string): ChatDb {
+    return new ChatDb(path);
+  }
+
+  /** All rows of one query, read on a consistent snapshot. */
+  private all<T>(sql: string, ...params: SqlParams): T[] {
+    return this.db.read((c) => c.all<T>(sql, ...params));
   }
 
   /** Lower-cased column names of a table (empty set when the table does not exist). */
   columns(table: string): Set<string> {
     let set = this.columnCache.get(table);
     if (!set) {
-      const rows = this.db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[];
+      const rows = this.all<{ name: string }>('SELECT name FROM pragma_table_info(?)', table);
       set = new Set(rows.map((r) => r.name.toLowerCase()));
       this.columnCache.set(table, set);
     }
@@ -181,30 +180,26 @@ export class ChatDb {
 
   /** MAX(ROWID) of message, 0 when empty. */
   headRowId(): number {
-    const r = this.db.prepare('SELECT MAX(ROWID) AS v FROM message').get() as { v: number | null };
+    const [r] = this.all<{ v: number | null }>('SELECT MAX(ROWID) AS v FROM message');
     return r.v ?? 0;
   }
 
   /** MIN(ROWID) of message, 0 when empty. */
   minRowId(): number {
-    const r = this.db.prepare('SELECT MIN(ROWID) AS v FROM message').get() as { v: number | null };
+    const [r] = this.all<{ v: number | null }>('SELECT MIN(ROWID) AS v FROM message');
     return r.v ?? 0;
   }
 
   /** Messages with ROWID > cursor, ascending, at most `limit`, with handle, chat id and attachments. */
   messagesAfter(cursor: number, limit: number): RawMessage[] {
-    const rows = this.db
-      .prepare(`${this.messageSelect} WHERE m.ROWID > ? ORDER BY m.ROWID ASC LIMIT ?`)
-      .all(cursor, Math.max(0, Math.floor(limit))) as Row[];
+    const rows = this.all<Row>(`${this.messageSelect} WHERE m.ROWID > ? ORDER BY m.ROWID ASC LIMIT ?`, cursor, Math.max(0, Math.floor(limit)));
     return this.finish(rows);
   }
 
   /** Messages by guid (for reaction targets), ascending ROWID. */
   messagesByGuid(guids: string[]): RawMessage[] {
     if (guids.length === 0) return [];
-    const rows = this.db
-      .prepare(`${this.messageSelect} WHERE m.guid IN (SELECT value FROM json_each(?)) ORDER BY m.ROWID ASC`)
-      .all(JSON.stringify(guids)) as Row[];
+    const rows = this.all<Row>(`${this.messageSelect} WHERE m.guid IN (SELECT value FROM json_each(?)) ORDER BY m.ROWID ASC`, JSON.stringify(guids));
     return this.finish(rows);
   }
 
@@ -216,9 +211,12 @@ export class ChatDb {
     if (!this.has('message', 'date_edited')) return [];
     // An unsent part (date_retracted) changes a message in place too; the watermark covers both dates.
     const changedAt = this.editChangeExpr();
-    const rows = this.db
-      .prepare(`${this.messageSelect} WHERE ${changedAt} > ? AND m.ROWID <= ? ORDER BY ${changedAt} ASC, m.ROWID ASC LIMIT ?`)
-      .all(watermark, maxRowId, limit) as Row[];
+    const rows = this.all<Row>(
+      `${this.messageSelect} WHERE ${changedAt} > ? AND m.ROWID <= ? ORDER BY ${changedAt} ASC, m.ROWID ASC LIMIT ?`,
+      watermark,
+      maxRowId,
+      limit,
+    );
     return this.finish(rows);
   }
 
@@ -243,21 +241,21 @@ export class ChatDb {
       forms.push(`bp:${t.guid}`);
       for (let i = 0; i < Math.max(1, t.parts); i++) forms.push(`p:${i}/${t.guid}`);
     }
-    const rows = this.db
-      .prepare(
-        `${this.messageSelect}
+    const rows = this.all<Row>(
+      `${this.messageSelect}
          WHERE m.associated_message_guid IN (SELECT value FROM json_each(?)) AND m.ROWID > ?
            AND (m.associated_message_type BETWEEN 2000 AND 2007 OR m.associated_message_type BETWEEN 3000 AND 3007)
          ORDER BY m.ROWID ASC`,
-      )
-      .all(JSON.stringify(forms), afterRowId) as Row[];
+      JSON.stringify(forms),
+      afterRowId,
+    );
     return this.finish(rows, false);
   }
 
   /** Largest raw date_edited / date_retracted value (0 when none or the columns are absent). */
   maxDateEdited(): number {
     if (!this.has('message', 'date_edited')) return 0;
-    const r = this.db.prepare(`SELECT MAX(${this.editChangeExpr('')}) AS v FROM message`).get() as { v: number | null };
+    const [r] = this.all<{ v: number | null }>(`SELECT MAX(${this.editChangeExpr('')}) AS v FROM message`);
     return r.v ?? 0;
   }
 
@@ -268,19 +266,18 @@ export class ChatDb {
     if (list.length === 0) return out;
     const style = this.has('chat', 'style') ? 'style' : 'NULL';
     const display = this.has('chat', 'display_name') ? 'display_name' : 'NULL';
-    const chats = this.db
-      .prepare(
-        `SELECT ROWID AS row_id, guid, chat_identifier, service_name, ${display} AS display_name, ${style} AS style
-         FROM chat WHERE ROWID IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify(list)) as {
+    const chats = this.all<{
       row_id: number;
       guid: string;
       chat_identifier: string | null;
       service_name: string | null;
       display_name: string | null;
       style: number | null;
-    }[];
+    }>(
+      `SELECT ROWID AS row_id, guid, chat_identifier, service_name, ${display} AS display_name, ${style} AS style
+         FROM chat WHERE ROWID IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(list),
+    );
     for (const c of chats) {
       out.set(c.row_id, {
         rowId: c.row_id,
@@ -293,13 +290,12 @@ export class ChatDb {
       });
     }
     const country = this.has('handle', 'country') ? 'h.country' : 'NULL';
-    const parts = this.db
-      .prepare(
-        `SELECT chj.chat_id AS chat_id, h.ROWID AS row_id, h.id AS id, h.service AS service, ${country} AS country
+    const parts = this.all<{ chat_id: number; row_id: number; id: string; service: string | null; country: string | null }>(
+      `SELECT chj.chat_id AS chat_id, h.ROWID AS row_id, h.id AS id, h.service AS service, ${country} AS country
          FROM chat_handle_join chj JOIN handle h ON h.ROWID = chj.handle_id
          WHERE chj.chat_id IN (SELECT value FROM json_each(?)) ORDER BY chj.chat_id, h.ROWID`,
-      )
-      .all(JSON.stringify(list)) as { chat_id: number; row_id: number; id: string; service: string | null; country: string | null }[];
+      JSON.stringify(list),
+    );
     for (const p of parts) {
       out.get(p.chat_id)?.participants.push({ rowId: p.row_id, id: p.id, service: p.service, country: p.country });
     }
@@ -307,7 +303,7 @@ export class ChatDb {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 
   private finish(rows: Row[], withAttachments = true): RawMessage[] {
@@ -318,14 +314,7 @@ export class ChatDb {
       const uti = this.has('attachment', 'uti') ? 'a.uti' : 'NULL';
       const tname = this.has('attachment', 'transfer_name') ? 'a.transfer_name' : 'NULL';
       const total = this.has('attachment', 'total_bytes') ? 'a.total_bytes' : 'NULL';
-      const atts = this.db
-        .prepare(
-          `SELECT maj.message_id AS message_id, a.ROWID AS row_id, a.guid AS guid, a.filename AS filename,
-                  ${mime} AS mime_type, ${uti} AS uti, ${tname} AS transfer_name, ${total} AS total_bytes
-           FROM message_attachment_join maj JOIN attachment a ON a.ROWID = maj.attachment_id
-           WHERE maj.message_id IN (SELECT value FROM json_each(?)) ORDER BY maj.message_id, a.ROWID`,
-        )
-        .all(JSON.stringify([...byId.keys()])) as {
+      const atts = this.all<{
         message_id: number;
         row_id: number;
         guid: string;
@@ -334,7 +323,13 @@ export class ChatDb {
         uti: string | null;
         transfer_name: string | null;
         total_bytes: number | null;
-      }[];
+      }>(
+        `SELECT maj.message_id AS message_id, a.ROWID AS row_id, a.guid AS guid, a.filename AS filename,
+                ${mime} AS mime_type, ${uti} AS uti, ${tname} AS transfer_name, ${total} AS total_bytes
+         FROM message_attachment_join maj JOIN attachment a ON a.ROWID = maj.attachment_id
+         WHERE maj.message_id IN (SELECT value FROM json_each(?)) ORDER BY maj.message_id, a.ROWID`,
+        JSON.stringify([...byId.keys()]),
+      );
       for (const a of atts) {
         byId.get(a.message_id)?.attachments.push({
           rowId: a.row_id,
