@@ -43,7 +43,7 @@ describe('memex agent (daemon process)', () => {
       const redact = await fetch(`http://127.0.0.1:${port}/v1/email/redact-pii`, {
         method: 'POST',
         headers: { 'x-auth': 'changeme', 'content-type': 'application/json' },
-        body: JSON.stringify({ text: 'call 555-123-4567 about SECRET-BODY-TEXT' }),
+        body: JSON.stringify({ text: 'call 617-555-0123 about SECRET-BODY-TEXT' }),
       });
       expect(await redact.json()).toEqual({ redacted_text: 'call [PHONE_REDACTED] about SECRET-BODY-TEXT' });
       child.kill('SIGTERM');

@@ -37,8 +37,8 @@ This is a multi-part message in MIME format.
 Content-Type: text/plain; charset=utf-8
 Content-Transfer-Encoding: quoted-printable
 
-Dear Jan=C3=A9, your balance of $1,234.56 is due on 1 December. Call 555-123-=
-4567 with questions.
+Dear Jan=C3=A9, your balance of $1,234.56 is due on 1 December. Call 617-555-=
+0123 with questions.
 --=_alt_b0undary
 Content-Type: text/html; charset=utf-8
 Content-Transfer-Encoding: base64

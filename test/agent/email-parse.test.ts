@@ -68,7 +68,7 @@ describe('POST /v1/email/parse (.emlx and .eml)', () => {
     expect(m.references).toEqual(['<root-0@example.org>', '<prev-1@example.org>']);
     expect(m.listUnsubscribe).toBe('<mailto:unsubscribe@power-company.example>, <https://power-company.example/u/123>');
     // Quoted-printable decoded, soft line break joined, UTF-8 é restored.
-    expect(m.bodyPlainText).toContain('Dear Jané, your balance of $1,234.56 is due on 1 December. Call 555-123-4567');
+    expect(m.bodyPlainText).toContain('Dear Jané, your balance of $1,234.56 is due on 1 December. Call 617-555-0123');
     expect(m.bodyHTML).toContain('<b>$1,234.56</b>');
     expect(m.attachments).toEqual([]);
     expect(m.headers['message-id']).toBe('<stmt-2023-11@power-company.example>');

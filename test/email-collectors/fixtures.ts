@@ -26,7 +26,7 @@ References: <root-1@example.com>
 MIME-Version: 1.0
 Content-Type: text/plain; charset=utf-8
 
-Thanks Alice, Tuesday works. My number is 555-867-5309.
+Thanks Alice, Tuesday works. My number is 617-867-5309.
 
 --
 Jane Doe
