@@ -19,9 +19,9 @@ export function snippetParts(text: string): { text: string; mark: boolean }[] {
 
 export function Snippet({ text }: { text: string }) {
   return (
-    <span class="snippet">
+    <bdi class="snippet">
       {snippetParts(text).map((p, i) => (p.mark ? <mark key={i}>{p.text}</mark> : p.text))}
-    </span>
+    </bdi>
   );
 }
 
@@ -64,7 +64,7 @@ export function PeopleList({ people }: { people: unknown[] }) {
   return (
     <span class="people">
       {list.slice(0, 6).map((p, i) => {
-        const label = p.display_name || p.name || p.identifier || '';
+        const label = <bdi>{p.display_name || p.name || p.identifier || ''}</bdi>;
         return (
           <span key={i}>
             {i > 0 && ', '}

@@ -86,12 +86,12 @@ export function ForgetPanel(props: { target: Record<string, string | null>; what
       {error !== null && <ErrorNote error={error} />}
       {!plan ? (
         <button type="button" class="danger" disabled={busy} onClick={() => void call(true)}>
-          Forget {what}…
+          Forget <bdi>{what}</bdi>…
         </button>
       ) : (
         <div role="alertdialog" aria-labelledby="forget-q" aria-describedby="forget-d">
           <p id="forget-q">
-            <strong>Erase {what} for good?</strong>
+            <strong>Erase <bdi>{what}</bdi> for good?</strong>
           </p>
           <p id="forget-d">This removes, with everything derived from it:</p>
           <Counts r={plan.removed} />

@@ -85,7 +85,7 @@ export function AskPage() {
                   {p.text}
                 </a>
               ) : (
-                p.text
+                <bdi key={i}>{p.text}</bdi>
               );
             })}
           </p>

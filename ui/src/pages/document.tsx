@@ -104,8 +104,8 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
         <dt>Source</dt>
         <dd>
           <SourceBadge type={d.source_type} />
-          {d.source_provider && ` · ${d.source_provider}`}
-          {d.source_account_id && ` · ${d.source_account_id}`}
+          {d.source_provider && <> · <bdi>{d.source_provider}</bdi></>}
+          {d.source_account_id && <> · <bdi>{d.source_account_id}</bdi></>}
         </dd>
         <dt>Date</dt>
         <dd>
@@ -122,7 +122,7 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
               <ul class="inline">
                 {view.people.map((p) => (
                   <li key={p.person_id + p.role}>
-                    <a href={href(`person/${p.person_id}`)}>{p.display_name}</a> <span class="role">({p.role})</span>
+                    <a href={href(`person/${p.person_id}`)}><bdi>{p.display_name}</bdi></a> <span class="role">({p.role})</span>
                   </li>
                 ))}
               </ul>
@@ -140,14 +140,14 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
             {attachments.map((a) => (
               <li key={a.index}>
                 <p>
-                  <strong>{a.filename}</strong> <span class="meta">{a.mime_type} · {formatBytes(a.size_bytes)}</span>{' '}
+                  <strong><bdi>{a.filename}</bdi></strong> <span class="meta">{a.mime_type} · {formatBytes(a.size_bytes)}</span>{' '}
                   {a.file?.sha256 && (
                     <button type="button" onClick={() => download(`/v1/files/${a.file!.sha256}`, a.filename).catch((err) => alert(err.message))}>
                       Download
                     </button>
                   )}
                 </p>
-                {a.caption && <p class="caption">Caption: {a.caption}</p>}
+                {a.caption && <p class="caption">Caption: <bdi>{a.caption}</bdi></p>}
                 {a.ocr?.text && (
                   <details>
                     <summary>Text found in the file{a.ocr.truncated ? ' (shortened)' : ''}</summary>
@@ -162,13 +162,13 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
 
       {view.thread && view.thread.messages.length > 0 && (
         <section aria-labelledby="thread-h">
-          <h2 id="thread-h">Thread{view.thread.title ? `: ${view.thread.title}` : ''}</h2>
+          <h2 id="thread-h">Thread{view.thread.title && <>: <bdi>{view.thread.title}</bdi></>}</h2>
           <p class="meta">{view.thread.total} messages in this thread; the ones around this one:</p>
           <ol class="thread">
             {view.thread.messages.map((m) => (
               <li key={m.doc_id} class={m.doc_id === d.doc_id ? 'current' : undefined} aria-current={m.doc_id === d.doc_id ? 'true' : undefined}>
-                <When iso={m.content_timestamp} withTime /> {m.sender && <strong>{m.sender}: </strong>}
-                {m.doc_id === d.doc_id ? <span>{m.excerpt}</span> : <a href={href(`doc/${m.doc_id}`)}>{m.excerpt || titleOf(m.title)}</a>}
+                <When iso={m.content_timestamp} withTime /> {m.sender && <strong><bdi>{m.sender}</bdi>: </strong>}
+                {m.doc_id === d.doc_id ? <bdi>{m.excerpt}</bdi> : <a href={href(`doc/${m.doc_id}`)}><bdi>{m.excerpt || titleOf(m.title)}</bdi></a>}
               </li>
             ))}
           </ol>

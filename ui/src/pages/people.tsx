@@ -59,8 +59,8 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
           <ul class="cards">
             {hits.results.map((p) => (
               <li key={p.person_id}>
-                <a href={href(`person/${p.person_id}`)}>{p.display_name}</a>
-                {p.organization && <span class="meta"> · {p.organization}</span>}
+                <a href={href(`person/${p.person_id}`)}><bdi>{p.display_name}</bdi></a>
+                {p.organization && <span class="meta"> · <bdi>{p.organization}</bdi></span>}
                 <p class="meta">{[...p.emails, ...p.phones].slice(0, 4).join(' · ')}</p>
               </li>
             ))}
@@ -133,13 +133,17 @@ export function PersonPage({ id }: { id: string }) {
   return (
     <Page title={person.display_name}>
       {person.organization && <p>{person.organization}</p>}
-      {person.nicknames.length > 0 && <p class="meta">Also known as {person.nicknames.join(', ')}</p>}
+      {person.nicknames.length > 0 && (
+        <p class="meta">
+          Also known as {person.nicknames.map((n, i) => <>{i > 0 && ', '}<bdi>{n}</bdi></>)}
+        </p>
+      )}
       <section aria-labelledby="ids-h">
         <h2 id="ids-h">Identifiers</h2>
         <ul>
           {person.identifiers.map((i) => (
             <li key={i.kind + i.value_canonical}>
-              <span class="meta">{i.kind}{i.label ? ` (${i.label})` : ''}:</span> {i.value_raw}
+              <span class="meta">{i.kind}{i.label && <> (<bdi>{i.label}</bdi>)</>}:</span> <bdi>{i.value_raw}</bdi>
             </li>
           ))}
           {person.identifiers.length === 0 && <li class="meta">none</li>}

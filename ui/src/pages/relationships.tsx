@@ -124,8 +124,8 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
         <ol class="ranking">
           {data.relationships.map((r) => (
             <li key={r.person_id}>
-              <a href={href(`person/${r.person_id}`)}>{r.display_name}</a>
-              {r.organization && <span class="meta"> · {r.organization}</span>}
+              <a href={href(`person/${r.person_id}`)}><bdi>{r.display_name}</bdi></a>
+              {r.organization && <span class="meta"> · <bdi>{r.organization}</bdi></span>}
               <ScoreBar score={r.score} label={`Relationship score of ${r.display_name}`} />
               <p class="explain">{explainFeatures(r.features)}</p>
             </li>

@@ -245,7 +245,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           {active.map((k) => (
             <li key={k}>
               <button type="button" onClick={() => setFilter(k, undefined, k === 'person' ? { person_name: undefined } : {})} aria-label={`Remove filter ${k}`}>
-                {k === 'person' ? `person: ${filters.person_name ?? filters.person}` : `${k.replace('_', ' ')}: ${filters[k]}`} <Icon name="close" />
+                {k === 'person' ? 'person' : k.replace('_', ' ')}: <bdi>{k === 'person' ? (filters.person_name ?? filters.person) : filters[k]}</bdi> <Icon name="close" />
               </button>
             </li>
           ))}
@@ -352,7 +352,7 @@ function FacetGroup({ title, items, label, onPick }: { title: string; items: Fac
         {items.map((f) => (
           <li key={String(f.value)}>
             <button type="button" class="link" onClick={() => onPick(f)}>
-              {label(f)} <span class="count">{f.count}</span>
+              <bdi>{label(f)}</bdi> <span class="count">{f.count}</span>
             </button>
           </li>
         ))}

@@ -125,13 +125,13 @@ export function SourcesPage() {
           <ul class="uploads" aria-live="polite">
             {uploads.map((u) => (
               <li key={u.id} class={`upload ${u.state}`}>
-                <span class="name">{u.name}</span> <span class="meta">{formatBytes(u.size)}</span>{' '}
+                <bdi class="name">{u.name}</bdi> <span class="meta">{formatBytes(u.size)}</span>{' '}
                 <progress max={u.size || 1} value={u.loaded} aria-label={`Upload of ${u.name}`} />{' '}
                 <span class="state">
                   {u.state === 'uploading' && 'uploading…'}
                   {u.state === 'done' && 'stored'}
                   {u.state === 'duplicate' && 'already stored'}
-                  {u.state === 'failed' && `failed: ${u.message}`}
+                  {u.state === 'failed' && <>failed: <bdi>{u.message}</bdi></>}
                 </span>{' '}
                 {u.docId && <a href={href(`doc/${u.docId}`)}>open</a>}
               </li>
@@ -163,7 +163,7 @@ export function SourcesPage() {
                 ))}
                 {status.failures.documents.map((f) => (
                   <li key={`d${f.source_type}${f.reason}`}>
-                    {f.count} {f.source_type} {f.count === 1 ? 'document' : 'documents'}: {f.reason}
+                    {f.count} {f.source_type} {f.count === 1 ? 'document' : 'documents'}: <bdi>{f.reason}</bdi>
                   </li>
                 ))}
               </ul>
