@@ -41,6 +41,21 @@ const NOT_REACHED: Outcome = { state: 'pending', code: 'not_reached', reason: 's
 /** Bytes of listed refs and reasons per report, so a report of long paths stays well inside the gateway's body limit. */
 const MAX_LISTED_BYTES = 4 * 1024 * 1024;
 
+/** How a collector classified the gateway's answer to one item. */
+export interface GatewayVerdict {
+  status: 'accepted' | 'rejected' | 'retry';
+  duplicate?: boolean;
+  versionNumber?: number | null;
+  /** The answer's `skipped` (blocked_source, blocked_identifier): accepted, nothing stored. */
+  skipped?: string | null;
+  error?: string | null;
+}
+
+const BLOCKED_WHY: Record<string, string> = {
+  blocked_source: 'its source is on the block list (forget with block)',
+  blocked_identifier: 'a blocked person sent it or takes part in it (forget with block)',
+};
+
 export interface ReportOptions {
   /** Where the collector stands in the source (UIDVALIDITY, a ROWID): small, kept with the source. */
   cursor?: Record<string, string | number | boolean | null> | null;
@@ -72,6 +87,18 @@ export class RunRecorder {
   /** Stored, told by the gateway's answer: a duplicate is unchanged, a version after the first an update. */
   storedAnswer(ref: string, answer: { duplicate?: boolean; version_number?: number | null }): void {
     this.stored(ref, answer.duplicate ? 'unchanged' : (answer.version_number ?? 1) > 1 ? 'updated' : 'new');
+  }
+
+  /**
+   * The gateway's answer to a submitted item: accepted (stored, or skipped when the block list kept it out),
+   * refused for good (failed), or not answered / busy (pending: sent again next run).
+   */
+  answered(ref: string, a: GatewayVerdict): void {
+    if (a.status === 'accepted') {
+      if (a.skipped) this.skipped(ref, 'blocked', BLOCKED_WHY[a.skipped] ?? a.skipped);
+      else this.storedAnswer(ref, { duplicate: a.duplicate, version_number: a.versionNumber });
+    } else if (a.status === 'rejected') this.failed(ref, a.error ?? 'refused by the gateway', 'rejected');
+    else this.pending(ref, `not accepted yet (${a.error ?? 'gateway unavailable'}); sent again by the next run`, 'gateway_unavailable');
   }
 
   skipped(ref: string, reason: SkipReason, detail?: string): void {
@@ -163,4 +190,15 @@ export class RunRecorder {
       cursor: opts.cursor ?? null,
     };
   }
+}
+
+/** "11 in the source: 10 stored (2 new), 1 failed" — one line for a terminal. */
+export function describeCounts(c: RunCountsT): string {
+  const stored = c.stored.new + c.stored.unchanged + c.stored.updated;
+  const parts = [`${stored} stored${c.stored.new || c.stored.updated ? ` (${[c.stored.new ? `${c.stored.new} new` : '', c.stored.updated ? `${c.stored.updated} updated` : ''].filter(Boolean).join(', ')})` : ''}`];
+  const skipped = SKIP_REASONS.filter((r) => c.skipped[r]).map((r) => `${c.skipped[r]} ${r.replace('_', ' ')}`);
+  if (skipped.length) parts.push(`skipped ${skipped.join(', ')}`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.pending) parts.push(`${c.pending} pending`);
+  return `${c.in_source} in the source: ${parts.join('; ')}`;
 }

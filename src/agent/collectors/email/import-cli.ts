@@ -27,6 +27,8 @@ import { MailManifest, defaultManifestPath, sourceKey, type ManifestEntry } from
 import { submitEmailBatch, SubmitWindow, type BatchItem } from './submit.ts';
 import { describeStoreRedaction, storeRedaction, type StoreRedaction } from './store-redaction.ts';
 import { parsePolicyList, type RedactOptions } from '../../../privacy/policy.ts';
+import { describeCounts, RunRecorder } from '../../../coverage/recorder.ts';
+import { httpCoverageReporter } from '../../../coverage/reporter.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -167,12 +169,14 @@ export interface RawMail {
   emlx: boolean;
   /** The mbox `From ` line, whose date stands in for a broken Date header. */
   fromLine?: string | null;
+  /** Larger than the limit (then `bytes` is empty). */
+  oversized?: boolean;
 }
 
 /** The messages of an mbox file (see mbox.ts); one too large comes out empty, to be counted and reported. */
 export async function* readMbox(file: string, mailbox: string): AsyncGenerator<RawMail> {
   for await (const m of readMboxFile(file, { maxMessageBytes: MAX_EMAIL_FILE_BYTES })) {
-    yield { bytes: m.bytes, location: `${file}#${m.index}`, mailbox, emlx: false, fromLine: m.fromLine };
+    yield { bytes: m.bytes, location: `${file}#${m.index}`, mailbox, emlx: false, fromLine: m.fromLine, oversized: m.oversized };
   }
 }
 
@@ -263,7 +267,7 @@ async function* readSource(s: ImportSource): AsyncGenerator<RawMail> {
   if (s.kind === 'mbox') {
     yield* readMbox(s.path, s.mailbox);
   } else if (s.bytes > MAX_EMAIL_FILE_BYTES) {
-    yield { bytes: Buffer.alloc(0), location: s.path, mailbox: s.mailbox, emlx: false };
+    yield { bytes: Buffer.alloc(0), location: s.path, mailbox: s.mailbox, emlx: false, oversized: true };
   } else {
     yield { bytes: await readSmallFile(s.path, s.bytes), location: s.path, mailbox: s.mailbox, emlx: /\.emlx$/i.test(s.path) };
   }
@@ -299,6 +303,8 @@ export interface ImportOptions {
   manifest?: MailManifest | null;
   onMessage?: (summary: ImportSummary, bytes: number) => void;
   onProblem?: (location: string, reason: string) => void;
+  /** The coverage recorder of the folder or file a source was found under (docs/coverage.md). */
+  coverage?: (source: ImportSource) => RunRecorder | undefined;
 }
 
 interface SourceProgress {
@@ -315,6 +321,9 @@ interface Pending {
   location: string;
   bytes: number;
   source: SourceProgress;
+  /** Position of the message in its source's manifest entry. */
+  index: number;
+  coverage: RunRecorder | undefined;
 }
 
 /**
@@ -350,10 +359,13 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       outs.forEach((out, i) => {
         const it = items[i];
         sum.attachmentsUploaded += out.attachmentsUploaded;
+        it.coverage?.answered(it.location, out);
         if (out.status === 'accepted') {
           sum.accepted++;
           if (out.duplicate) sum.duplicates++;
           it.source.submissionId ??= out.submissionId;
+          // Kept out by the block list: an unchanged source counts it skipped again without reading it.
+          if (out.skipped) (it.source.entry.skipped ??= {})[it.index] = 'blocked';
         } else {
           if (out.status === 'rejected') sum.rejected++;
           else sum.retryLater++;
@@ -372,11 +384,17 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     await send(items);
   };
 
-  outer: for (const s of sources) {
-    if (opts.limit && sum.messages >= opts.limit) break;
+  let stoppedAt = -1;
+  outer: for (const [sourceIndex, s] of sources.entries()) {
+    if (opts.limit && sum.messages >= opts.limit) {
+      stoppedAt = sourceIndex;
+      break;
+    }
     const key = sourceKey(s.kind, s.path);
     const known = manifest?.unchanged(key, s.bytes, s.mtimeMs, policy.label);
+    const coverage = opts.coverage?.(s);
     if (known && (!opts.limit || sum.messages + known.ids.length <= opts.limit)) {
+      if (coverage) recordUnchanged(coverage, s, known);
       const n = known.ids.length;
       sum.messages += n;
       sum.accepted += n;
@@ -388,13 +406,21 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     }
     const src: SourceProgress = { key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [], redaction: policy.label }, outstanding: 0, read: false, failed: false, submissionId: null };
     for await (const raw of readSource(s)) {
-      if (opts.limit && sum.messages >= opts.limit) break outer; // not read to the end: not recorded
+      if (opts.limit && sum.messages >= opts.limit) {
+        // Not read to the end: not recorded in the manifest, and the rest of it is not counted.
+        coverage?.pending(`${s.path} (the rest)`, `not read: the import stopped at --limit ${opts.limit}`, 'not_reached');
+        stoppedAt = sourceIndex + 1;
+        break outer;
+      }
       sum.messages++;
+      coverage?.seen(raw.location);
       const report = () => opts.onMessage?.(sum, raw.bytes.length);
       if (raw.bytes.length === 0) {
         sum.unreadable++;
         src.failed = true;
         opts.onProblem?.(raw.location, `empty or larger than ${MAX_EMAIL_FILE_BYTES} bytes`);
+        if (raw.oversized) coverage?.skipped(raw.location, 'too_large', `larger than ${MAX_EMAIL_FILE_BYTES} bytes`);
+        else coverage?.skipped(raw.location, 'empty', 'empty file');
         report();
         continue;
       }
@@ -405,6 +431,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         sum.unreadable++;
         src.failed = true;
         opts.onProblem?.(raw.location, (err as Error).message);
+        coverage?.failed(raw.location, `unreadable: ${(err as Error).message}`, 'unreadable');
         report();
         continue;
       }
@@ -417,6 +444,8 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         // The same message again (another folder, an unchanged source, a copy in one mbox): sent already.
         sum.accepted++;
         sum.duplicates++;
+        coverage?.skipped(raw.location, 'duplicate', `a copy of message ${built.messageKey}, stored once`);
+        (src.entry.skipped ??= {})[src.entry.ids.length - 1] = 'duplicate';
         report();
         continue;
       }
@@ -428,7 +457,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         continue;
       }
       src.outstanding++;
-      batch.push({ item: { built, attachments: msg.attachments }, location: raw.location, bytes: raw.bytes.length, source: src });
+      batch.push({ item: { built, attachments: msg.attachments }, location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage });
       if (batch.length >= batchSize) await flush();
     }
     src.read = true;
@@ -436,7 +465,21 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   }
   await flush();
   await window.drain();
+  if (stoppedAt >= 0) {
+    for (const s of sources.slice(stoppedAt)) opts.coverage?.(s)?.pending(s.path, `not read: the import stopped at --limit ${opts.limit}`, 'not_reached');
+  }
   return sum;
+}
+
+/** The messages of a source the manifest knows unchanged (not read again): stored, or skipped as they were. */
+function recordUnchanged(coverage: RunRecorder, s: ImportSource, known: ManifestEntry): void {
+  known.ids.forEach((id, i) => {
+    const ref = s.kind === 'mbox' ? `${s.path}#${i + 1}` : s.path;
+    const why = known.skipped?.[i];
+    if (why === 'duplicate') coverage.skipped(ref, 'duplicate', `a copy of message ${id}, stored once`);
+    else if (why === 'blocked') coverage.skipped(ref, 'blocked', 'on the block list when it was sent (forget with block)');
+    else coverage.stored(ref, 'unchanged');
+  });
 }
 
 /**
@@ -509,9 +552,16 @@ export async function runMailImport(
     throw err;
   }
   const sources: ImportSource[] = [];
+  // Coverage: one source per PATH given, whatever it holds (docs/coverage.md).
+  const recorders = new Map<ImportSource, RunRecorder>();
+  const runs: RunRecorder[] = [];
   for (const p of args.paths) {
     try {
-      sources.push(...(await discoverSources(p)));
+      const found = await discoverSources(p);
+      sources.push(...found);
+      const run = new RunRecorder({ collector: 'import_mail', source_type: 'email_local', source_account_id: null, source_ref: path.resolve(expandHome(p)) });
+      runs.push(run);
+      for (const s of found) if (!recorders.has(s)) recorders.set(s, run);
     } catch (err) {
       stderr.write(`memex import mail: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
       return 2;
@@ -574,8 +624,16 @@ export async function runMailImport(
     onProblem(location, reason) {
       problems.push(`${location}: ${reason}`);
     },
+    coverage: (s) => recorders.get(s),
   });
   bar?.stop();
+  if (!args.dryRun) {
+    const reporter = httpCoverageReporter({ url: target.url, token: target.token, log: { warn: (o) => stderr.write(`memex import mail: coverage not recorded: ${(o as { reason?: string }).reason}\n`) } });
+    for (const run of runs) {
+      await reporter.sendRun(run.report());
+      stdout.write(`coverage of ${run.source.source_ref}: ${describeCounts(run.counts())}\n`);
+    }
+  }
   if (manifest) {
     try {
       await manifest.save(sources.length ? args.paths.map((p) => path.resolve(expandHome(p))) : [], redaction.label);

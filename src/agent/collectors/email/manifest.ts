@@ -25,6 +25,8 @@ export interface ManifestEntry {
    * new text as a new version of each message.
    */
   redaction?: string;
+  /** Messages (by position in `ids`) that were not stored: copies of another message, or blocked (coverage). */
+  skipped?: Record<number, 'duplicate' | 'blocked'>;
 }
 
 interface GatewayPart {

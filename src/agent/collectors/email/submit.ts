@@ -15,6 +15,10 @@ export interface SubmitOutcome {
   docId: string | null;
   submissionId: string | null;
   gatewayStatus: string | null;
+  /** The version the gateway stored (1 for a new document), when it answered one. */
+  versionNumber: number | null;
+  /** Why the gateway stored nothing although it accepted (a forget's block list: blocked_source, blocked_identifier). */
+  skipped: string | null;
   error: string | null;
   /** Response body text of a rejection (truncated by the client). */
   responseBody: string | null;
@@ -28,6 +32,8 @@ interface IngestAnswer {
   doc_id?: string;
   status?: string;
   duplicate?: boolean;
+  version_number?: number;
+  skipped?: string;
 }
 
 function classify(err: unknown): { status: 'rejected' | 'retry'; httpStatus: number; message: string; body: string | null } {
@@ -60,6 +66,8 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
     docId: null,
     submissionId: null,
     gatewayStatus: null,
+    versionNumber: null,
+    skipped: null,
     error: null,
     responseBody: null,
     attachmentsUploaded: 0,
@@ -73,6 +81,8 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
     out.docId = res.body?.doc_id ?? null;
     out.submissionId = res.body?.submission_id ?? null;
     out.gatewayStatus = res.body?.status ?? null;
+    out.versionNumber = res.body?.version_number ?? null;
+    out.skipped = res.body?.skipped ?? null;
   } catch (err) {
     const c = classify(err);
     out.status = c.status;
@@ -132,7 +142,7 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     const latencyMs = (performance.now() - started) / items.length;
     return items.map(() => ({
       status: c.status, duplicate: false, httpStatus: c.httpStatus, docId: null, submissionId: null, gatewayStatus: null,
-      error: c.message, responseBody: c.body, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
+      versionNumber: null, skipped: null, error: c.message, responseBody: c.body, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
     }));
   }
   const latencyMs = (performance.now() - started) / items.length;
@@ -142,7 +152,7 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     const r = byIndex.get(i);
     const base: SubmitOutcome = {
       status: 'accepted', duplicate: false, httpStatus: r?.status_code ?? 502, docId: null, submissionId: null, gatewayStatus: null,
-      error: null, responseBody: null, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
+      versionNumber: null, skipped: null, error: null, responseBody: null, attachmentsUploaded: 0, attachmentsSkipped: [], latencyMs,
     };
     if (!r) {
       outs.push({ ...base, status: 'retry', error: 'batch answer has no result for this item' });
@@ -160,6 +170,8 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
       docId: r.submission.doc_id ?? null,
       submissionId: r.submission.submission_id ?? null,
       gatewayStatus: r.submission.status ?? null,
+      versionNumber: r.submission.version_number ?? null,
+      skipped: r.submission.skipped ?? null,
     });
   }
   opts.onAnswered?.();
