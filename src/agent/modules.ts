@@ -14,6 +14,8 @@ import type { AgentConfig } from './config.ts';
 import type { GatewayClient } from './gateway-client.ts';
 import type { AgentMetrics } from './metrics.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
+import type { CoverageReporter } from '../coverage/reporter.ts';
+import type { CoverageProvider } from './coverage.ts';
 
 export type ModuleStatus = 'ready' | 'disabled' | 'stub' | 'error' | 'running';
 
@@ -22,6 +24,8 @@ export interface AgentContext {
   log: FastifyBaseLogger;
   metrics: AgentMetrics;
   gateway: GatewayClient;
+  /** Where collectors send their coverage reports (docs/coverage.md): the gateway of `gateway`. */
+  coverage: CoverageReporter;
   /** The shared OCR engine, created on first use (tesseract workers are expensive). */
   ocr(): OcrEngine;
   startedAt: Date;
@@ -53,6 +57,8 @@ export interface AgentModule {
   /** Extra fields for the health summary (e.g. watches_count). */
   extraInfo?(): Record<string, unknown>;
   registerRoutes?(app: FastifyInstance): void | Promise<void>;
+  /** A collector's sources for coverage: recounts and retries (src/agent/coverage.ts). */
+  coverage?: CoverageProvider;
   close?(): Promise<void>;
 }
 

@@ -22,6 +22,8 @@ import { ocrModule } from './routes/ocr.ts';
 import { chatappModule } from './collectors/chatapp/module.ts';
 import { fswatchModule } from './collectors/fswatch/module.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
+import { httpCoverageReporter, type CoverageReporter } from '../coverage/reporter.ts';
+import { AgentCoverage, coveragePollMs } from './coverage.ts';
 
 const require = createRequire(import.meta.url);
 export const AGENT_VERSION: string = (require('../../package.json') as { version: string }).version;
@@ -33,6 +35,10 @@ export interface AgentServerOptions {
   modules?: ModuleFactory[];
   /** Override the gateway client (tests). */
   gateway?: GatewayClient;
+  /** Override where coverage reports go (default: the configured gateway). */
+  coverage?: CoverageReporter;
+  /** How often to ask the gateway for coverage requests (retry, recount); default 0 (never), startAgent: SVC_COVERAGE_POLL_SECONDS. */
+  coveragePollMs?: number;
   /** Share one OCR engine between several servers (tests), or inject one. Not closed by the server. */
   ocrEngine?: OcrEngine;
   metrics?: AgentMetrics;
@@ -88,6 +94,9 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
     log: app.log,
     metrics,
     gateway,
+    coverage:
+      opts.coverage ??
+      httpCoverageReporter({ url: config.gateway.base_url, token: config.gateway.auth_token, timeoutMs: (config.gateway.timeout || 30) * 1000, log: app.log }),
     ocr() {
       if (opts.ocrEngine) return opts.ocrEngine;
       ownEngine ??= createOcrEngine({
@@ -163,6 +172,13 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   });
 
   for (const m of registry.list()) await m.registerRoutes?.(app);
+  const coverage = new AgentCoverage(
+    registry.list().flatMap((m) => (m.enabled && m.coverage ? [m.coverage] : [])),
+    context.coverage,
+    app.log,
+  );
+  coverage.registerRoutes(app);
+  coverage.start(opts.coveragePollMs ?? 0);
 
   // Graceful shutdown: close() stops accepting connections and waits for in-flight requests. Their
   // keep-alive sockets would then hold the server open for keepAliveTimeout, so once closing starts
@@ -175,6 +191,7 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
     if (closing) reply.header('connection', 'close');
   });
   app.addHook('onClose', async () => {
+    coverage.stop();
     await registry.close();
     await ownEngine?.close();
   });
@@ -205,7 +222,7 @@ export async function startAgent(opts: StartAgentOptions): Promise<{ app: AgentS
       `Refusing to listen on "${host}": the host agent binds to a loopback address only (127.0.0.1 or ::1)`,
     );
   }
-  const app = await createAgentServer(opts.config, opts);
+  const app = await createAgentServer(opts.config, { coveragePollMs: coveragePollMs(), ...opts });
   for (const w of configWarnings(opts.config)) app.log.warn(w);
   const port = opts.port ?? opts.config.port;
   await app.listen({ host, port });

@@ -6,9 +6,10 @@
  * Wire them with `createAgentServer(config, { modules: [emailLocalModule, emailImapModule] })` or
  * `emailCollectorModules`.
  */
+import fs from 'node:fs';
 import type { AgentContext, AgentModule, ModuleFactory } from '../../modules.ts';
 import { ImapEmailCollector, registerImapRoutes } from './imap.ts';
-import { localCollectorFor, registerLocalRoutes } from './local.ts';
+import { emlxCensus, localCollectorFor, MAX_LIMIT, registerLocalRoutes } from './local.ts';
 
 export function emailLocalModule(ctx: AgentContext): AgentModule {
   const collector = localCollectorFor(ctx);
@@ -23,6 +24,14 @@ export function emailLocalModule(ctx: AgentContext): AgentModule {
     status: () => (!enabled() ? 'disabled' : collector.isRunning ? 'running' : 'ready'),
     publicConfig: () => ({ sources: sources.map((s) => s.id), upload_attachments: ctx.config.modules.mail.upload_attachments }),
     registerRoutes: (app) => registerLocalRoutes(app, collector, enabled),
+    coverage: {
+      collector: 'email_local',
+      // As a run names them: the folder with its links resolved.
+      configured: () =>
+        sources.flatMap((s) => (s.source_path ? [{ collector: 'email_local', source_type: 'email_local', source_account_id: s.id, source_ref: realPathOr(s.source_path) }] : [])),
+      census: (s, last) => emlxCensus(s.source_ref, last.startedAt),
+      retry: async (s) => void (await collector.run({ mode: 'simulate', simulate_path: s.source_ref, limit: MAX_LIMIT })),
+    },
   };
 }
 
@@ -41,6 +50,14 @@ export function emailImapModule(ctx: AgentContext): AgentModule {
     publicConfig: () => ({ accounts: accounts.map((s) => ({ id: s.id, host: s.host, folders: s.folders })) }),
     registerRoutes: (app) => registerImapRoutes(app, collector, enabled),
   };
+}
+
+function realPathOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 export const emailCollectorModules: ModuleFactory[] = [emailLocalModule, emailImapModule];

@@ -36,9 +36,14 @@ import {
   saveState,
   StateSavePacer,
   stateSnapshot,
+  type AcceptedRecord,
   type PersistedState,
   type RunStateEntry,
 } from './run-state.ts';
+import { RunRecorder } from '../../../coverage/recorder.ts';
+import type { CoverageReporter } from '../../../coverage/reporter.ts';
+import { reconcileSource, type Census } from '../../../coverage/reconcile.ts';
+import type { RunCountsT } from '../../../schemas/coverage.ts';
 import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOptions, type SubmitOutcome } from './submit.ts';
 
 interface PendingItem extends BatchItem {
@@ -50,6 +55,7 @@ interface PendingItem extends BatchItem {
    * remembered as unchanged once it is accepted, like a copy met after the acceptance.
    */
   copies: { file: string; st: fs.Stats }[];
+  coverage: RunRecorder;
 }
 
 export interface LocalRunStats {
@@ -81,6 +87,8 @@ export interface LocalRunResult {
   simulate_path: string;
   stats: LocalRunStats;
   warnings: string[];
+  /** What the folder holds against what was stored (docs/coverage.md); also sent to the gateway. */
+  coverage: RunCountsT;
 }
 
 export class CollectorHttpError extends Error {
@@ -115,6 +123,18 @@ export async function findEmlxFiles(root: string): Promise<string[]> {
   };
   await walk(root);
   return out.sort();
+}
+
+/**
+ * Recount of an .emlx tree for coverage (docs/coverage.md): every .emlx file, how many of them are
+ * `.partial.emlx` (their attachments kept beside them), and how many changed since `since`.
+ */
+export async function emlxCensus(root: string, since: Date | null): Promise<Census> {
+  const files = await findEmlxFiles(root);
+  const partial = files.filter((f) => /\.partial\.emlx$/i.test(f)).length;
+  let changed = 0;
+  if (since) for (const f of files) if ((fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= since.getTime()) changed++;
+  return { in_source: files.length, changed: since ? changed : null, facts: { emlx: files.length - partial, partial_emlx: partial } };
 }
 
 /** Mailbox label of a file: its `.mbox` folders ("Work/Projects"), else the parent folder name. */
@@ -152,6 +172,7 @@ export interface LocalCollectorDeps {
   gateway: GatewayClient;
   metrics: AgentMetrics;
   log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+  coverage?: CoverageReporter;
 }
 
 export class LocalEmailCollector {
@@ -259,6 +280,7 @@ export class LocalEmailCollector {
     const stats = newStats(start);
     const warnings: string[] = [];
     let state: PersistedState;
+    let coverage: RunRecorder | undefined;
     try {
       state = loadState(stateCfg.run_state_path);
     } catch (err) {
@@ -274,6 +296,7 @@ export class LocalEmailCollector {
       }
       const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
       const redaction = storeRedaction({ source: source?.redact_pii, module: mail.redact_pii, gatewayUrl: config.gateway.base_url }).options;
+      coverage = new RunRecorder({ collector: 'email_local', source_type: 'email_local', source_account_id: source?.id ?? null, source_ref: real });
       const window = new SubmitWindow(mail.submit_concurrency);
       // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep
       // several waiting while later files are read).
@@ -297,8 +320,12 @@ export class LocalEmailCollector {
         );
       };
 
-      for (const file of files) {
-        if (stats.messages_processed + stats.errors_encountered >= limit) break;
+      for (const [index, file] of files.entries()) {
+        if (stats.messages_processed + stats.errors_encountered >= limit) {
+          for (const rest of files.slice(index)) coverage.pending(rest, `not reached: this run's limit was ${limit} messages`, 'not_reached');
+          break;
+        }
+        coverage.seen(file);
         const mailbox = mailboxOf(path.relative(path.dirname(real), file) || file);
         let st: fs.Stats;
         try {
@@ -308,11 +335,13 @@ export class LocalEmailCollector {
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+          coverage.failed(file, `unreadable: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'unreadable');
           continue;
         }
         const known = state.files[file];
         if (known && known.size === st.size && known.mtime_ms === st.mtimeMs && state.accepted[known.key]) {
           stats.files_skipped_unchanged++;
+          recordAccepted(coverage, file, state.accepted[known.key]);
           continue;
         }
         metrics.emailLocalFoundTotal.inc({ mailbox });
@@ -323,6 +352,8 @@ export class LocalEmailCollector {
         } catch (err) {
           stats.errors_encountered++;
           warnings.push(`Failed to parse ${path.basename(file)}: ${(err as Error).message}`);
+          if (st.size > MAX_EMAIL_FILE_BYTES) coverage.skipped(file, 'too_large', (err as Error).message);
+          else coverage.failed(file, `unreadable: ${(err as Error).message}`, 'unreadable');
           continue;
         }
         stats.messages_processed++;
@@ -348,6 +379,8 @@ export class LocalEmailCollector {
           stats.documents_skipped_already_accepted++;
           if (state.accepted[key]) state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key };
           else unanswered.get(key)?.copies.push({ file, st });
+          if (state.accepted[key]) recordAccepted(coverage, file, state.accepted[key]);
+          else coverage.skipped(file, 'duplicate', `a copy of ${unanswered.get(key)?.file ?? 'a message of this run'}, stored once`);
           continue;
         }
         keysThisRun.add(key);
@@ -366,7 +399,7 @@ export class LocalEmailCollector {
         entry.mailbox = mailbox;
         state.entries[key] = entry;
 
-        const item: PendingItem = { built, attachments: msg.attachments, entry, file, st, copies: [] };
+        const item: PendingItem = { built, attachments: msg.attachments, entry, file, st, copies: [], coverage };
         unanswered.set(key, item);
         pending.push(item);
         if (pending.length >= mail.batch_size) await flush();
@@ -374,6 +407,15 @@ export class LocalEmailCollector {
       await flush();
       await window.drain();
       saveState(stateCfg.run_state_path, state);
+      const partial = files.filter((f) => /\.partial\.emlx$/i.test(f)).length;
+      if (this.deps.coverage) {
+        await this.deps.coverage.sendRun(coverage.report({ cursor: { files: files.length, partial_emlx: partial } }));
+        // The recount after the run: what changed in the folder while it ran.
+        const run = coverage;
+        await reconcileSource(this.deps.coverage, run.source, (last) => emlxCensus(real, last.startedAt), { in_source: run.counts().in_source, cursor: null, startedAt: run.startedAt }).catch(
+          (err) => log.warn({ err: (err as Error).message }, 'email_local recount failed'),
+        );
+      }
     } catch (err) {
       // Unexpected failure (disk full writing state…): keep what we have and report.
       try {
@@ -384,6 +426,7 @@ export class LocalEmailCollector {
       this.status = 'failed';
       this.lastRunError = (err as Error).message;
       log.warn({ err: (err as Error).message }, 'email_local run failed');
+      if (coverage) await this.deps.coverage?.sendRun(coverage.report({ error: (err as Error).message }));
       throw err;
     } finally {
       lock.release();
@@ -400,7 +443,7 @@ export class LocalEmailCollector {
     this.lastRunStats = stats;
     this.lastRunError = failures === 0 ? null : `${failures} message(s) not collected; see warnings and run_state`;
     log.info({ status, processed: stats.messages_processed, accepted: stats.documents_accepted, failures }, 'email_local run finished');
-    return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings };
+    return { status, mode: 'simulate', limit, simulate_path: requested, stats, warnings, coverage: coverage!.counts() };
   }
 
   private async submitItems(
@@ -431,6 +474,12 @@ export class LocalEmailCollector {
     metrics.emailLocalSubmissionLatencyMs.observe({ mailbox }, out.latencyMs);
     stats.attachments_uploaded += out.attachmentsUploaded;
     for (const s of out.attachmentsSkipped) warnings.push(`Attachment not uploaded from ${path.basename(file)}: ${s}`);
+    it.coverage.answered(file, out);
+    // Copies share the message's fate: skipped as copies once it is stored, failed or waiting with it otherwise.
+    for (const c of it.copies) {
+      if (out.status === 'accepted' && !out.skipped) it.coverage.skipped(c.file, 'duplicate', `a copy of ${file}, stored once`);
+      else it.coverage.answered(c.file, out);
+    }
     if (out.status === 'accepted') {
       entry.status = 'accepted';
       entry.last_error = null;
@@ -439,7 +488,7 @@ export class LocalEmailCollector {
       stats.documents_accepted++;
       if (out.duplicate) stats.documents_duplicate++;
       metrics.emailLocalAcceptedTotal.inc({ mailbox, duplicate: String(out.duplicate) });
-      state.accepted[entry.key] = { source_id: built.document.source_id, path: file, doc_id: out.docId, accepted_at: new Date().toISOString() };
+      state.accepted[entry.key] = { source_id: built.document.source_id, path: file, doc_id: out.docId, accepted_at: new Date().toISOString(), ...(out.skipped ? { skipped: out.skipped } : {}) };
       state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key: entry.key };
       for (const c of it.copies) state.files[c.file] = { size: c.st.size, mtime_ms: c.st.mtimeMs, key: entry.key };
       return;
@@ -486,7 +535,14 @@ export function registerLocalRoutes(app: FastifyInstance, collector: LocalEmailC
 }
 
 export function localCollectorFor(ctx: AgentContext): LocalEmailCollector {
-  return new LocalEmailCollector({ config: ctx.config, gateway: ctx.gateway, metrics: ctx.metrics, log: ctx.log });
+  return new LocalEmailCollector({ config: ctx.config, gateway: ctx.gateway, metrics: ctx.metrics, log: ctx.log, coverage: ctx.coverage });
+}
+
+/** A message accepted earlier: stored unchanged in its own file, a copy elsewhere, or kept out by the block list. */
+function recordAccepted(coverage: RunRecorder, file: string, accepted: AcceptedRecord): void {
+  if (accepted.skipped) coverage.skipped(file, 'blocked', `kept out by the block list (${accepted.skipped})`);
+  else if (accepted.path && accepted.path !== file) coverage.skipped(file, 'duplicate', `a copy of ${accepted.path}, stored once`);
+  else coverage.stored(file, 'unchanged');
 }
 
 export type { AgentModule };

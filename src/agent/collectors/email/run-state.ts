@@ -43,6 +43,8 @@ export interface AcceptedRecord {
   path: string | null;
   doc_id: string | null;
   accepted_at: string;
+  /** The gateway accepted but stored nothing: the block list (blocked_source, blocked_identifier). */
+  skipped?: string;
 }
 
 export interface PersistedState {
