@@ -77,10 +77,7 @@ function messageKeyOf(doc: BlockableDocument): string | null {
  * or is one of at most two parties (a one-to-one conversation) makes the whole document skipped.
  */
 export function judge(list: BlockList, doc: BlockableDocument, region: string): BlockVerdict {
-  const blockedSource = list.sources.some(
-    (s) => s.source_type === doc.source_type && (s.source_account_id === null || s.source_account_id === (doc.source_account_id ?? null)),
-  );
-  if (blockedSource) return { skip: true, reason: 'blocked_source' };
+  if (sourceBlocked(list, doc)) return { skip: true, reason: 'blocked_source' };
   const key = list.messages.size > 0 ? messageKeyOf(doc) : null;
   if (key && list.messages.has(messageHash(key))) return { skip: true, reason: 'blocked_message' };
   const people = doc.people ?? [];
@@ -96,6 +93,27 @@ export function judge(list: BlockList, doc: BlockableDocument, region: string): 
     return { skip: true, reason: 'blocked_identifier' };
   }
   return { skip: false, people: people.filter((_, i) => !blocked[i]) };
+}
+
+function sourceBlocked(list: BlockList, doc: { source_type: string; source_account_id?: string | null }): boolean {
+  return list.sources.some(
+    (s) => s.source_type === doc.source_type && (s.source_account_id === null || s.source_account_id === (doc.source_account_id ?? null)),
+  );
+}
+
+/**
+ * Whether a contact card (a person with their identifiers: contact sync, v2 person envelopes) is kept
+ * out: its source is blocked, or one of its identifiers (canonical) is. A card is one person, so one
+ * blocked identifier keeps the whole card out, as it keeps out the card's document.
+ */
+export function judgeCard(
+  list: BlockList | null,
+  source: { source_type: string; source_account_id?: string | null },
+  identifiers: { kind: string; value: string }[],
+): BlockReason | null {
+  if (!list) return null;
+  if (sourceBlocked(list, source)) return 'blocked_source';
+  return identifiers.some((i) => list.identifiers.has(identifierHash(i.kind, i.value))) ? 'blocked_identifier' : null;
 }
 
 /** The answer for a document the block list kept out: nothing stored, `status: "skipped"` with the reason. */

@@ -17,6 +17,7 @@ import type {
   ContactValueT,
   PersonPayloadT,
 } from '../schemas/people.ts';
+import { judgeCard, readBlockList, type BlockList, type BlockReason } from '../forget/blocklist.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalEmail, canonicalIdentifier, canonicalPhone, type IdentifierKind } from './identifiers.ts';
@@ -57,14 +58,19 @@ export interface NormalisedValue {
   kind: IdentifierKind | null;
 }
 
-export type UpsertStatus = 'upserted' | 'unchanged' | 'stale' | 'deleted' | 'delete_unknown';
+export type UpsertStatus = 'upserted' | 'unchanged' | 'stale' | 'deleted' | 'delete_unknown' | 'blocked';
 
 export interface UpsertOutcome {
   status: UpsertStatus;
   person_id: string | null;
   version: number;
   content_sha256: string;
+  /** Why a `blocked` card was kept out (a forget with block: true). */
+  skipped?: BlockReason;
 }
+
+/** The source a card is judged by on the block list: contact cards are `contact` documents. */
+export const CONTACT_CARD_SOURCE = { source_type: 'contact', source_account_id: null };
 
 const clean = (s: string | null | undefined): string | null => {
   const t = s?.trim();
@@ -185,8 +191,16 @@ async function knownElsewhere(tx: Queryable, personId: string, source: string, e
 /**
  * Upserts one card into the people tables inside the caller's transaction (spec-notes A4.4
  * "people upsert rules", with merge on overlap instead of Haven's append-only ownership).
+ * A card the block list keeps out (`blockedAs`: the source it is judged by; `blocks`: the list when
+ * the caller has read it) changes nothing and comes back `blocked`; deleting a card is always allowed.
  */
-export async function upsertPerson(tx: Queryable, source: string, p: PersonInput): Promise<UpsertOutcome> {
+export async function upsertPerson(
+  tx: Queryable,
+  source: string,
+  p: PersonInput,
+  blockedAs: { source_type: string; source_account_id?: string | null },
+  blocks?: BlockList | null,
+): Promise<UpsertOutcome> {
   const hash = contentHash(p);
   const mapRow = await tx.query<{
     person_id: string;
@@ -208,6 +222,10 @@ export async function upsertPerson(tx: Queryable, source: string, p: PersonInput
     content_sha256: hash,
   });
   if (map && p.version < map.version) return out('stale', person);
+  if (!p.deleted) {
+    const reason = judgeCard(blocks === undefined ? await readBlockList(tx) : blocks, blockedAs, identifiersOf(p));
+    if (reason) return { ...out('blocked', null), skipped: reason };
+  }
 
   if (p.deleted) {
     if (!map || map.deleted) return out('delete_unknown', person);
@@ -496,6 +514,7 @@ export async function ingestContacts(
   const source = req.source?.trim() || DEFAULT_CONTACT_SOURCE;
   const region = catalog.phoneRegion;
   const counts = { accepted: 0, upserts: 0, deletes: 0, conflicts: 0, skipped: 0 };
+  const blocked: ContactIngestResponseT['blocked'] = [];
   let tokenNext: string | null = req.since_token ?? null;
   const cards = req.people.map((p) => normaliseContact(p, region));
   for (const c of cards) if (c.change_token) tokenNext = c.change_token;
@@ -506,10 +525,11 @@ export async function ingestContacts(
     const failures: { i: number; err: unknown }[] = [];
     const outcomes = await db.transaction(async (tx) => {
       const out: (UpsertOutcome | null)[] = [];
+      const blocks = await readBlockList(tx);
       for (const card of group) {
         await tx.query('SAVEPOINT contact_card');
         try {
-          out.push(await upsertPerson(tx, source, card));
+          out.push(await upsertPerson(tx, source, card, CONTACT_CARD_SOURCE, blocks));
           await tx.query('RELEASE SAVEPOINT contact_card');
         } catch (err) {
           await tx.query('ROLLBACK TO SAVEPOINT contact_card');
@@ -526,7 +546,7 @@ export async function ingestContacts(
       for (let attempt = 0; attempt < 4 && isRetryable(err); attempt++) {
         await sleep(10 + Math.random() * 40 * (attempt + 1));
         try {
-          outcomes[f.i] = await db.transaction((tx) => upsertPerson(tx, source, group[f.i]));
+          outcomes[f.i] = await db.transaction((tx) => upsertPerson(tx, source, group[f.i], CONTACT_CARD_SOURCE));
           err = null;
         } catch (e) {
           err = e;
@@ -544,6 +564,9 @@ export async function ingestContacts(
         counts.conflicts += 1;
       } else if (o.status === 'delete_unknown') {
         counts.skipped += 1;
+      } else if (o.status === 'blocked') {
+        counts.skipped += 1;
+        blocked.push({ index: g + i, external_id: card.external_id, skipped: o.skipped! });
       } else if (o.status === 'deleted') {
         const docId = await activeContactDoc(db, source, card.external_id);
         if (docId) await catalog.deleteDocument(docId).catch(() => undefined);
@@ -571,7 +594,7 @@ export async function ingestContacts(
     [source, req.device_id, tokenNext],
   );
   if (req.self_identifier) await rememberSelf(db, req.self_identifier, source, region);
-  return { ...counts, since_token_next: tokenNext };
+  return { ...counts, blocked, since_token_next: tokenNext };
 }
 
 async function ingestDocuments(

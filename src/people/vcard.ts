@@ -215,6 +215,7 @@ export async function importVcf(file: string, opts: ImportVcfOptions): Promise<I
 export async function importCards(parsed: VcfParseResult, opts: ImportVcfOptions): Promise<ImportVcfResult> {
   if (!opts.catalog && !opts.gatewayUrl) throw new Error('importVcf needs a catalog or a gatewayUrl');
   const total = { accepted: 0, upserts: 0, deletes: 0, conflicts: 0, skipped: 0 };
+  const blocked: ImportVcfResult['blocked'] = [];
   const size = opts.batchSize ?? 200;
   const source = opts.source ?? 'vcard';
   const deviceId = opts.deviceId ?? 'vcard-import';
@@ -224,9 +225,11 @@ export async function importCards(parsed: VcfParseResult, opts: ImportVcfOptions
     const req = { source, device_id: deviceId, batch_id: `vcf-${i / size}`, since_token: null, people };
     const res = opts.catalog ? await ingestContacts(opts.catalog, req) : await postBatch(opts.gatewayUrl!, opts.token, req);
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += res[k];
+    // Older gateways do not answer `blocked`.
+    for (const b of res.blocked ?? []) blocked.push({ ...b, index: i + b.index });
     opts.onProgress?.(Math.min(i + size, parsed.cards.length), parsed.cards.length);
   }
-  return { ...total, cards: parsed.cards.length, rejected: parsed.rejected, problems: parsed.problems };
+  return { ...total, blocked, cards: parsed.cards.length, rejected: parsed.rejected, problems: parsed.problems };
 }
 
 async function postBatch(base: string, token: string | undefined, body: unknown): Promise<ContactIngestResponseT> {
@@ -296,8 +299,8 @@ export async function importVcfCommand(
     for (const p of r.problems.slice(0, 20)) out.write(`card ${p.card}, line ${p.line}: ${p.property} skipped (${p.reason})\n`);
     if (r.problems.length > 20) out.write(`… and ${r.problems.length - 20} more unreadable properties\n`);
     out.write(
-      `${r.cards} cards read (${r.rejected} unreadable, ${r.problems.length} properties skipped): ${r.upserts} added or updated, ${r.skipped} unchanged, ` +
-        `${r.conflicts} conflicts\n`,
+      `${r.cards} cards read (${r.rejected} unreadable, ${r.problems.length} properties skipped): ${r.upserts} added or updated, ${r.skipped - r.blocked.length} unchanged, ` +
+        `${r.blocked.length ? `${r.blocked.length} kept out (forgotten with a block), ` : ''}${r.conflicts} conflicts\n`,
     );
     return r.conflicts > 0 ? 1 : 0;
   } catch (err) {

@@ -85,6 +85,14 @@ export const ContactIngestResponse = Type.Object(
     deletes: Type.Integer(),
     conflicts: Type.Integer(),
     skipped: Type.Integer(),
+    blocked: Type.Array(
+      Type.Object({
+        index: Type.Integer({ description: 'Position of the card in people[]' }),
+        external_id: Type.String(),
+        skipped: Type.String({ description: 'blocked_source or blocked_identifier: a forget with block: true keeps this person out' }),
+      }),
+      { description: 'Cards the block list kept out (counted in skipped): nothing of them was stored' },
+    ),
     since_token_next: Nullable(Type.String()),
   },
   { title: 'ContactIngestResponse' },

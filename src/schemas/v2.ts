@@ -124,11 +124,14 @@ export type PersonEnvelopeT = Static<typeof PersonEnvelope>;
 
 export const PersonIngestResponse = Type.Object(
   {
-    person_id: Type.String(),
+    person_id: Nullable(Type.String({ description: 'null when the person was skipped' })),
     external_id: Type.String(),
     version: Type.Integer(),
-    status: StringEnum(['upserted', 'deleted'] as const),
+    status: StringEnum(['upserted', 'deleted', 'skipped'] as const),
     deleted: Type.Boolean(),
+    skipped: Type.Optional(
+      Type.String({ description: 'blocked_source or blocked_identifier: a forget with block: true keeps this person out; nothing was stored' }),
+    ),
   },
   { title: 'PersonIngestResponse' },
 );

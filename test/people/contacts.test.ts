@@ -39,7 +39,7 @@ async function contactDocs(externalId: string) {
 describe('contact synchronisation', () => {
   it('upserts cards into people and contact documents with exact counts and the next token', async () => {
     const res = await syncContacts(gw, [ann(), bob()], { since_token: 'tok-0' });
-    expect(res).toEqual({ accepted: 2, upserts: 2, deletes: 0, conflicts: 0, skipped: 0, since_token_next: 'tok-2' });
+    expect(res).toEqual({ accepted: 2, upserts: 2, deletes: 0, conflicts: 0, skipped: 0, blocked: [], since_token_next: 'tok-2' });
 
     const [doc] = await contactDocs('AB-ann');
     expect(doc.title).toBe('Ann Lee');
@@ -75,7 +75,7 @@ describe('contact synchronisation', () => {
     const docsBefore = await gw.db.query('SELECT count(*)::int AS n FROM documents');
     const peopleBefore = await gw.db.query('SELECT person_id, updated_at FROM people ORDER BY person_id');
     const res = await syncContacts(gw, [ann(), bob()], { since_token: 'tok-2' });
-    expect(res).toEqual({ accepted: 2, upserts: 0, deletes: 0, conflicts: 0, skipped: 2, since_token_next: 'tok-2' });
+    expect(res).toEqual({ accepted: 2, upserts: 0, deletes: 0, conflicts: 0, skipped: 2, blocked: [], since_token_next: 'tok-2' });
     const again = await syncContacts(gw, [ann(), bob()]);
     expect(again.skipped).toBe(2);
     expect((await gw.db.query('SELECT count(*)::int AS n FROM documents')).rows).toEqual(docsBefore.rows);
@@ -140,7 +140,7 @@ describe('contact synchronisation', () => {
   it('stores the change token per (source, device) and returns the request token when no card has one', async () => {
     await syncContacts(gw, [card({ change_token: 'dev2-a' })], { device_id: 'phone-2' });
     const empty = await syncContacts(gw, [], { device_id: 'phone-2', since_token: 'dev2-b' });
-    expect(empty).toEqual({ accepted: 0, upserts: 0, deletes: 0, conflicts: 0, skipped: 0, since_token_next: 'dev2-b' });
+    expect(empty).toEqual({ accepted: 0, upserts: 0, deletes: 0, conflicts: 0, skipped: 0, blocked: [], since_token_next: 'dev2-b' });
     const noTok = await syncContacts(gw, [card()], { device_id: 'phone-3', since_token: 'given' });
     expect(noTok.since_token_next).toBe('given');
 

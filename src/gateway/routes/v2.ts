@@ -129,7 +129,11 @@ function isUuidLike(s: string): boolean {
 export async function ingestPersonEnvelope(catalog: Catalog, env: PersonEnvelopeT): Promise<PersonIngestResponseT> {
   const source = v2PeopleSource(env.source);
   const card = personFromV2(env.payload as PersonPayloadV2, catalog.phoneRegion);
-  const outcome = await catalog.db.transaction((tx) => upsertPerson(tx, source, card));
+  const blockedAs = { source_type: env.source.source_type, source_account_id: env.source.source_account_id ?? null };
+  const outcome = await catalog.db.transaction((tx) => upsertPerson(tx, source, card, blockedAs));
+  if (outcome.status === 'blocked') {
+    return { person_id: null, external_id: card.external_id, version: card.version, status: 'skipped', deleted: false, skipped: outcome.skipped };
+  }
   if (outcome.status === 'stale') {
     throw new EnvelopeError(409, 'PEOPLE.STALE_VERSION', `version ${card.version} is older than the stored version`);
   }
