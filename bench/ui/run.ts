@@ -22,7 +22,6 @@ import { buildUi, CHROMIUM, CHROMIUM_ARGS } from '../../test/helpers/browser.ts'
 import { openScratchPostgres } from '../lib/database.ts';
 import { generateCorpus, loadCorpus } from '../search/corpus.ts';
 
-declare const sessionStorage: any;
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
@@ -59,9 +58,8 @@ const url = await app.listen({ host: '127.0.0.1', port: 0 });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
 await page.goto(`${url}/`);
-await page.evaluate((t) => sessionStorage.setItem('memex.token', t), TOKEN);
-await page.goto(`${url}/#/search`);
-await page.reload();
+await page.getByLabel('Access token').fill(TOKEN);
+await page.getByRole('button', { name: 'Sign in' }).click();
 await page.getByRole('searchbox').waitFor();
 
 const planned = corpus

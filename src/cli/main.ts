@@ -33,6 +33,8 @@ commands:
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
   mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
+  sessions [revoke ID... | revoke --all]
+                                      the web UI's signed-in browsers, and signing them out (docs/ui.md)
   forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
          [--block] [--dry-run] [--yes]
                                       erase it with everything derived from it (docs/forget.md)
@@ -223,6 +225,11 @@ async function main(argv: string[]): Promise<void> {
     case 'gc': {
       const { runGcCommand } = await import('../maintenance/cli.ts');
       process.exitCode = await runGcCommand(rest, () => operatorDatabase(loadServerConfig()));
+      return;
+    }
+    case 'sessions': {
+      const { runSessionsCommand } = await import('./sessions.ts');
+      process.exitCode = await runSessionsCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'mcp': {

@@ -41,7 +41,8 @@ import { installValidation } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
-import { DEFAULT_UI_DIR, sessionRoutes, SignInCodes, uiRoutes } from './ui.ts';
+import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
+import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
 
 export const API_VERSION = '0.2.0';
 
@@ -163,15 +164,18 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     },
   );
 
-  await app.register(uiRoutes, {
-    dir: deps.ui?.dir ?? DEFAULT_UI_DIR,
-    codes: deps.ui?.codes ?? new SignInCodes(),
-    token: config.authToken,
+  await app.register(uiRoutes, { dir: deps.ui?.dir ?? DEFAULT_UI_DIR });
+  // The web UI's sessions stand for the access token wherever it is accepted (src/gateway/sessions.ts).
+  const sessions = new WebSessions(db, config.authToken);
+  app.addHook('onReady', async () => {
+    // Sessions of an earlier token, or long unused, are dead: drop them.
+    await sessions.purge().catch((err) => app.log.warn({ err }, 'removing ended web sessions failed'));
   });
+  await app.register(signInRoutes, { sessions, codes: deps.ui?.codes ?? new SignInCodes(), token: config.authToken, version: API_VERSION });
 
   await app.register(async (scope) => {
-    scope.addHook('onRequest', bearerGuard(config.authToken));
-    await scope.register(sessionRoutes, { version: API_VERSION });
+    scope.addHook('onRequest', bearerGuard(config.authToken, 'token', sessions));
+    await scope.register(sessionRoutes, { sessions, version: API_VERSION });
     await scope.register(ingestRoutes, { catalog });
     const search =
       deps.search ??
@@ -238,7 +242,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   // Contact sync is a gateway route (spec 4.4, 5: clients send AUTH_TOKEN); the catalog token,
   // which guarded it in the original system (spec-notes A5), is accepted too.
   await app.register(async (scope) => {
-    scope.addHook('onRequest', bearerGuard([config.authToken, config.catalogToken], 'token'));
+    scope.addHook('onRequest', bearerGuard([config.authToken, config.catalogToken], 'token', sessions));
     await scope.register(contactIngestRoutes, { catalog });
     await scope.register(contactExportRoutes, { catalog });
   });
@@ -246,7 +250,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   // Spec 5.4: the relationship route may require the catalog token instead of the gateway token.
   await app.register(async (scope) => {
     const enforced = relationships.config.requireCatalogToken;
-    scope.addHook('onRequest', bearerGuard(enforced ? config.catalogToken : config.authToken, enforced ? 'catalog token' : 'token'));
+    scope.addHook(
+      'onRequest',
+      enforced ? bearerGuard(config.catalogToken, 'catalog token') : bearerGuard(config.authToken, 'token', sessions),
+    );
     await scope.register(relationshipRoutes, { service: relationships });
   });
   relationships.setLogger(app.log);

@@ -1,16 +1,15 @@
 /**
  * The web UI on the gateway's port: the built assets of ui/ (dist/ui, made by `npm run build:ui`)
- * with a strict Content-Security-Policy, and its sign-in. The UI is a client of the public API like
- * any other: it holds the bearer token in the tab's sessionStorage and sends it on every request
- * (docs/ui.md says why). Sign-in takes the token in a password field, or a one-time code from the
- * link `memex serve` prints on loopback; the code is in the URL's fragment (never sent to a server
- * or written to its logs) and is worth nothing once used.
+ * with a strict Content-Security-Policy, and the one-time codes of its sign-in link. The UI is a client
+ * of the public API like any other, signed in by a web session (src/gateway/sessions.ts, docs/ui.md).
+ * Sign-in takes the token in a password field, or a one-time code from the link `memex serve` prints on
+ * loopback; the code is in the URL's fragment (never sent to a server or written to its logs) and is
+ * worth nothing once used.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { safeEqual } from '../util/hash.ts';
 
@@ -106,8 +105,8 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <body><h1>memex</h1><p>The web UI is not built in this checkout: run <code>npm run build:ui</code> (npm ci does it too).
 The HTTP API is served as usual; its description is at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
 
-/** Routes without the bearer guard: the page, its assets, and redeeming a sign-in code. */
-export async function uiRoutes(app: FastifyInstance, opts: { dir: string; codes: SignInCodes; token: string | undefined }): Promise<void> {
+/** Routes without the bearer guard: the page and its assets (signing in: src/gateway/sessions.ts). */
+export async function uiRoutes(app: FastifyInstance, opts: { dir: string }): Promise<void> {
   // Read once at start: the assets are small and immutable between builds.
   const assets = loadAssets(opts.dir);
 
@@ -124,42 +123,4 @@ export async function uiRoutes(app: FastifyInstance, opts: { dir: string; codes:
     // File names carry a content hash: cache for good.
     return pageHeaders(reply).header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
   });
-
-  app.post<{ Body: { code: string } }>(
-    '/v1/session/redeem',
-    {
-      schema: {
-        tags: ['session'],
-        security: [],
-        summary: "Trade the one-time code of `memex serve`'s sign-in link for the access token (the web UI's sign-in)",
-        body: Type.Object({ code: Type.String({ minLength: 16, maxLength: 128 }) }),
-        response: {
-          200: Type.Object({ token: Type.String() }),
-          403: Type.Object({ detail: Type.String() }),
-        },
-      },
-    },
-    async (req, reply) => {
-      reply.header('cache-control', 'no-store');
-      if (!opts.token || !opts.codes.redeem(req.body.code)) {
-        return reply.code(403).send({ detail: 'This sign-in link was already used or has expired: sign in with the token' });
-      }
-      return { token: opts.token };
-    },
-  );
-}
-
-/** Behind the bearer guard: lets the sign-in form check a token. */
-export async function sessionRoutes(app: FastifyInstance, opts: { version: string }): Promise<void> {
-  app.get(
-    '/v1/session',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'Answers 200 when the bearer token is valid (the web UI checks a token with it)',
-        response: { 200: Type.Object({ signed_in: Type.Boolean(), version: Type.String() }) },
-      },
-    },
-    async () => ({ signed_in: true, version: opts.version }),
-  );
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { SignInCodes } from '../../src/gateway/ui.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway, type TestFilesOptions } from './gateway.ts';
 
@@ -93,8 +93,12 @@ export async function startUiHarness(opts: { files?: TestFilesOptions } = {}): P
 }
 
 /** A page signed in through the password form, with page errors collected (a test fails on any). */
-export async function signedInPage(h: UiHarness, viewport = { width: 1440, height: 900 }): Promise<{ page: Page; errors: string[] }> {
-  const context = await h.browser.newContext({ viewport });
+export async function signedInPage(
+  h: UiHarness,
+  viewport = { width: 1440, height: 900 },
+  options: BrowserContextOptions = {},
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await h.browser.newContext({ ...options, viewport });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));

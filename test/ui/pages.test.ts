@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
-import { noteBody, TEST_TOKEN } from '../helpers/gateway.ts';
+import { noteBody } from '../helpers/gateway.ts';
 
 // Functions passed to page.evaluate run in the browser, where these exist.
 declare const window: any, document: any, location: any, DataTransfer: any, File: any;
@@ -206,7 +206,7 @@ describe('sources', () => {
     await page.locator('.attachments').waitFor();
     expect(await page.locator('.attachments strong').textContent()).toBe('bicycle receipt.txt');
     await shot('document');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download' }).click()]);
     expect(download.suggestedFilename()).toBe('bicycle receipt.txt');
     const saved = await download.path();
     expect(fs.readFileSync(saved!, 'utf8')).toBe('Receipt for the new bicycle, 420 euros.');
@@ -266,11 +266,8 @@ describe('forget', () => {
 
 describe('layout', () => {
   it('fits a 375 px phone screen without sideways scrolling, in dark mode too', async () => {
-    const context = await h.browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme: 'dark' });
-    const phone = await context.newPage();
-    await phone.goto(`${h.url}/`);
-    await phone.evaluate((t) => sessionStorage.setItem('memex.token', t), TEST_TOKEN);
-    await phone.reload();
+    const { page: phone } = await signedInPage(h, { width: 375, height: 800 }, { colorScheme: 'dark' });
+    const context = phone.context();
     for (const route of ['#/search?q=budget', `#/person/${aliceId}`, '#/sources', '#/relationships?window=365d', '#/timeline']) {
       await phone.goto(`${h.url}/${route}`);
       await phone.locator('#page-title, #search-status').first().waitFor();
@@ -299,4 +296,4 @@ describe('layout', () => {
   });
 });
 
-declare const sessionStorage: any, getComputedStyle: any, DragEvent: any;
+declare const getComputedStyle: any, DragEvent: any;

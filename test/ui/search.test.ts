@@ -4,13 +4,15 @@
  * text that looks like HTML staying text, the CSP, axe-core, and every data route refusing
  * requests without the token. Runs on both backends (MEMEX_TEST_BACKEND).
  */
-import type { Page } from 'playwright-core';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
 import { noteBody, TEST_TOKEN } from '../helpers/gateway.ts';
 
 // Functions passed to page.evaluate run in the browser, where these exist.
-declare const window: any, document: any, location: any;
+declare const window: any, document: any, location: any, sessionStorage: any, localStorage: any;
 
 const XSS_TITLE = '<img src=x onerror="window.__xss=1">Quarterly zephyr report';
 const XSS_BODY = 'zephyr numbers <script>window.__xss=2</script> and <b>bold</b> claims';
@@ -90,12 +92,14 @@ describe('serving and sign-in', () => {
 
   it('refuses every /v1 data route without the token', async () => {
     const spec = (await (await fetch(`${h.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const open = new Set(['/v1/healthz', '/v1/session/redeem']);
+    // Signing in takes the token (or a one-time code) in its body.
+    const open = new Set(['get /v1/healthz', 'post /v1/session', 'post /v1/session/redeem']);
     let checked = 0;
     for (const [p, methods] of Object.entries<Record<string, unknown>>(spec.paths)) {
-      if (!p.startsWith('/v1/') || open.has(p)) continue;
+      if (!p.startsWith('/v1/')) continue;
       const url = h.url + p.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
       for (const method of Object.keys(methods)) {
+        if (open.has(`${method} ${p}`)) continue;
         const res = await fetch(url, { method: method.toUpperCase() });
         expect(res.status, `${method} ${p}`).toBe(401);
         const wrong = await fetch(url, { method: method.toUpperCase(), headers: { authorization: 'Bearer nope' } });
@@ -134,6 +138,98 @@ describe('serving and sign-in', () => {
     expect(await q.getByLabel('Access token').count()).toBe(1);
     await context.close();
     await again.close();
+  });
+});
+
+describe('the session', () => {
+  async function signInPage(context: BrowserContext) {
+    const p = await context.newPage();
+    await p.goto(`${h.url}/`);
+    await p.getByLabel('Access token').fill(TEST_TOKEN);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('searchbox').waitFor();
+    return p;
+  }
+
+  it('survives a reload and a new tab, and no script of the page can read it or the token', async () => {
+    const context = await h.browser.newContext();
+    const p = await signInPage(context);
+    await p.reload();
+    await p.getByRole('searchbox').waitFor();
+    const tab = await context.newPage();
+    await tab.goto(`${h.url}/#/search?q=lisbon`);
+    await tab.locator('.hits[data-query="lisbon"] .hit').first().waitFor();
+    expect(await tab.getByLabel('Access token').count()).toBe(0);
+    for (const x of [p, tab]) {
+      expect(await x.evaluate(() => document.cookie)).toBe('');
+      const storage = await x.evaluate(() => JSON.stringify([{ ...sessionStorage }, { ...localStorage }]));
+      expect(storage).not.toContain(TEST_TOKEN);
+    }
+    const cookies = await context.cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ name: 'memex_session', httpOnly: true, sameSite: 'Strict' });
+    expect(cookies[0].value).not.toContain(TEST_TOKEN);
+    await context.close();
+  });
+
+  it('signs out every tab, and the session is over on the server too', async () => {
+    const context = await h.browser.newContext();
+    const p = await signInPage(context);
+    const tab = await context.newPage();
+    await tab.goto(`${h.url}/#/search`);
+    await tab.getByRole('searchbox').waitFor();
+    const [cookie] = await context.cookies();
+    await p.getByRole('button', { name: 'Sign out' }).click();
+    await p.getByLabel('Access token').waitFor();
+    await tab.getByLabel('Access token').waitFor(); // told by the first tab
+    const replay = await fetch(`${h.url}/v1/session`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
+    expect(replay.status).toBe(401);
+    await context.close();
+  });
+
+  it('signs in when a one-time link is pasted into a tab showing the sign-in page', async () => {
+    const context = await h.browser.newContext();
+    const p = await context.newPage();
+    await p.goto(`${h.url}/`);
+    await p.getByLabel('Access token').waitFor();
+    await p.evaluate(() => ((window as any).__samePage = true));
+    const code = h.codes.issue();
+    await p.goto(`${h.url}/#signin=${code}`); // only the fragment changes: no reload
+    await p.getByRole('searchbox').waitFor();
+    expect(await p.evaluate(() => (window as any).__samePage)).toBe(true);
+    expect(p.url()).not.toContain(code);
+    // A used link pasted again says so and leaves the session as it is.
+    await p.goto(`${h.url}/#signin=${code}`);
+    await p.waitForFunction(() => !location.hash.includes('signin'));
+    await p.getByRole('searchbox').waitFor();
+    await context.close();
+  });
+
+  it('refuses a change another origin of the same site makes with the cookie (no CSRF token)', async () => {
+    const context = await h.browser.newContext();
+    await signInPage(context);
+    await h.gw.db.query(`UPDATE chunks SET embedding_status = 'failed', embedding_error = 'probe' WHERE chunk_id = (SELECT chunk_id FROM chunks LIMIT 1)`);
+    // A page on another port of 127.0.0.1: same site, so SameSite=Strict lets the browser attach the cookie.
+    const evil = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(`<form method="post" enctype="text/plain" action="${h.url}/v1/admin/embedding/reindex-failed"></form>
+        <script>document.forms[0].submit()</script>`);
+    });
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    try {
+      const p = await context.newPage();
+      const answer = p.waitForResponse((r) => r.url().endsWith('/v1/admin/embedding/reindex-failed'));
+      await p.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+      const res = await answer;
+      expect(res.request().headers().cookie ?? (await res.request().allHeaders()).cookie).toMatch(/memex_session=/);
+      expect(res.status()).toBe(403);
+      const failed = await h.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM chunks WHERE embedding_status = 'failed'`);
+      expect(failed.rows[0].n).toBe(1);
+    } finally {
+      await new Promise((r) => evil.close(r));
+      await h.gw.db.query(`UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'failed'`);
+      await context.close();
+    }
   });
 });
 
@@ -201,12 +297,14 @@ describe('search', () => {
     expect(await page.getByRole('searchbox').inputValue()).toBe('');
     expect(await hitTitles()).toEqual(['Packing list']);
     // Another range and a person: every matching document, newest first.
+    const listed = (titles: string[]) =>
+      page.waitForFunction((t) => JSON.stringify([...document.querySelectorAll('.hit-link')].map((a: any) => a.textContent)) === t, JSON.stringify(titles));
     await page.goto(`${h.url}/#/search?start_date=2026-01-01&end_date=2026-02-28`);
     await page.locator('#search-status').filter({ hasText: /^2 documents, newest first/ }).waitFor();
-    expect(await hitTitles()).toEqual(['Lisbon trip 2', 'Lisbon trip 1']);
+    await listed(['Lisbon trip 2', 'Lisbon trip 1']);
     await page.goto(`${h.url}/#/search?person=alice%40example.com&person_name=Alice%20Liddell`);
+    await listed(['Lisbon trip 3', 'Lisbon trip 1']);
     await page.locator('#search-status').filter({ hasText: /^2 documents, newest first/ }).waitFor();
-    expect(await hitTitles()).toEqual(['Lisbon trip 3', 'Lisbon trip 1']);
     // Typing searches within the filters.
     await page.getByRole('searchbox').fill('booked');
     await page.waitForFunction(() => document.querySelectorAll('.hit').length === 1);

@@ -1,9 +1,11 @@
 /**
- * The UI's only way to the data: the public HTTP API with the bearer token. The token lives in
- * sessionStorage (per tab, gone when the tab closes, never sent by the browser on its own, so no
- * cross-site request can use it); see docs/ui.md.
+ * The UI's only way to the data: the public HTTP API, signed in by a web session (docs/ui.md). The
+ * session is an HttpOnly cookie the browser keeps and sends by itself: no script here ever holds the
+ * token or the session's secret, and a reload or a new tab is still signed in. Every change (POST, PUT,
+ * PATCH, DELETE) also carries the session's CSRF token, which signing in and GET /v1/session answer.
  */
-const KEY = 'memex.token';
+// Type-only imports of the API's own schemas: erased in the build, no server code is bundled.
+import type { CurrentSessionT } from '../../src/schemas/sessions.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -15,18 +17,54 @@ export class ApiError extends Error {
   }
 }
 
-export function getToken(): string | null {
-  return sessionStorage.getItem(KEY);
+export type SessionState = 'unknown' | 'signed-in' | 'signed-out';
+
+let state: SessionState = 'unknown';
+let csrfToken: string | null = null;
+/** Other tabs of this browser share the session: tell them when it starts or ends. */
+const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel('memex-session') : null;
+
+export function sessionState(): SessionState {
+  return state;
 }
 
-export function setToken(token: string): void {
-  sessionStorage.setItem(KEY, token);
-  window.dispatchEvent(new Event('memex:auth'));
+function setState(next: SessionState, session: CurrentSessionT | null, tell: boolean): void {
+  csrfToken = session?.csrf_token ?? null;
+  const changed = next !== state;
+  state = next;
+  if (changed) window.dispatchEvent(new Event('memex:auth'));
+  if (tell) tabs?.postMessage(next);
 }
 
-export function signOut(): void {
-  sessionStorage.removeItem(KEY);
-  window.dispatchEvent(new Event('memex:auth'));
+/** Asks the server whether this browser is signed in (at start, and when another tab signs in or out). */
+export async function checkSession(): Promise<SessionState> {
+  try {
+    setState('signed-in', await api<CurrentSessionT>('/v1/session', { signIn: true }), false);
+  } catch (err) {
+    setState('signed-out', null, false);
+    if (!(err instanceof ApiError) || err.status !== 401) throw err;
+  }
+  return state;
+}
+tabs?.addEventListener('message', () => void checkSession().catch(() => {}));
+
+/** Signs in with the access token: the server answers with the session cookie (the token is not kept). */
+export async function signIn(token: string): Promise<void> {
+  setState('signed-in', await api<CurrentSessionT>('/v1/session', { method: 'POST', body: { token }, signIn: true }), true);
+}
+
+/** Signs in with the one-time code of `memex serve`'s link. */
+export async function redeemCode(code: string): Promise<void> {
+  setState('signed-in', await api<CurrentSessionT>('/v1/session/redeem', { method: 'POST', body: { code }, signIn: true }), true);
+}
+
+/** Ends the session on the server (not just in this tab) and clears its cookie. */
+export async function signOut(): Promise<void> {
+  try {
+    await api('/v1/session', { method: 'DELETE', signIn: true });
+  } finally {
+    setState('signed-out', null, true);
+  }
 }
 
 /** A readable message from the API's error bodies ({detail: string} or {detail: [{loc, msg}]}). */
@@ -43,25 +81,32 @@ export interface RequestOptions {
   method?: string;
   body?: unknown;
   signal?: AbortSignal;
-  /** Send without the token (sign-in link). */
-  anonymous?: boolean;
-  /** Send this token instead of the stored one (checking a token before keeping it). */
-  token?: string;
+  /** A request of the sign-in itself: its 401 is an answer, not the end of the session. */
+  signIn?: boolean;
+}
+
+/** Headers every request of the page sends: the CSRF token on changes. */
+function sessionHeaders(method: string): Record<string, string> {
+  return method !== 'GET' && method !== 'HEAD' && csrfToken ? { 'x-csrf-token': csrfToken } : {};
+}
+
+/** The session ended on the server (signed out elsewhere, revoked, expired): back to the sign-in page. */
+function sessionEnded(): void {
+  if (state === 'signed-in') setState('signed-out', null, true);
 }
 
 export async function api<T = any>(path: string, opts: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = {};
-  const token = opts.token ?? getToken();
-  if (!opts.anonymous && token) headers.authorization = `Bearer ${token}`;
+  const method = opts.method ?? 'GET';
+  const headers = sessionHeaders(method);
   let body: BodyInit | undefined;
   if (opts.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(opts.body);
   }
-  const res = await fetch(path, { method: opts.method ?? 'GET', headers, body, signal: opts.signal });
+  const res = await fetch(path, { method, headers, body, signal: opts.signal, credentials: 'same-origin' });
   const type = res.headers.get('content-type') ?? '';
   const data = type.includes('json') ? await res.json() : await res.text();
-  if (!opts.anonymous && opts.token === undefined && (res.status === 401 || res.status === 403)) signOut();
+  if (!opts.signIn && res.status === 401) sessionEnded();
   if (!res.ok) throw new ApiError(res.status, data, describeError(res.status, data));
   return data as T;
 }
@@ -74,18 +119,9 @@ export function qs(params: Record<string, string | number | boolean | undefined 
   return s ? `?${s}` : '';
 }
 
-/** Fetches a stored file with the token and hands it to the browser as a download. */
-export async function download(path: string, filename: string): Promise<void> {
-  const res = await fetch(path, { headers: { authorization: `Bearer ${getToken() ?? ''}` } });
-  if (!res.ok) throw new ApiError(res.status, null, `download failed (HTTP ${res.status})`);
-  const url = URL.createObjectURL(await res.blob());
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+/** Where a stored file downloads (the session cookie goes with a plain link). */
+export function fileUrl(sha256: string): string {
+  return `/v1/files/${encodeURIComponent(sha256)}`;
 }
 
 export interface UploadProgress {
@@ -102,11 +138,11 @@ export function uploadFile(file: File, onProgress: (p: UploadProgress) => void):
     form.append('upload', file, file.name);
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/v1/ingest/file');
-    xhr.setRequestHeader('authorization', `Bearer ${getToken() ?? ''}`);
+    for (const [k, v] of Object.entries(sessionHeaders('POST'))) xhr.setRequestHeader(k, v);
     xhr.responseType = 'json';
     xhr.upload.onprogress = (e) => onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
     xhr.onload = () => {
-      if (xhr.status === 401 || xhr.status === 403) signOut();
+      if (xhr.status === 401) sessionEnded();
       if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response);
       else reject(new ApiError(xhr.status, xhr.response, describeError(xhr.status, xhr.response)));
     };

@@ -1,7 +1,7 @@
 /** The web UI's shell: sign-in, navigation, the page for the current hash route. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, getToken, setToken, signOut } from './api.ts';
+import { ApiError, checkSession, redeemCode, sessionState, signIn, signOut, type SessionState } from './api.ts';
 import { ErrorNote } from './components.tsx';
 import { href, navigate, useRoute } from './router.ts';
 import { SearchPage } from './pages/search.tsx';
@@ -21,14 +21,14 @@ const NAV: [string, string][] = [
   ['sources', 'Sources'],
 ];
 
-function useSignedIn(): boolean {
-  const [signedIn, setSignedIn] = useState(() => getToken() !== null);
+function useSessionState(): SessionState {
+  const [state, setState] = useState(sessionState);
   useEffect(() => {
-    const on = () => setSignedIn(getToken() !== null);
+    const on = () => setState(sessionState());
     window.addEventListener('memex:auth', on);
     return () => window.removeEventListener('memex:auth', on);
   }, []);
-  return signedIn;
+  return state;
 }
 
 function SignIn() {
@@ -40,11 +40,9 @@ function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      // Checks the token against a guarded route before keeping it.
-      await api('/v1/session', { token: token.trim() });
-      setToken(token.trim());
+      await signIn(token.trim());
     } catch (err) {
-      setError(new Error((err as { status?: number }).status === 403 ? 'That token is not valid.' : String((err as Error).message)));
+      setError(new Error(err instanceof ApiError && err.status === 403 ? 'That token is not valid.' : String((err as Error).message)));
     } finally {
       setBusy(false);
     }
@@ -61,31 +59,46 @@ function SignIn() {
         <ErrorNote error={error} />
         <p class="hint">
           The token is in <code>data/auth-token</code> (or <code>AUTH_TOKEN</code>); <code>memex serve</code> also prints a one-time
-          sign-in link.
+          sign-in link, which you can open or paste into this tab.
         </p>
       </form>
     </main>
   );
 }
 
-/** `#signin=CODE` from the link `memex serve` prints: trade the one-time code for the token, then drop it from the address. */
+const SIGNIN_LINK = /^#signin=([A-Za-z0-9_-]{16,128})$/;
+
+/**
+ * `#signin=CODE` from the link `memex serve` prints, at load or pasted into an open tab: trade the
+ * one-time code for a session, and drop it from the address and the history at once.
+ */
 async function redeemSignInLink(): Promise<string | null> {
-  const m = /^#signin=([A-Za-z0-9_-]{16,128})$/.exec(location.hash);
+  const m = SIGNIN_LINK.exec(location.hash);
   if (!m) return null;
   history.replaceState(null, '', `${location.pathname}#/search`);
+  window.dispatchEvent(new HashChangeEvent('hashchange'));
   try {
-    const r = await api<{ token: string }>('/v1/session/redeem', { method: 'POST', body: { code: m[1] }, anonymous: true });
-    setToken(r.token);
+    await redeemCode(m[1]);
     return null;
   } catch (err) {
     return `The sign-in link did not work: ${(err as Error).message}`;
   }
 }
 
-function App({ linkError }: { linkError: string | null }) {
-  const signedIn = useSignedIn();
+function App({ firstError }: { firstError: string | null }) {
+  const session = useSessionState();
   const route = useRoute();
   const page = route.path[0] ?? 'search';
+  const [linkError, setLinkError] = useState(firstError);
+
+  useEffect(() => {
+    // A sign-in link pasted into the address bar of this tab changes only the fragment: no reload.
+    function onHash() {
+      if (SIGNIN_LINK.test(location.hash)) void redeemSignInLink().then(setLinkError);
+    }
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
 
   useEffect(() => {
     function onKey(e: KeyboardEvent) {
@@ -101,7 +114,8 @@ function App({ linkError }: { linkError: string | null }) {
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  if (!signedIn) {
+  if (session === 'unknown') return <p class="status">Loading…</p>;
+  if (session === 'signed-out') {
     return (
       <>
         {linkError && <p class="error banner" role="alert">{linkError}</p>}
@@ -155,7 +169,7 @@ function App({ linkError }: { linkError: string | null }) {
             ))}
           </ul>
         </nav>
-        <button type="button" class="link" onClick={() => signOut()}>
+        <button type="button" class="link" onClick={() => void signOut()}>
           Sign out
         </button>
       </header>
@@ -166,5 +180,17 @@ function App({ linkError }: { linkError: string | null }) {
   );
 }
 
-const linkError = await redeemSignInLink();
-render(<App linkError={linkError} />, document.getElementById('app')!);
+/** Signed in already (the session cookie), or by the link this page was opened with. */
+async function start(): Promise<string | null> {
+  const linkError = await redeemSignInLink();
+  if (sessionState() === 'signed-in') return null;
+  try {
+    await checkSession();
+  } catch (err) {
+    return `The server did not answer: ${(err as Error).message}`;
+  }
+  return linkError;
+}
+
+const firstError = await start();
+render(<App firstError={firstError} />, document.getElementById('app')!);

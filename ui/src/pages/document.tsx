@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { DocumentViewResponseT } from '../../../src/schemas/documents.ts';
-import { api, ApiError, download, qs } from '../api.ts';
+import { api, ApiError, fileUrl, qs } from '../api.ts';
 import { ErrorNote, formatBytes, isUuid, NotFound, SourceBadge, titleOf, When } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
@@ -142,9 +142,9 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
                 <p>
                   <strong><bdi>{a.filename}</bdi></strong> <span class="meta">{a.mime_type} · {formatBytes(a.size_bytes)}</span>{' '}
                   {a.file?.sha256 && (
-                    <button type="button" onClick={() => download(`/v1/files/${a.file!.sha256}`, a.filename).catch((err) => alert(err.message))}>
+                    <a class="button" href={fileUrl(a.file.sha256)} download={a.filename}>
                       Download
-                    </button>
+                    </a>
                   )}
                 </p>
                 {a.caption && <p class="caption">Caption: <bdi>{a.caption}</bdi></p>}

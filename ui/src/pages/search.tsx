@@ -87,9 +87,15 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     if (!remembered || remembered.key !== key) box.current?.focus();
   }, []);
 
-  // A link to another search while this page is open (typing replaces the address without this).
+  // A link to another search while this page is open (typing replaces the address without this). Only a
+  // change counts: the first run would overwrite what was typed since the page appeared.
   const linkedQ = params.get('q') ?? '';
-  useEffect(() => setQ(linkedQ), [linkedQ]);
+  const lastLinkedQ = useRef(linkedQ);
+  useEffect(() => {
+    if (linkedQ === lastLinkedQ.current) return;
+    lastLinkedQ.current = linkedQ;
+    setQ(linkedQ);
+  }, [linkedQ]);
 
   useEffect(() => {
     const text = q.trim();

@@ -1,0 +1,146 @@
+/**
+ * `memex sessions`: the web UI's signed-in browsers (src/gateway/sessions.ts), and revoking them. Through the
+ * running server when one answers (GET/DELETE /v1/sessions), else on the database.
+ */
+import { parseArgs } from 'node:util';
+import type { Database } from '../db/types.ts';
+import type { RevokedSessionsT, SessionInfoT, SessionListT } from '../schemas/sessions.ts';
+import { resolveServerTarget, serverOrDatabase, ServerError, type ServerClient } from './client.ts';
+
+export const SESSIONS_USAGE = `usage: memex sessions [--json]            the web UI's signed-in browsers, last used first
+       memex sessions revoke ID...        sign those out (an id or its first 8 or more characters)
+       memex sessions revoke --all        sign every browser out
+options: --url URL, --token TOKEN (as every client command)
+
+A session ends by itself after 30 days without use, and when the access token changes. Bearer-token
+clients (the CLI, MCP, scripts) have no session and are not affected.`;
+
+interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** What the command needs, through the server or on the database. */
+interface SessionStore {
+  list(): Promise<SessionInfoT[]>;
+  revoke(id: string): Promise<boolean>;
+  revokeAll(): Promise<number>;
+}
+
+function viaServer(server: ServerClient): SessionStore {
+  return {
+    list: async () => (await server.request<SessionListT>('GET', '/v1/sessions')).sessions,
+    revoke: async (id) => {
+      try {
+        await server.request<RevokedSessionsT>('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+        return true;
+      } catch (err) {
+        if (err instanceof ServerError && err.status === 404) return false;
+        throw err;
+      }
+    },
+    revokeAll: async () => (await server.request<RevokedSessionsT>('DELETE', '/v1/sessions')).revoked,
+  };
+}
+
+/** "3 minutes ago", "yesterday", "12 days ago". */
+export function ago(iso: string, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
+  if (s < 90) return 'just now';
+  if (s < 90 * 60) return `${Math.round(s / 60)} minutes ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} hours ago`;
+  const days = Math.round(s / 86400);
+  return days === 1 ? 'yesterday' : `${days} days ago`;
+}
+
+export function formatSessions(sessions: SessionInfoT[], now = Date.now()): string[] {
+  if (!sessions.length) return ['no web sessions: no browser is signed in'];
+  const rows = sessions.map((s) => [s.session_id, s.browser, `signed in ${s.created_at.slice(0, 16).replace('T', ' ')} UTC`, `last used ${ago(s.last_seen_at, now)}`]);
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return [
+    `${sessions.length} web ${sessions.length === 1 ? 'session' : 'sessions'} (revoke with \`memex sessions revoke ID\`):`,
+    ...rows.map((r) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')}`),
+  ];
+}
+
+async function run(store: SessionStore, args: { revoke: boolean; ids: string[]; all: boolean; json: boolean }, io: Output): Promise<number> {
+  if (!args.revoke) {
+    const sessions = await store.list();
+    if (args.json) io.out(JSON.stringify({ sessions }, null, 2));
+    else for (const line of formatSessions(sessions)) io.out(line);
+    return 0;
+  }
+  if (args.all) {
+    const n = await store.revokeAll();
+    io.out(`revoked ${n} web ${n === 1 ? 'session' : 'sessions'}: every browser must sign in again`);
+    return 0;
+  }
+  const sessions = await store.list();
+  let failed = 0;
+  for (const given of args.ids) {
+    const prefix = given.toLowerCase();
+    const matches = prefix.length >= 8 ? sessions.filter((s) => s.session_id.startsWith(prefix)) : [];
+    if (matches.length !== 1) {
+      io.err(`memex sessions: ${matches.length ? `"${given}" names ${matches.length} sessions: give more of the id` : `no session "${given}" (\`memex sessions\` lists them)`}`);
+      failed++;
+      continue;
+    }
+    const s = matches[0];
+    if (await store.revoke(s.session_id)) io.out(`revoked ${s.session_id} (${s.browser}, last used ${ago(s.last_seen_at)})`);
+    else {
+      io.err(`memex sessions: ${s.session_id} had already ended`);
+      failed++;
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+export async function runSessionsCommand(
+  argv: string[],
+  openDatabase: () => Promise<Database>,
+  env: NodeJS.ProcessEnv = process.env,
+  io: Output = { out: (l) => console.log(l), err: (l) => console.error(l) },
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      all: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    io.out(SESSIONS_USAGE);
+    return 0;
+  }
+  const [verb = 'list', ...ids] = positionals;
+  const revoke = verb === 'revoke';
+  if ((verb !== 'list' && !revoke) || (!revoke && (ids.length || values.all)) || (revoke && values.all === ids.length > 0)) {
+    io.err(`memex sessions: ${revoke ? 'revoke takes session ids or --all' : `unknown use "${argv.join(' ')}"`}\n\n${SESSIONS_USAGE}`);
+    return 2;
+  }
+  const flags = { url: values.url, token: values.token };
+  try {
+    return await serverOrDatabase(
+      { flags, env, openDatabase },
+      (server) => run(viaServer(server), { revoke, ids, all: values.all, json: values.json }, io),
+      async (db) => {
+        const { WebSessions } = await import('../gateway/sessions.ts');
+        // Sessions belong to the access token the server uses, found the way every client finds it.
+        const sessions = new WebSessions(db, resolveServerTarget(flags, env).token);
+        return run(
+          { list: () => sessions.list(), revoke: (id) => sessions.revoke(id), revokeAll: () => sessions.revokeAll() },
+          { revoke, ids, all: values.all, json: values.json },
+          io,
+        );
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof ServerError)) throw err;
+    io.err(`memex sessions: ${err.message}`);
+    return 1;
+  }
+}

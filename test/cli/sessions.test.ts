@@ -1,0 +1,121 @@
+/**
+ * `memex sessions` as a user runs it (bin/memex.js in a child process): the web UI's signed-in browsers
+ * listed and revoked through the running server, then on the database once the server has stopped.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadServerConfig } from '../../src/config/server.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { backend, createServerDatabase } from '../helpers/db.ts';
+
+const exec = promisify(execFile);
+const TOKEN = 'sessions-cli-token-0123456789';
+const BIN = path.resolve('bin/memex.js');
+const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const FIREFOX = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1; rv:133.0) Gecko/20100101 Firefox/133.0';
+
+let dir: string;
+let server: RunningServer | undefined;
+let databaseUrl: string | undefined;
+let dropDb: (() => Promise<void>) | undefined;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'memex-sessions-cli-'));
+  process.env.EMBEDDING_PROVIDER = 'hash';
+  process.env.EMBEDDING_WORKER = 'false';
+  if (backend === 'postgres') {
+    const created = await createServerDatabase();
+    databaseUrl = created.url;
+    dropDb = created.drop;
+  }
+  const config = { ...loadServerConfig({ DATA_DIR: path.join(dir, 'data'), PORT: '0', LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), databaseUrl };
+  server = await startServer(config, 'all');
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await dropDb?.();
+  process.env = saved;
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** The command as a user runs it; `url` unset: as on the server's machine with nothing running. */
+async function memex(args: string[], url: string | undefined = server?.url): Promise<{ code: number; out: string; err: string }> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    AUTH_TOKEN: TOKEN,
+    DATA_DIR: path.join(dir, 'data'),
+    ...(url ? { MEMEX_URL: url } : { PORT: '1' }), // nothing listens on port 1
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [BIN, 'sessions', ...args], { env, timeout: 120_000 });
+    return { code: 0, out: stdout, err: stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, out: x.stdout, err: x.stderr };
+  }
+}
+
+async function signIn(userAgent: string): Promise<{ id: string; cookie: string }> {
+  const res = await fetch(`${server!.url}/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': userAgent },
+    body: JSON.stringify({ token: TOKEN }),
+  });
+  expect(res.status).toBe(200);
+  return { id: ((await res.json()) as { session_id: string }).session_id, cookie: res.headers.get('set-cookie')!.split(';')[0] };
+}
+
+const status = async (cookie: string) => (await fetch(`${server!.url}/v1/session`, { headers: { cookie } })).status;
+
+describe(`memex sessions (${backend})`, () => {
+  it('lists the signed-in browsers and revokes one by its id, then all', async () => {
+    const chrome = await signIn(CHROME);
+    const firefox = await signIn(FIREFOX);
+    const list = await memex([]);
+    expect(list.code, list.err).toBe(0);
+    expect(list.out).toMatch(/^2 web sessions/);
+    expect(list.out).toMatch(new RegExp(`${chrome.id}  Chrome on Linux +signed in \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC  last used just now`));
+    expect(list.out).toContain(`${firefox.id}  Firefox on macOS`);
+    expect(list.out).not.toContain(TOKEN);
+    const json = JSON.parse((await memex(['--json'])).out);
+    expect(json.sessions.map((s: { session_id: string }) => s.session_id).sort()).toEqual([chrome.id, firefox.id].sort());
+
+    const revoked = await memex(['revoke', firefox.id.slice(0, 8)]);
+    expect(revoked.code, revoked.err).toBe(0);
+    expect(revoked.out).toContain(`revoked ${firefox.id} (Firefox on macOS`);
+    expect(await status(firefox.cookie)).toBe(401);
+    expect(await status(chrome.cookie)).toBe(200);
+
+    const unknown = await memex(['revoke', '00000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('no session "00000000"');
+    const usage = await memex(['revoke']);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('revoke takes session ids or --all');
+
+    const all = await memex(['revoke', '--all']);
+    expect(all.out).toContain('revoked 1 web session');
+    expect(await status(chrome.cookie)).toBe(401);
+    expect((await memex([])).out).toContain('no web sessions');
+  });
+
+  it('works on the database when no server runs', async () => {
+    const kept = await signIn(CHROME);
+    await server!.close();
+    server = undefined;
+    const list = await memex([], undefined);
+    expect(list.code, list.err).toBe(0);
+    expect(list.out).toContain(`${kept.id}  Chrome on Linux`);
+    const all = await memex(['revoke', '--all'], undefined);
+    expect(all.out).toContain('revoked 1 web session');
+    expect((await memex([], undefined)).out).toContain('no web sessions');
+  });
+});
