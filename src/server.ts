@@ -23,6 +23,7 @@ import { startEmbeddingService, type EmbeddingService } from './embedding/index.
 import type { ObjectStore } from './files/object-store.ts';
 import { buildGateway } from './gateway/app.ts';
 import { gcIntervalMs, startPeriodicGc } from './maintenance/gc.ts';
+import { configureEgress, loadEgressConfig } from './privacy/egress.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
 import type { OcrEngine } from './ocr/engine.ts';
@@ -63,12 +64,15 @@ export async function startServer(
   // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
   const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
   const gcEvery = gcIntervalMs(opts.env ?? process.env);
+  const egress = loadEgressConfig(opts.env ?? process.env);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   if (role !== 'all' && db.kind === 'pglite') {
     await db.close();
     throw new Error(`--role ${role} needs a PostgreSQL server (DATABASE_URL): PGlite serves one process only`);
   }
   const log = pino({ level: config.logLevel });
+  // Text sent to a remote LLM or embedding API (or an MCP client elsewhere) is redacted by this policy.
+  configureEgress(egress, log.child({ component: 'egress' }));
   let embedding: EmbeddingService | undefined;
   try {
     embedding = await startEmbeddingService({

@@ -3,10 +3,16 @@
  * Stateless (no session ids): every request gets its own McpServer and transport, so concurrent
  * clients share nothing and a restart loses nothing. JSON responses, no SSE stream: the tools send
  * no notifications. The tools reach the routes through inject with the caller's own token.
+ *
+ * An MCP client is an assistant that hands what it reads to a language model, usually a hosted one. So a
+ * client on another machine gets what the tools return redacted by the egress policy (src/privacy/egress.ts:
+ * EGRESS_REDACT, EGRESS_TRUSTED_HOSTS), one log line per call; a client on this machine, like the stdio
+ * transport, gets the original.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import { injectApi } from './api.ts';
+import { prepareEgress } from '../privacy/egress.ts';
+import { injectApi, type MemexApi } from './api.ts';
 import { createMcpServer } from './tools.ts';
 
 export interface McpRouteOptions {
@@ -21,9 +27,23 @@ const notAllowed = {
   id: null,
 };
 
+/** The API as a client at `address` may read it: answers pass the egress policy for that address. */
+function forPeer(api: MemexApi, address: string | undefined): MemexApi {
+  const host = (address ?? '').replace(/^::ffff:/i, '');
+  const peer = host.includes(':') ? `http://[${host}]/` : `http://${host || 'unknown.invalid'}/`;
+  return {
+    where: api.where,
+    async call(req) {
+      const res = await api.call(req);
+      return { status: res.status, body: prepareEgress(peer, 'mcp', res.body) };
+    },
+  };
+}
+
 export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Promise<void> {
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
-    const server = createMcpServer(injectApi(opts.gateway, req.headers.authorization), { allowWrite: opts.allowWrite });
+    const api = forPeer(injectApi(opts.gateway, req.headers.authorization), req.socket.remoteAddress);
+    const server = createMcpServer(api, { allowWrite: opts.allowWrite });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {

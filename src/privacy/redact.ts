@@ -394,7 +394,11 @@ export function findPii(text: string, options: RedactOptions = ALL_REDACTIONS): 
 
 /** The text with each PII span replaced by its marker. */
 export function redactPii(text: string, options: RedactOptions = ALL_REDACTIONS): string {
-  const spans = findPii(text, options);
+  return replaceSpans(text, findPii(text, options));
+}
+
+/** `text` with the (sorted, disjoint) spans findPii returned replaced by their markers. */
+export function replaceSpans(text: string, spans: PiiSpan[]): string {
   if (spans.length === 0) return text;
   let out = '';
   let at = 0;

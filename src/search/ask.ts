@@ -7,6 +7,7 @@
  * snippets only; its markers are checked against them (a marker naming no retrieved snippet is
  * removed, never replaced) and on any failure the extractive answer is returned, saying so.
  */
+import { prepareEgress } from '../privacy/egress.ts';
 import type { SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
 
 export interface AskOptions {
@@ -145,7 +146,8 @@ async function llmAnswer(opts: AskOptions, query: string, hits: SearchHit[], tex
     body = { model: opts.model, messages, temperature: 0 };
     if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   }
-  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: ctrl });
+  // A remote model gets the copy the egress policy allows (src/privacy/egress.ts); a local one the original.
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(prepareEgress(url, 'ask', body)), signal: ctrl });
   if (!res.ok) throw new Error(`LLM answered HTTP ${res.status}`);
   const json = (await res.json()) as any;
   const content = opts.provider === 'ollama' ? json?.message?.content : json?.choices?.[0]?.message?.content;

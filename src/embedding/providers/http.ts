@@ -4,6 +4,7 @@
  * and jitter on 429/5xx/network errors (Retry-After honoured), batching of texts per request.
  */
 import type { EmbeddingConfig } from '../config.ts';
+import { prepareEgress } from '../../privacy/egress.ts';
 import { EmbeddingRequestError, ProviderUnavailableError, type Embedder } from '../types.ts';
 
 export interface HttpOptions {
@@ -34,12 +35,14 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   const base = opt.baseDelayMs ?? 500;
   const cap = opt.maxDelayMs ?? 30_000;
   let lastErr: unknown;
+  // A remote API gets the copy the egress policy allows (src/privacy/egress.ts); a local one the original.
+  const payload = JSON.stringify(prepareEgress(url, 'embedding', body));
   for (let attempt = 0; attempt <= opt.maxRetries; attempt++) {
     try {
       const res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
+        body: payload,
         signal: AbortSignal.timeout(opt.timeoutMs),
       });
       const text = await res.text();

@@ -192,7 +192,9 @@ export class ImapEmailCollector {
       if (e.authenticationFailed) throw new CollectorHttpError(401, `IMAP authentication failed for account ${src.id}`);
       throw new CollectorHttpError(502, `Cannot connect to IMAP server ${src.host}:${src.port}: ${e.message}`);
     }
-    const redaction = storeRedaction({ source: src.redact_pii, module: mail.redact_pii, gatewayUrl: this.deps.config.gateway.base_url }).options;
+    const policy = storeRedaction({ source: src.redact_pii, module: mail.redact_pii, gatewayUrl: this.deps.config.gateway.base_url });
+    const redaction = policy.options;
+    this.deps.log.info({ account: src.id, redaction: policy.label, decided_by: policy.from }, 'email_imap: redaction of the text sent to the gateway');
     const res: ImapRunResponse = {
       accountId: src.id,
       folder,

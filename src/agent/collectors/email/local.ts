@@ -295,7 +295,9 @@ export class LocalEmailCollector {
         for (const [k, e] of Object.entries(state.entries)) if (e.status === 'accepted') delete state.entries[k];
       }
       const source = mail.sources.find((s) => s.type === 'local' && s.source_path && (real === s.source_path || real.startsWith(s.source_path + path.sep)));
-      const redaction = storeRedaction({ source: source?.redact_pii, module: mail.redact_pii, gatewayUrl: config.gateway.base_url }).options;
+      const policy = storeRedaction({ source: source?.redact_pii, module: mail.redact_pii, gatewayUrl: config.gateway.base_url });
+      const redaction = policy.options;
+      log.info({ redaction: policy.label, decided_by: policy.from }, 'email_local: redaction of the text sent to the gateway');
       coverage = new RunRecorder({ collector: 'email_local', source_type: 'email_local', source_account_id: source?.id ?? null, source_ref: real });
       const window = new SubmitWindow(mail.submit_concurrency);
       // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep
