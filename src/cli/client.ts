@@ -14,6 +14,7 @@
  * The module imports nothing heavy: `memex help` and the client verbs load it on every start.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Database } from '../db/types.ts';
@@ -144,6 +145,8 @@ export interface ServerClient {
   request<T = unknown>(method: string, pathname: string, opts?: RequestOptions): Promise<T>;
   /** A request whose 2xx body is returned as a stream (an export, a backup); any other answer throws ServerError. */
   stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable>;
+  /** GET `pathname` and its status; throws ServerError (status 0) only when the server cannot be reached. */
+  probe(pathname: string, signal?: AbortSignal): Promise<{ status: number }>;
 }
 
 /** The first `{detail:[{msg}]}` message, or `detail` as a string, or the text itself. */
@@ -159,6 +162,30 @@ function describeBody(body: unknown, text: string): string {
   return text.slice(0, 300);
 }
 
+/** An answer read whole: status and body text. */
+interface PlainAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * One request over node:http, without keep-alive, the body read whole. The JSON verbs (search, ask, open, status,
+ * the health check) use it instead of fetch: fetch loads undici, the largest part of a client verb's start, and
+ * its pooled connection outlived the answer. https URLs go through fetch (loading node:https costs the same).
+ */
+function plainRequest(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<PlainAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: { ...headers, connection: 'close' }, agent: false, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export function createServerClient(target: ServerTarget): ServerClient {
   const urlFor = (pathname: string, query?: RequestOptions['query']) => {
     const u = new URL(pathname, `${target.url}/`);
@@ -168,7 +195,15 @@ export function createServerClient(target: ServerTarget): ServerClient {
     }
     return u.toString();
   };
-  const doFetch = async (method: string, pathname: string, opts: RequestOptions = {}) => {
+  const unreachable = (err: unknown): ServerError => {
+    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
+    return new ServerError(
+      `no memex server answers at ${target.url}${code ? ` (${code})` : ''}: start one with \`memex serve\`, ` +
+        'or point --url / MEMEX_URL at it',
+      0,
+    );
+  };
+  const prepare = (opts: RequestOptions) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (target.token) headers.authorization = `Bearer ${target.token}`;
     let body = opts.body;
@@ -176,21 +211,35 @@ export function createServerClient(target: ServerTarget): ServerClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(opts.json);
     }
+    return { headers, body };
+  };
+  const doFetch = async (method: string, pathname: string, opts: RequestOptions = {}) => {
+    const { headers, body } = prepare(opts);
     try {
       return await fetch(urlFor(pathname, opts.query), { method, headers, body, signal: opts.signal });
     } catch (err) {
       if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') throw err;
-      const code = (err as { cause?: { code?: string } }).cause?.code;
-      throw new ServerError(
-        `no memex server answers at ${target.url}${code ? ` (${code})` : ''}: start one with \`memex serve\`, ` +
-          'or point --url / MEMEX_URL at it',
-        0,
-      );
+      throw unreachable(err);
+    }
+  };
+  /** The answer read whole: over node:http for http URLs with a JSON or no body, else through fetch. */
+  const plain = async (method: string, pathname: string, opts: RequestOptions = {}): Promise<PlainAnswer> => {
+    const { headers, body } = prepare(opts);
+    const url = urlFor(pathname, opts.query);
+    if (!url.startsWith('http:') || (body !== undefined && typeof body !== 'string')) {
+      const res = await doFetch(method, pathname, opts);
+      return { status: res.status, text: await res.text() };
+    }
+    try {
+      return await plainRequest(url, method, headers, body, opts.signal);
+    } catch (err) {
+      if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') throw err;
+      throw unreachable(err);
     }
   };
   /** The ServerError for an answer that is not 2xx, its message fit for a terminal. */
-  const refusal = async (method: string, pathname: string, res: Response): Promise<ServerError> => {
-    const text = await res.text();
+  const refusal = async (method: string, pathname: string, res: PlainAnswer | Response): Promise<ServerError> => {
+    const text = 'text' in res && typeof res.text === 'string' ? res.text : await (res as Response).text();
     let body: unknown = undefined;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -213,14 +262,17 @@ export function createServerClient(target: ServerTarget): ServerClient {
     urlFor,
     fetch: doFetch,
     async request<T>(method: string, pathname: string, opts?: RequestOptions): Promise<T> {
-      const res = await doFetch(method, pathname, opts);
-      if (!res.ok) throw await refusal(method, pathname, res);
-      const text = await res.text();
+      const res = await plain(method, pathname, opts);
+      if (res.status < 200 || res.status > 299) throw await refusal(method, pathname, res);
+      const text = res.text;
       try {
         return (text ? JSON.parse(text) : undefined) as T;
       } catch {
         return undefined as T;
       }
+    },
+    async probe(pathname: string, signal?: AbortSignal): Promise<{ status: number }> {
+      return { status: (await plain('GET', pathname, { signal })).status };
     },
     async stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable> {
       const res = await doFetch(method, pathname, opts);
@@ -242,9 +294,9 @@ const HEALTH_TIMEOUT_MS = 10_000;
  */
 export async function runningServer(flags: TargetFlags = {}, env: NodeJS.ProcessEnv = process.env): Promise<ServerClient | undefined> {
   const client = createServerClient(resolveServerTarget(flags, env));
-  let res: Response;
+  let res: { status: number };
   try {
-    res = await client.fetch('GET', '/v1/healthz', { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    res = await client.probe('/v1/healthz', AbortSignal.timeout(HEALTH_TIMEOUT_MS));
   } catch (err) {
     if (err instanceof ServerError) return undefined;
     if ((err as Error).name === 'TimeoutError') {
@@ -252,7 +304,6 @@ export async function runningServer(flags: TargetFlags = {}, env: NodeJS.Process
     }
     throw err;
   }
-  await res.body?.cancel();
   // Something else listens there (another program on the port): not a memex server.
   return res.status === 200 || res.status === 503 ? client : undefined;
 }

@@ -29,7 +29,9 @@ export const SUPPORTED_EXTENSIONS = new Set([
 const USAGE = `usage: memex ingest [options] PATH...
 
 Uploads files, and every supported file under folders, to the memex server (POST /v1/ingest/file).
-Supported: ${[...SUPPORTED_EXTENSIONS].join(', ')}. Hidden files and folders are skipped unless --all.
+Supported: ${[...SUPPORTED_EXTENSIONS].join(', ')}, and files without an extension (README, NEWS) whose
+content is text, PDF or an image. Hidden files and folders are skipped unless --all. What is skipped is
+listed with the reason.
 
 options:
   --url URL          server URL (default: env MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
@@ -133,18 +135,52 @@ async function parse(
   };
 }
 
-function supported(file: string): boolean {
+/** Bytes read from a file without an extension to tell what it is. */
+const SNIFF_BYTES = 8192;
+
+/**
+ * Why a file met in a folder is not uploaded, or null when it is. A supported extension is enough; a file without
+ * one (README, NEWS, LICENSE) is read from its first bytes with the server's own type detection (src/files/extract.ts,
+ * loaded only then: it brings the image libraries) and taken when it is text, PDF or an image.
+ */
+async function skipReason(file: string): Promise<string | null> {
   const ext = path.extname(file).slice(1).toLowerCase();
-  return SUPPORTED_EXTENSIONS.has(ext);
+  if (SUPPORTED_EXTENSIONS.has(ext)) return null;
+  if (ext) return `unsupported type .${ext}`;
+  let head: Buffer;
+  try {
+    const handle = await fs.open(file, 'r');
+    try {
+      const buf = Buffer.alloc(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(buf, 0, SNIFF_BYTES, 0);
+      head = buf.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    return `unreadable: ${(e as Error).message}`;
+  }
+  if (head.length === 0) return 'empty file';
+  const { detectType } = await import('../files/extract.ts');
+  const kind = detectType(head, path.basename(file)).kind;
+  return kind === 'binary' ? 'no extension, and the content is not text, PDF or an image' : null;
+}
+
+export interface CollectedFiles {
+  files: string[];
+  missing: { path: string; reason: string }[];
+  /** Files and hidden folders met under the folders given and left out, with the reason. */
+  skipped: { path: string; reason: string }[];
 }
 
 /**
  * Files to upload, sorted. Folders are walked without following symbolic links (no loops, no escaping the tree);
  * a file named on the command line is taken whatever its extension.
  */
-export async function collectFiles(paths: string[], all = false): Promise<{ files: string[]; missing: { path: string; reason: string }[] }> {
+export async function collectFiles(paths: string[], all = false): Promise<CollectedFiles> {
   const files = new Set<string>();
   const missing: { path: string; reason: string }[] = [];
+  const skipped: { path: string; reason: string }[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries;
     try {
@@ -154,10 +190,18 @@ export async function collectFiles(paths: string[], all = false): Promise<{ file
       return;
     }
     for (const e of entries) {
-      if (!all && e.name.startsWith('.')) continue;
       const p = path.join(dir, e.name);
+      if (!all && e.name.startsWith('.')) {
+        skipped.push({ path: p, reason: `hidden ${e.isDirectory() ? 'folder' : 'file'} (--all includes it)` });
+        continue;
+      }
       if (e.isDirectory()) await walk(p);
-      else if (e.isFile() && supported(e.name)) files.add(p);
+      else if (e.isFile()) {
+        const reason = await skipReason(p);
+        if (reason) skipped.push({ path: p, reason });
+        else files.add(p);
+      } else if (!e.isSymbolicLink()) skipped.push({ path: p, reason: 'not a regular file' });
+      else skipped.push({ path: p, reason: 'symbolic link (not followed)' });
     }
   };
   for (const raw of paths) {
@@ -173,7 +217,8 @@ export async function collectFiles(paths: string[], all = false): Promise<{ file
     else if (st.isFile()) files.add(p);
     else missing.push({ path: raw, reason: 'not a regular file or folder' });
   }
-  return { files: [...files].sort(), missing };
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files: [...files].sort(), missing, skipped };
 }
 
 async function loadState(file: string): Promise<StateFile> {
@@ -414,12 +459,22 @@ export async function ingestFiles(
   return summary;
 }
 
-function printSummary(s: IngestSummary, missing: { path: string; reason: string }[], out: NodeJS.WritableStream): void {
+/** Skipped files listed one per line up to this many; beyond it, counts per reason. */
+const SKIPPED_LISTED = 50;
+
+function printSummary(s: IngestSummary, collected: CollectedFiles, out: NodeJS.WritableStream): void {
+  const { missing, skipped } = collected;
   out.write(
     `\nnew: ${s.uploaded.length}${s.extractionFailed.length ? ` (${s.extractionFailed.length} stored without text)` : ''}, ` +
-      `unchanged: ${s.unchanged.length}, failed: ${s.failed.length + missing.length}\n`,
+      `unchanged: ${s.unchanged.length}, skipped: ${skipped.length}, failed: ${s.failed.length + missing.length}\n`,
   );
   for (const f of s.extractionFailed) out.write(`  no text extracted: ${f}\n`);
+  for (const f of skipped.slice(0, SKIPPED_LISTED)) out.write(`  skipped: ${f.path}: ${f.reason}\n`);
+  if (skipped.length > SKIPPED_LISTED) {
+    const byReason = new Map<string, number>();
+    for (const f of skipped.slice(SKIPPED_LISTED)) byReason.set(f.reason, (byReason.get(f.reason) ?? 0) + 1);
+    for (const [reason, n] of byReason) out.write(`  skipped: ${n} more: ${reason}\n`);
+  }
   for (const f of [...missing, ...s.failed]) out.write(`  failed: ${f.path}: ${f.reason}\n`);
 }
 
@@ -447,8 +502,8 @@ export async function runIngestCommand(
   }
   const { opts, paths } = parsed;
   if (!opts.token) err.write('memex ingest: no token (set AUTH_TOKEN, --token, or DATA_DIR/auth-token); trying without\n');
-  const { files, missing } = await collectFiles(paths, opts.all);
-  const summary = await ingestFiles(opts, files, { out: opts.progress ? err : out });
-  printSummary(summary, missing, out);
-  return summary.failed.length || missing.length ? 1 : 0;
+  const collected = await collectFiles(paths, opts.all);
+  const summary = await ingestFiles(opts, collected.files, { out: opts.progress ? err : out });
+  printSummary(summary, collected, out);
+  return summary.failed.length || collected.missing.length ? 1 : 0;
 }

@@ -253,7 +253,22 @@ const LOCKED_HINTS: Record<string, string> = {
   migrate: 'the server applies migrations when it starts; stop it to run `memex migrate` by hand',
 };
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+/** Verbs that keep running after main() returns: the servers and the MCP stdio loop. */
+const LONG_RUNNING = new Set(['serve', 'agent', 'mcp']);
+
+/**
+ * A one-shot verb ends the process as soon as its output is written. Otherwise fetch's idle keep-alive timer to
+ * the server held the process for about a second after `memex search` had printed (issue 35).
+ */
+async function exitWhenFlushed(): Promise<never> {
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
+  process.exit(process.exitCode ?? 0);
+}
+
+main(process.argv.slice(2)).then(() => {
+  if (!LONG_RUNNING.has(process.argv[2] ?? 'serve')) return exitWhenFlushed();
+}, (err: unknown) => {
   if (err instanceof DatabaseLockedError) {
     const command = process.argv[2] ?? 'serve';
     console.error(`memex: ${LOCKED_HINTS[command] ? `${LOCKED_HINTS[command]}.\n  ` : ''}${err.message}`);

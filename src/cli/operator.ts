@@ -16,9 +16,12 @@ export function formatStatus(s: StatusResponseT): string[] {
     list.push(`${r.count} ${r.status}`);
     bySource.set(r.source_type, list);
   }
+  // Source names are as long as their collectors make them (email_attachment, chatapp_attachment): the column is as
+  // wide as the longest, so every row's counts start in the same place.
+  const sourceWidth = Math.max(10, ...[...bySource.keys()].map((k) => k.length + 2));
   const lines = [
     `documents   ${s.documents.total} total`,
-    ...[...bySource].map(([source, parts]) => `  ${source.padEnd(10)}${parts.join(', ')}`),
+    ...[...bySource].map(([source, parts]) => `  ${source.padEnd(sourceWidth)}${parts.join(', ')}`),
     `chunks      ${c.total} total: ${c.embedded} embedded, ${c.pending} pending, ${c.processing} processing, ${c.failed} failed`,
     `queue       ${s.queue.waiting} waiting, oldest ${Math.round(s.queue.age_seconds)} s (expired leases: ${s.queue.expired_leases})` +
       (s.queue.eta_seconds === null ? '' : `, eta ${s.queue.eta_seconds} s`),

@@ -1,25 +1,49 @@
 /**
- * `memex relationships --recompute [--self <person_id>]`: a full recompute of the relationship
- * edges, printed as JSON. When a server answers (src/cli/client.ts) it asks it over HTTP
- * (POST /v1/admin/relationships/recompute); otherwise it opens the database directly. `--self`
- * needs the database (the route computes for the stored or detected self person).
+ * `memex relationships --recompute [--self <person_id>] [--json]`: a full recompute of the relationship
+ * edges, printed as a short summary (the result as JSON with --json). When a server answers (src/cli/client.ts)
+ * it asks it over HTTP (POST /v1/admin/relationships/recompute); otherwise it opens the database directly.
+ * `--self` needs the database (the route computes for the stored or detected self person). The database
+ * modules are imported only on that path, so asking the server starts fast.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig } from '../config/server.ts';
-import { openDatabase } from '../db/index.ts';
 import { isUuid } from '../util/ids.ts';
-import { loadRelationshipConfig } from './config.ts';
-import { recomputeRelationships, type RecomputeResult } from './recompute.ts';
+import type { RecomputeResult } from './recompute.ts';
 
-export const RELATIONSHIPS_USAGE = `usage: memex relationships --recompute [--self <person_id>]
+export const RELATIONSHIPS_USAGE = `usage: memex relationships --recompute [--self <person_id>] [--json]
 
   --recompute        recompute every relationship edge of the self person now
-  --self <uuid>      compute for this person instead of the stored/detected self person`;
+  --self <uuid>      compute for this person instead of the stored/detected self person
+  --json             print the result as JSON`;
+
+const SELF_SOURCES: Record<string, string> = {
+  given: 'given with --self',
+  setting: 'set with PUT /v1/admin/self-person',
+  config: 'from SELF_IDENTIFIERS',
+  contact_card: 'your own contact card',
+  outbound_messages: 'detected from the messages you sent',
+  mailboxes: 'detected from your mailboxes',
+};
+
+/** What `memex relationships --recompute` prints for a person. */
+export function formatRecompute(r: RecomputeResult): string[] {
+  if (!r.self_person_id) return ['relationships: no self person known, nothing computed'];
+  const seconds = (r.duration_ms / 1000).toFixed(1);
+  return [
+    `relationships recomputed (${r.mode}) in ${seconds} s: ${r.edges_upserted} people ranked, ${r.edges_removed} removed`,
+    `self person: ${r.self_person_id} (${r.self_source ? (SELF_SOURCES[r.self_source] ?? r.self_source) : 'unknown'})`,
+  ];
+}
 
 export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<RecomputeResult | null> {
   const { values } = parseArgs({
     args: argv,
-    options: { recompute: { type: 'boolean', default: false }, self: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      recompute: { type: 'boolean', default: false },
+      self: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   });
   if (values.help || !values.recompute) {
@@ -32,7 +56,7 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
   const server = loadServerConfig(env);
   if (running && values.self === undefined) {
     const result = await running.request<RecomputeResult>('POST', '/v1/admin/relationships/recompute');
-    console.log(JSON.stringify(result));
+    print(result, values.json);
     if (!result.self_person_id) {
       console.error('memex: no self person known: set SELF_IDENTIFIERS or PUT /v1/admin/self-person');
       process.exitCode = 1;
@@ -45,6 +69,9 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
         'or set the self person with PUT /v1/admin/self-person and run without --self',
     );
   }
+  const { loadRelationshipConfig } = await import('./config.ts');
+  const { recomputeRelationships } = await import('./recompute.ts');
+  const { openDatabase } = await import('../db/index.ts');
   const rel = loadRelationshipConfig(env);
   const db = await openDatabase({ databaseUrl: server.databaseUrl, dataDir: server.dataDir });
   try {
@@ -54,7 +81,7 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
       phoneRegion: server.defaultPhoneRegion,
       ...(values.self ? { selfPersonId: values.self } : {}),
     });
-    console.log(JSON.stringify(result));
+    print(result, values.json);
     if (!result.self_person_id) {
       console.error('memex: no self person known: set SELF_IDENTIFIERS or PUT /v1/admin/self-person');
       process.exitCode = 1;
@@ -63,4 +90,9 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
   } finally {
     await db.close();
   }
+}
+
+function print(result: RecomputeResult, json: boolean | undefined): void {
+  if (json) console.log(JSON.stringify(result));
+  else for (const line of formatRecompute(result)) console.log(line);
 }

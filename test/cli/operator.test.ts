@@ -83,7 +83,7 @@ describe(`operator verbs over HTTP (${backend})`, () => {
     const counts = await server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM chunks WHERE embedding_status = 'pending'");
     expect(counts.rows[0].n).toBe(2);
 
-    const recompute = JSON.parse(await memex('relationships', '--recompute').catch((e) => e.stdout));
+    const recompute = JSON.parse(await memex('relationships', '--recompute', '--json').catch((e) => e.stdout));
     expect(recompute).toMatchObject({ mode: 'full', edges_upserted: 0 });
   }, 300_000);
 });
