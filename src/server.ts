@@ -27,6 +27,7 @@ import { configureEgress, loadEgressConfig } from './privacy/egress.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
 import type { OcrEngine } from './ocr/engine.ts';
+import { logDestination } from './util/log.ts';
 
 /** How often the embedded database's tables are checked for ANALYZE and VACUUM (src/db/upkeep.ts). */
 const UPKEEP_INTERVAL_MS = 60_000;
@@ -70,7 +71,7 @@ export async function startServer(
     await db.close();
     throw new Error(`--role ${role} needs a PostgreSQL server (DATABASE_URL): PGlite serves one process only`);
   }
-  const log = pino({ level: config.logLevel });
+  const log = pino({ level: config.logLevel }, logDestination(config.logFormat));
   // Text sent to a remote LLM or embedding API (or an MCP client elsewhere) is redacted by this policy.
   configureEgress(egress, log.child({ component: 'egress' }));
   let embedding: EmbeddingService | undefined;

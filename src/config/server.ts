@@ -19,6 +19,8 @@ export interface ServerConfig {
   authToken: string | undefined;
   catalogToken: string | undefined;
   logLevel: LogLevel;
+  /** LOG_FORMAT: JSON lines, readable lines, or auto (readable on a terminal, JSON elsewhere). */
+  logFormat: 'auto' | 'json' | 'pretty';
   /** Largest JSON request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** Region used to read national phone numbers (ISO 3166 alpha-2). */
@@ -72,6 +74,10 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
   }
+  const logFormat = (optional(env, 'LOG_FORMAT') ?? 'auto').toLowerCase() as ServerConfig['logFormat'];
+  if (!['auto', 'json', 'pretty'].includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be auto, json or pretty, got "${env.LOG_FORMAT}"`);
+  }
   const bodyLimitBytes = parseByteSize(optional(env, 'BODY_LIMIT') ?? '10mb', 'BODY_LIMIT');
   const defaultPhoneRegion = (optional(env, 'DEFAULT_PHONE_REGION') ?? 'US').toUpperCase();
   if (!/^[A-Z]{2}$/.test(defaultPhoneRegion)) {
@@ -91,6 +97,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     authToken,
     catalogToken: optional(env, 'CATALOG_TOKEN'),
     logLevel,
+    logFormat,
     bodyLimitBytes,
     defaultPhoneRegion,
   };

@@ -43,6 +43,7 @@ import { mcpAllowWrite } from '../mcp/tools.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
 import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
 import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
+import { logDestination } from '../util/log.ts';
 
 export const API_VERSION = '0.2.0';
 
@@ -69,6 +70,8 @@ export interface GatewayDeps {
    * first search does not wait for it (`memex serve`; tests build it at their first search).
    */
   warmSearchIndex?: boolean;
+  /** Where request and server log lines go (default: stdout, readable on a terminal, JSON elsewhere). */
+  logStream?: NodeJS.WritableStream;
   /** Prometheus metrics (GET /metrics); built here when absent. */
   metrics?: GatewayMetrics;
   /** POST /mcp may register add_note (default: MCP_ALLOW_WRITE=true in the environment). */
@@ -84,6 +87,9 @@ export interface GatewayDeps {
  * Health checks, metric scrapes and an importer confirming its own submission come from machines; every other
  * read, and asking, from someone waiting for an answer.
  */
+/** Polled by monitors and scrapers: logged at debug. */
+const QUIET_ROUTES = new Set(['/v1/healthz', '/v1/readyz', '/metrics']);
+
 const MACHINE_READS = new Set(['/v1/healthz', '/metrics', '/v1/ingest/:submission_id']);
 const READER_POSTS = new Set(['/v1/ask', '/mcp']);
 function isReaderRequest(method: string, route: string | undefined): boolean {
@@ -107,8 +113,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   }
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
+    // One line per request, written by the onResponse hook below (Fastify's own are two: received and completed).
+    disableRequestLogging: true,
     logger: {
       level: config.logLevel,
+      stream: logDestination(config.logFormat, deps.logStream ?? process.stdout),
       redact: ['req.headers.authorization', 'req.headers["x-auth"]'],
       // Query strings carry search text and ids: log the path only.
       serializers: {
@@ -137,6 +146,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.addHook('onResponse', async (req, reply) => {
     // The route template (never the URL: ids and query text stay out of label values).
     metrics.observeRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+    // The path without its query string (search text, ids); health checks and scrapes only at debug.
+    const line = { method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (QUIET_ROUTES.has(req.routeOptions.url ?? '')) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
   });
 
   await app.register(swagger, {

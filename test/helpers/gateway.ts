@@ -72,6 +72,8 @@ export async function startTestGateway(
     files?: TestFilesOptions;
     /** The web UI's assets and sign-in codes (test/helpers/browser.ts builds the assets). */
     ui?: GatewayDeps['ui'];
+    /** Where the gateway's log lines go (with config.logLevel set above silent). */
+    logStream?: NodeJS.WritableStream;
   } = {},
 ): Promise<TestGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase({ dataDir: opts.dataDir }));
@@ -85,7 +87,7 @@ export async function startTestGateway(
     const store = opts.files.store ?? (await createObjectStore(filesConfig));
     files = { store, config: filesConfig, dataDir, ocrEngine: opts.files.ocrEngine };
   }
-  const app = await buildGateway({ config, db: testDb.db, catalog, files, ui: opts.ui });
+  const app = await buildGateway({ config, db: testDb.db, catalog, files, ui: opts.ui, logStream: opts.logStream });
   await app.ready();
   return {
     app,
