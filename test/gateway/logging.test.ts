@@ -25,6 +25,9 @@ function capture(isTTY: boolean) {
   return { stream, lines };
 }
 
+/** Each test starts its own gateway (a fresh database): on a loaded machine that alone can take a minute. */
+const GATEWAY_START = 180_000;
+
 let gw: TestGateway | undefined;
 afterEach(async () => {
   await gw?.close();
@@ -52,7 +55,7 @@ describe('request log', () => {
     expect(health).toHaveLength(1);
     expect(health[0]).toMatchObject({ level: 20, url: '/v1/healthz', status: 200 });
     expect(out.lines.join('\n')).not.toContain('secret');
-  });
+  }, GATEWAY_START);
 
   it('at the default level a health check leaves no line', async () => {
     const out = capture(false);
@@ -60,7 +63,7 @@ describe('request log', () => {
     await requests(gw);
     expect(out.lines.join('\n')).not.toContain('healthz');
     expect(out.lines.filter((l) => l.includes('/v1/search'))).toHaveLength(1);
-  });
+  }, GATEWAY_START);
 
   it('on a terminal: one readable line per request', async () => {
     const out = capture(true);
@@ -71,5 +74,5 @@ describe('request log', () => {
     expect(search).toHaveLength(1);
     expect(search[0]).toMatch(/^\d\d:\d\d:\d\d INFO {2}GET \/v1\/search 200 \d+ ms$/);
     expect(plain.every((l) => !l.startsWith('{'))).toBe(true);
-  });
+  }, GATEWAY_START);
 });
