@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { acquireDatabaseLock } from './lock.ts';
+import { readTemplate } from './pglite-template.ts';
 import type { Database, Queryable, QueryResult } from './types.ts';
 
 function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
@@ -21,13 +22,26 @@ function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
  * (tests); otherwise the directory is created and reopened on the next start, and this process
  * holds its lock file until close (src/db/lock.ts): a second process is refused, not let in.
  */
-export async function openPglite(dataDir?: string): Promise<Database> {
+export async function openPglite(
+  dataDir?: string,
+  opts: {
+    /** Called when a new database is created, from the template or by initdb. */
+    onCreate?: (how: 'template' | 'initdb') => void;
+    /** Where the template is (tests); default the build's. */
+    templateDir?: string;
+  } = {},
+): Promise<Database> {
   const release = dataDir ? acquireDatabaseLock(dataDir) : () => {};
   let pg: PGlite;
   try {
+    const fresh = !dataDir || !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0;
     if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+    // A new database starts from the build's template when there is a usable one (pglite-template.ts).
+    const template = fresh ? readTemplate(opts.templateDir) : null;
+    if (fresh) opts.onCreate?.(template ? 'template' : 'initdb');
+    const options = { extensions: { vector }, ...(template ? { loadDataDir: template } : {}) };
     // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
-    pg = dataDir ? new PGlite(dataDir, { extensions: { vector } }) : new PGlite({ extensions: { vector } });
+    pg = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
     await pg.waitReady;
   } catch (err) {
     release();

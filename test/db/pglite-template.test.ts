@@ -1,0 +1,70 @@
+/**
+ * A new embedded database starts from the build's template (src/db/pglite-template.ts) instead of
+ * PGlite's initdb, with the migrations the template holds already applied; a template made by
+ * other PGlite versions or from a migration file that changed since is never used.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { listMigrations, migrate } from '../../src/db/migrate.ts';
+import { openPglite } from '../../src/db/pglite.ts';
+import { currentTemplateKey, templateUsable, writeTemplate } from '../../src/db/pglite-template.ts';
+import { backend } from '../helpers/db.ts';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-template-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe.runIf(backend === 'pglite')('the PGlite template', () => {
+  it('a new data directory is made from a usable template and needs no migration; an unusable one means initdb', async () => {
+    const templateDir = path.join(tmp(), 'template');
+    // A template as `npm run build` makes it, holding a marker row the new database must have.
+    const maker = await openPglite(undefined, { templateDir: path.join(templateDir, 'none') });
+    await migrate(maker);
+    await maker.exec("CREATE TABLE template_marker (x text); INSERT INTO template_marker VALUES ('from the template')");
+    writeTemplate(new Uint8Array(await (await maker.dumpDataDir!()).arrayBuffer()), currentTemplateKey(), templateDir);
+    await maker.close();
+
+    const hows: string[] = [];
+    const db = await openPglite(path.join(tmp(), 'pglite'), { templateDir, onCreate: (how) => hows.push(how) });
+    try {
+      expect(hows).toEqual(['template']);
+      expect((await db.query<{ x: string }>('SELECT x FROM template_marker')).rows).toEqual([{ x: 'from the template' }]);
+      expect(await migrate(db)).toEqual([]);
+    } finally {
+      await db.close();
+    }
+
+    // A migration file edited since the template was made: the template is not trusted.
+    const key = currentTemplateKey();
+    const first = String(listMigrations()[0].version);
+    writeTemplate(fs.readFileSync(path.join(templateDir, 'data.tar.gz')), { ...key, migrations: { ...key.migrations, [first]: 'changed' } }, templateDir);
+    const other: string[] = [];
+    const fresh = await openPglite(path.join(tmp(), 'pglite'), { templateDir, onCreate: (how) => other.push(how) });
+    try {
+      expect(other).toEqual(['initdb']);
+      expect((await fresh.query("SELECT to_regclass('template_marker') AS t")).rows).toEqual([{ t: null }]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('a template is usable only with the same PGlite and pgvector and unchanged migrations; later migrations are fine', () => {
+    const key = currentTemplateKey();
+    expect(templateUsable(key, key)).toBe(true);
+    expect(templateUsable({ ...key, pglite: '0.0.1' }, key)).toBe(false);
+    expect(templateUsable({ ...key, pgvector: '0.0.1' }, key)).toBe(false);
+    const [first, ...rest] = Object.keys(key.migrations);
+    const older = { ...key, migrations: Object.fromEntries([[first, key.migrations[first]]]) };
+    expect(rest.length).toBeGreaterThan(0);
+    expect(templateUsable(older, key)).toBe(true);
+    expect(templateUsable({ ...key, migrations: { ...key.migrations, 999: 'x' } }, key)).toBe(false);
+  });
+});
