@@ -19,9 +19,14 @@ import type { Database } from './db/types.ts';
 import { startTableUpkeep } from './db/upkeep.ts';
 import { createConfiguredOcrEngine, createObjectStore, loadFilesConfig } from './files/config.ts';
 import { shutdownExtraction } from './files/extract.ts';
-import { startEmbeddingService, type EmbeddingService } from './embedding/index.ts';
+import { startEmbeddingInBackground, type EmbeddingStart } from './embedding/index.ts';
+import type { PooledEmbedder } from './embedding/pool.ts';
 import type { ObjectStore } from './files/object-store.ts';
-import { buildGateway } from './gateway/app.ts';
+import { API_VERSION, buildGateway } from './gateway/app.ts';
+import { listenEarly, type EarlyListener } from './gateway/early-listener.ts';
+import { createGatewayMetrics } from './gateway/metrics.ts';
+import { migrate } from './db/migrate.ts';
+import { createSearch } from './search/search.ts';
 import { gcIntervalMs, startPeriodicGc } from './maintenance/gc.ts';
 import { configureEgress, loadEgressConfig } from './privacy/egress.ts';
 import { loadRelationshipConfig } from './relationships/config.ts';
@@ -37,7 +42,8 @@ export type ServerRole = 'all' | 'gateway' | 'worker';
 export interface RunningServer {
   app: FastifyInstance | undefined;
   db: Database;
-  embedding: EmbeddingService;
+  /** The embedding service; its model threads start in the background (`ready`, `current`). */
+  embedding: EmbeddingStart;
   url: string | undefined;
   close(): Promise<void>;
 }
@@ -56,57 +62,132 @@ export function ensureAuthToken(config: ServerConfig): { config: ServerConfig; g
   return { config: { ...config, authToken: fs.readFileSync(file, 'utf8').trim() }, generatedFile: file };
 }
 
-export async function startServer(
-  base: ServerConfig,
-  role: ServerRole = 'all',
-  opts: { env?: NodeJS.ProcessEnv } = {},
-): Promise<RunningServer> {
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  /** The port, opened before this module was loaded (`memex serve`); opened here otherwise. */
+  early?: EarlyListener;
+  /** When the start began (performance.now()), for the durations printed; default now. */
+  startedAt?: number;
+  /** One line per phase of the start, for a person watching (`memex serve` prints them on stderr). */
+  onProgress?: (line: string) => void;
+  /** The model threads could not start after the server was up (`memex serve` stops the server). */
+  onFatal?: (err: Error) => void;
+}
+
+/** While the index is read, a progress line at most this often. */
+const PROGRESS_EVERY_MS = 2000;
+
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/**
+ * Starts the server. The order is what makes a start quick and honest (docs/architecture.md "Start"):
+ * the port first (GET /v1/readyz says what is being prepared), the database and its migrations,
+ * the gateway, then the search index; the model threads only once the index is ready, so they never
+ * delay the first search (until they are up, searches answer from the words alone).
+ */
+export async function startServer(base: ServerConfig, role: ServerRole = 'all', opts: StartOptions = {}): Promise<RunningServer> {
+  const startedAt = opts.startedAt ?? performance.now();
+  const say = opts.onProgress ?? (() => undefined);
   const { config, generatedFile } = ensureAuthToken(base);
   // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
   const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
   const gcEvery = gcIntervalMs(opts.env ?? process.env);
+  // A bad EGRESS_* setting stops the start before anything is opened, like the files settings.
   const egress = loadEgressConfig(opts.env ?? process.env);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  if (role !== 'all' && db.kind === 'pglite') {
-    await db.close();
+  const kind = config.databaseUrl ? 'postgres' : 'pglite';
+  if (role !== 'all' && kind === 'pglite') {
     throw new Error(`--role ${role} needs a PostgreSQL server (DATABASE_URL): PGlite serves one process only`);
   }
+  const early =
+    role === 'worker'
+      ? undefined
+      : (opts.early ?? (await listenEarly({ host: config.host, port: config.port, database: kind, version: API_VERSION })));
   const log = pino({ level: config.logLevel }, logDestination(config.logFormat));
   // Text sent to a remote LLM or embedding API (or an MCP client elsewhere) is redacted by this policy.
   configureEgress(egress, log.child({ component: 'egress' }));
-  let embedding: EmbeddingService | undefined;
+  let db: Database | undefined;
   try {
-    embedding = await startEmbeddingService({
-      db,
-      logger: log.child({ component: 'embedding' }),
-      startWorker: role === 'gateway' ? false : role === 'worker' ? true : undefined,
+    if (early) early.state.phase = 'database';
+    let phase = performance.now();
+    db = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      migrate: false,
+      onCreate: (how) => say(`database: creating the embedded database${how === 'template' ? ' from the template' : ' (initdb, no template built)'}`),
     });
+    say(`database: ${kind === 'pglite' ? `embedded (PGlite) in ${config.dataDir}` : 'PostgreSQL'}, open (${seconds(phase)})`);
+    if (early) early.state.phase = 'migrations';
+    phase = performance.now();
+    const applied = await migrate(db, {
+      onProgress: (done, pending) => {
+        if (early) early.state.progress = done / pending;
+        if (done === 0) say(`migrations: applying ${pending}`);
+      },
+    });
+    say(applied.length ? `migrations: ${applied.length} applied (${seconds(phase)})` : 'migrations: none pending');
   } catch (err) {
-    await db.close();
+    await db?.close();
+    await early?.close();
     throw err;
   }
-  const service = embedding;
+  const opened = db;
+
+  // The model threads start once the index is ready (below); `indexReady` settles when it is.
+  let indexSettled: () => void = () => undefined;
+  const indexReady = new Promise<void>((resolve) => (indexSettled = resolve));
+  let embedding: EmbeddingStart;
+  try {
+    embedding = startEmbeddingInBackground({
+      db: opened,
+      logger: log.child({ component: 'embedding' }),
+      startWorker: role === 'gateway' ? false : role === 'worker' ? true : undefined,
+      after: role === 'worker' ? undefined : indexReady,
+    });
+  } catch (err) {
+    await opened.close();
+    await early?.close();
+    throw err;
+  }
   if (role === 'worker') {
+    const service = await embedding.ready.catch(async (err) => {
+      await opened.close();
+      throw err;
+    });
     log.info({ model: service.embedder.name }, 'embedding worker running');
     return {
       app: undefined,
-      db,
-      embedding: service,
+      db: opened,
+      embedding,
       url: undefined,
       async close() {
         await service.close();
-        await db.close();
+        await opened.close();
       },
     };
   }
+  const port = early!;
+  let closed = false;
+  const modelStart = performance.now();
+  void indexReady.then(() => {
+    if (embedding.state === 'starting') say(`model threads: starting (${embedding.config.provider})`);
+  });
+  embedding.ready.then(
+    (svc) => say(`model threads: ready, ${svc.embedder.name} (${seconds(modelStart)}); meaning search and the embedding queue run`),
+    (err: Error) => {
+      if (closed) return;
+      say(`model threads: failed: ${err.message}`);
+      log.error({ err: err.message }, 'the embedding model could not be started');
+      opts.onFatal?.(err);
+    },
+  );
 
-  const relationships = new RelationshipService(db, {
+  const relationships = new RelationshipService(opened, {
     ...loadRelationshipConfig(opts.env ?? process.env),
     phoneRegion: config.defaultPhoneRegion,
   });
-  const catalog = new Catalog(db, {
+  const catalog = new Catalog(opened, {
     phoneRegion: config.defaultPhoneRegion,
-    onChunksQueued: () => service.worker?.notify(),
+    onChunksQueued: () => embedding.current?.worker?.notify(),
     onDocumentsIngested: (ids) => relationships.noteDocuments(ids),
   });
   // The object store and the shared OCR engine serve POST /v1/ingest/file (docs/files.md).
@@ -116,58 +197,99 @@ export async function startServer(
     store = await createObjectStore(filesConfig);
     ocrEngine = await createConfiguredOcrEngine(filesConfig);
   } catch (err) {
-    await service.close();
-    await db.close();
+    await embedding.close();
+    await opened.close();
+    await port.close();
     throw err;
   }
   // Email stored before conversation threading (migration 090) is re-threaded once, in the background.
   const rethreadStop = new AbortController();
-  const rethread = startPendingRethread(db, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
-  const gc = startPeriodicGc(db, store, gcEvery, log.child({ component: 'gc' }));
+  const rethread = startPendingRethread(opened, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
+  const gc = startPeriodicGc(opened, store, gcEvery, log.child({ component: 'gc' }));
   // PGlite has no autovacuum: analyse and vacuum its tables by autovacuum's rules, while nobody reads.
   const upkeep =
-    db.kind === 'pglite'
-      ? startTableUpkeep(db, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readerIdle(), log: log.child({ component: 'upkeep' }) })
+    opened.kind === 'pglite'
+      ? startTableUpkeep(opened, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readerIdle(), log: log.child({ component: 'upkeep' }) })
       : null;
   const signIn = new SignInCodes();
+  const poolStats = () => (embedding.current?.embedder as Partial<PooledEmbedder> | undefined)?.stats?.();
+  const metrics = createGatewayMetrics({ db: opened, pool: poolStats });
+  // Searches before the index is complete are refused (503, Retry-After) rather than kept waiting.
+  const search = createSearch({
+    db: opened,
+    embedder: () => embedding.current?.embedder,
+    beforeIndexReady: 'refuse',
+    onIndexError: (err) => log.warn({ err }, 'search index poll failed'),
+    onLegTiming: metrics.observeLeg,
+  });
   const app = await buildGateway({
     config,
-    db,
+    db: opened,
     catalog,
-    embedding: service,
+    embedding,
+    search,
+    metrics,
     files: { store, config: filesConfig, ocrEngine },
     relationships,
-    warmSearchIndex: true,
     ui: { codes: signIn },
+    serverFactory: port.serverFactory,
   });
+  await app.ready();
+  port.attach();
+  port.state.phase = 'index';
   if (generatedFile) app.log.info({ tokenFile: generatedFile }, 'AUTH_TOKEN not set: using the generated token in this file');
-  await app.listen({ port: config.port, host: config.host });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  // Like Jupyter: a one-time sign-in link for the web UI, on loopback only. The code sits in the
+  const url = port.url;
+  say(`listening on ${url} (GET /v1/readyz: 200 once searches are answered)`);
+  // Like Jupyter: a one-time sign-in link for the web UI, on loopback only. The code is in the
   // fragment (never sent to a server), is single use, and is not the token.
   if (isLoopback(config.host)) {
     process.stderr.write(`\nmemex web UI: ${url}/#signin=${signIn.issue()}\n(one-time sign-in link; afterwards sign in with the token)\n\n`);
   }
-  let closed = false;
+  const indexStart = performance.now();
+  const ticker = setInterval(() => {
+    const s = search.indexState();
+    if (!s.ready && s.total > 0) say(`index: ${Math.floor((100 * s.done) / s.total)} % (${s.done} of ${s.total} documents)`);
+  }, PROGRESS_EVERY_MS);
+  ticker.unref();
+  search
+    .refreshIndex()
+    .then(
+      (size) => {
+        say(`index: ready, ${size.documents} documents (${seconds(indexStart)})`);
+        say(`ready in ${seconds(startedAt)}`);
+        app.log.info({ ...size, ms: Math.round(performance.now() - indexStart) }, 'search index built');
+      },
+      (err) => {
+        if (closed) return;
+        say(`index: build failed (${(err as Error).message}); the next search or GET /v1/readyz tries again`);
+        app.log.warn({ err }, 'search index build failed; the first search retries');
+      },
+    )
+    .finally(() => {
+      clearInterval(ticker);
+      indexSettled();
+    });
   return {
     app,
-    db,
-    embedding: service,
+    db: opened,
+    embedding,
     url,
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(ticker);
+      indexSettled();
       rethreadStop.abort();
       await rethread;
       await gc.stop();
       await upkeep?.stop();
       await app.close();
+      await port.close();
+      search.close();
       await ocrEngine?.close();
       await shutdownExtraction();
-      await service.close();
-      await db.close();
+      await embedding.close();
+      await opened.close();
     },
   };
 }

@@ -186,7 +186,34 @@ function plainRequest(url: string, method: string, headers: Record<string, strin
   });
 }
 
-export function createServerClient(target: ServerTarget): ServerClient {
+/** Longest a client verb waits for a server that is starting (it says so on stderr meanwhile). */
+const STARTING_WAIT_MS = 15 * 60_000;
+/** How often a starting server is asked again (it sends Retry-After: 2). */
+const STARTING_POLL_MS = 2000;
+
+/**
+ * What a 503 from a memex server that is starting (early-listener.ts) or preparing its search index
+ * says it is doing (its body has the `phase`); undefined for any other answer.
+ */
+function startingServer(res: PlainAnswer): string | undefined {
+  if (res.status !== 503) return undefined;
+  let body: { phase?: unknown; progress?: unknown } | undefined;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body?.phase !== 'string') return undefined;
+  // Said again every tenth of the way.
+  const tenth = Math.floor(10 * (Number(body.progress) || 0)) * 10;
+  return body.phase === 'index' ? `the server is preparing its search index (${tenth} %)` : `the server is starting (${body.phase})`;
+}
+
+export function createServerClient(
+  target: ServerTarget,
+  /** Where "the server is starting, waiting" goes (default stderr). */
+  notice: (message: string) => void = (m) => process.stderr.write(`memex: ${m}\n`),
+): ServerClient {
   const urlFor = (pathname: string, query?: RequestOptions['query']) => {
     const u = new URL(pathname, `${target.url}/`);
     for (const [k, v] of Object.entries(query ?? {})) {
@@ -237,6 +264,19 @@ export function createServerClient(target: ServerTarget): ServerClient {
       throw unreachable(err);
     }
   };
+  /** `plain`, asked again while the server says it is starting (a start, the index read at start). */
+  const answered = async (method: string, pathname: string, opts: RequestOptions = {}): Promise<PlainAnswer> => {
+    const until = Date.now() + STARTING_WAIT_MS;
+    let said = '';
+    for (;;) {
+      const res = await plain(method, pathname, opts);
+      const what = Date.now() < until ? startingServer(res) : undefined;
+      if (!what) return res;
+      if (what !== said) notice(`${(said = what)}; waiting`);
+      await new Promise((resolve) => setTimeout(resolve, STARTING_POLL_MS));
+      if (opts.signal?.aborted) throw opts.signal.reason;
+    }
+  };
   /** The ServerError for an answer that is not 2xx, its message fit for a terminal. */
   const refusal = async (method: string, pathname: string, res: PlainAnswer | Response): Promise<ServerError> => {
     const text = 'text' in res && typeof res.text === 'string' ? res.text : await (res as Response).text();
@@ -262,7 +302,7 @@ export function createServerClient(target: ServerTarget): ServerClient {
     urlFor,
     fetch: doFetch,
     async request<T>(method: string, pathname: string, opts?: RequestOptions): Promise<T> {
-      const res = await plain(method, pathname, opts);
+      const res = await answered(method, pathname, opts);
       if (res.status < 200 || res.status > 299) throw await refusal(method, pathname, res);
       const text = res.text;
       try {

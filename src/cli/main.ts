@@ -4,6 +4,7 @@
  * Only light modules are imported up front; each verb imports what it needs (the server, the database drivers)
  * when it runs, so `memex help` and the client verbs start in a fraction of a second.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
@@ -56,11 +57,47 @@ async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
   const role = values.role as ServerRole;
   if (!['all', 'gateway', 'worker'].includes(role)) throw new UsageError(`--role must be all, gateway or worker`);
+  // performance.now() counts from the process's start: "ready in" includes loading node and memex.
+  const startedAt = 0;
+  const config = loadServerConfig();
+  // One line per phase, so a first start never sits silent (the server's own log is JSON on stdout).
+  const say = (line: string) => process.stderr.write(`memex: ${(performance.now() / 1000).toFixed(1).padStart(5)} s  ${line}\n`);
+  // The port opens before the server's modules load (seconds on a loaded machine): from the first
+  // moment GET /v1/readyz answers 503 with the phase, and a browser sees "memex is starting".
+  let early: import('../gateway/early-listener.ts').EarlyListener | undefined;
+  if (!config.databaseUrl) {
+    // The embedded database another server holds: say so before taking a port (which it holds too).
+    const { databaseLockHolder, lockFileFor } = await import('../db/lock.ts');
+    const dir = path.join(config.dataDir, 'pglite');
+    const holder = databaseLockHolder(dir);
+    if (holder) throw new DatabaseLockedError(lockFileFor(dir), holder);
+  }
+  if (role !== 'worker') {
+    const { listenEarly } = await import('../gateway/early-listener.ts');
+    const { API_VERSION } = await import('../gateway/version.ts');
+    early = await listenEarly({ host: config.host, port: config.port, database: config.databaseUrl ? 'postgres' : 'pglite', version: API_VERSION });
+    say(`starting on ${early.url} (GET /v1/readyz follows the start)`);
+  }
   const { startServer } = await import('../server.ts');
-  const server = await startServer(loadServerConfig(), role);
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  try {
+    server = await startServer(config, role, {
+      early,
+      startedAt,
+      onProgress: say,
+      onFatal: () => {
+        // The model could not be loaded (like a bad setting before, only found later): stop.
+        void (server ? server.close() : Promise.resolve()).finally(() => process.exit(1));
+      },
+    });
+  } catch (err) {
+    await early?.close();
+    throw err;
+  }
+  const running = server;
   const stop = async (signal: string) => {
-    server.app?.log.info({ signal }, 'shutting down');
-    await server.close();
+    running.app?.log.info({ signal }, 'shutting down');
+    await running.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

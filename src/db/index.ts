@@ -13,13 +13,15 @@ export interface OpenOptions {
   dataDir?: string;
   /** Apply pending migrations (default true). */
   migrate?: boolean;
+  /** Called when a new embedded database is created, from the build's template or by initdb. */
+  onCreate?: (how: 'template' | 'initdb') => void;
 }
 
 /** Opens the configured database and brings its schema up to date. */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl)
-    : await openPglite(opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined);
+    : await openPglite(opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined, { onCreate: opts.onCreate });
   if (opts.migrate !== false) await migrate(db);
   return db;
 }

@@ -34,7 +34,7 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
  * On a PostgreSQL server a transaction-scoped advisory lock keeps two starting processes from
  * racing; the second one waits and then finds nothing left to do. Returns the names applied now.
  */
-export async function migrate(db: Database): Promise<string[]> {
+export async function migrate(db: Database, opts: { onProgress?: (applied: number, pending: number) => void } = {}): Promise<string[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   return db.transaction(async (tx) => {
@@ -43,8 +43,9 @@ export async function migrate(db: Database): Promise<string[]> {
       (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
     );
     const applied: string[] = [];
-    for (const m of listMigrations()) {
-      if (done.has(m.version)) continue;
+    const pending = listMigrations().filter((m) => !done.has(m.version));
+    for (const m of pending) {
+      opts.onProgress?.(applied.length, pending.length);
       await tx.exec(m.sql);
       await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       applied.push(m.name);

@@ -71,6 +71,81 @@ export async function startEmbeddingService(opts: {
   };
 }
 
+/**
+ * The embedding service started without waiting for its model threads (`memex serve`). A CPU model's
+ * threads take seconds to load on a quiet machine and a minute on a loaded one, and the first search
+ * must not wait for them: until they are ready `current` is undefined, searches answer from the
+ * lexical leg and chunks wait in the queue. Settings are read first, so a bad EMBEDDING_* setting
+ * still throws here, at once.
+ */
+export interface EmbeddingStart {
+  readonly config: EmbeddingConfig;
+  readonly state: 'starting' | 'ready' | 'failed';
+  /** The service once its threads are ready. */
+  readonly current: EmbeddingService | undefined;
+  /** Why the start failed (the model could not be loaded). */
+  readonly error: Error | undefined;
+  /** The service when ready; rejects with the error that stopped it. */
+  readonly ready: Promise<EmbeddingService>;
+  /** Stops the service, or the start in progress. */
+  close(): Promise<void>;
+}
+
+export function startEmbeddingInBackground(opts: Parameters<typeof startEmbeddingService>[0] & {
+  /** Held until this resolves (the server starts the threads once the search index is ready). */
+  after?: Promise<unknown>;
+}): EmbeddingStart {
+  const config = loadEmbeddingConfig(opts.env ?? process.env);
+  let state: EmbeddingStart['state'] = 'starting';
+  let current: EmbeddingService | undefined;
+  let error: Error | undefined;
+  let closed = false;
+  let onClose = () => {};
+  const closing = new Promise<void>((resolve) => (onClose = resolve));
+  const ready = (async () => {
+    await Promise.race([opts.after?.catch(() => undefined), closing]);
+    if (closed) throw new Error('embedding service closed before its model threads started');
+    const svc = await startEmbeddingService(opts);
+    if (closed) {
+      await svc.close();
+      throw new Error('embedding service closed before its model threads started');
+    }
+    return svc;
+  })().then(
+    (svc) => {
+      state = 'ready';
+      current = svc;
+      return svc;
+    },
+    (err: unknown) => {
+      state = 'failed';
+      error = err instanceof Error ? err : new Error(String(err));
+      throw error;
+    },
+  );
+  ready.catch(() => undefined);
+  return {
+    config,
+    get state() {
+      return state;
+    },
+    get current() {
+      return current;
+    },
+    get error() {
+      return error;
+    },
+    ready,
+    async close() {
+      closed = true;
+      onClose();
+      await current?.close();
+      // A start in progress ends by itself once the threads are up (closing what it made).
+      if (!current) await ready.then((svc) => svc.close(), () => undefined);
+    },
+  };
+}
+
 /** Chunk counts of one document for GET /v1/catalog/documents/{id}/status and GET /v1/ingest/{id}. */
 export async function documentChunkCounts(
   q: Queryable,

@@ -2,6 +2,7 @@
  * The HTTP server: the public gateway routes (bearer AUTH_TOKEN), the catalog's internal routes
  * (CATALOG_TOKEN, falling back to AUTH_TOKEN), health and the OpenAPI document.
  */
+import type http from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -9,7 +10,7 @@ import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import { ConfigError, type ServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
-import type { EmbeddingService } from '../embedding/index.ts';
+import type { EmbeddingService, EmbeddingStart } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { completeOpenApi } from './openapi.ts';
@@ -37,6 +38,8 @@ import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
 import type { PooledEmbedder } from '../embedding/pool.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
+import { API_VERSION } from './version.ts';
+import { Readiness } from '../schemas/status.ts';
 import { installValidation } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
@@ -45,16 +48,22 @@ import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
 import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
 import { logDestination } from '../util/log.ts';
 
-export const API_VERSION = '0.2.0';
+export { API_VERSION };
 
 export interface GatewayDeps {
   config: ServerConfig;
   db: Database;
   catalog?: Catalog;
-  /** Search service (src/search); built from the environment when absent. */
+  /**
+   * Search service (src/search); built from the environment when absent (its index is then built by
+   * the first search, or by GET /v1/readyz). `memex serve` passes its own and builds the index at start.
+   */
   search?: Search;
-  /** The embedder serves query embeddings for search; absent in tests that need no vectors. */
-  embedding?: EmbeddingService;
+  /**
+   * The embedder serves query embeddings for search; absent in tests that need no vectors. An
+   * EmbeddingStart (`memex serve`) is used once its model threads are ready.
+   */
+  embedding?: EmbeddingService | EmbeddingStart;
   /**
    * Relationship scorer; built from the environment when absent. A catalog passed in `catalog`
    * must call `relationships.noteDocuments` from its onDocumentsIngested option for edges to
@@ -66,10 +75,10 @@ export interface GatewayDeps {
   /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
   files?: { store: ObjectStore; config: FilesConfig; ocrEngine?: OcrEngine };
   /**
-   * Build the search service's lexical index in the background once the gateway is ready, so the
-   * first search does not wait for it (`memex serve`; tests build it at their first search).
+   * The HTTP server the gateway serves on (Fastify's serverFactory): `memex serve` opens its port
+   * before the gateway exists (early-listener.ts) and hands it over.
    */
-  warmSearchIndex?: boolean;
+  serverFactory?: (handler: http.RequestListener) => http.Server;
   /** Where request and server log lines go (default: stdout, readable on a terminal, JSON elsewhere). */
   logStream?: NodeJS.WritableStream;
   /** Prometheus metrics (GET /metrics); built here when absent. */
@@ -90,7 +99,7 @@ export interface GatewayDeps {
 /** Polled by monitors and scrapers: logged at debug. */
 const QUIET_ROUTES = new Set(['/v1/healthz', '/v1/readyz', '/metrics']);
 
-const MACHINE_READS = new Set(['/v1/healthz', '/metrics', '/v1/ingest/:submission_id']);
+const MACHINE_READS = new Set(['/v1/healthz', '/v1/readyz', '/metrics', '/v1/ingest/:submission_id']);
 const READER_POSTS = new Set(['/v1/ask', '/mcp']);
 function isReaderRequest(method: string, route: string | undefined): boolean {
   if (route === undefined) return false;
@@ -129,15 +138,19 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       },
     },
     routerOptions: { ignoreTrailingSlash: true },
+    ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app);
   installInputGuard(app);
   installErrorHandling(app);
 
-  const embedder = deps.embedding?.embedder as Partial<PooledEmbedder> | undefined;
-  const metrics =
-    deps.metrics ?? createGatewayMetrics({ db, pool: typeof embedder?.stats === 'function' ? () => embedder.stats!() : undefined });
+  const given = deps.embedding;
+  /** The embedding service now: undefined without one, or while its model threads start. */
+  const embeddingNow = (): EmbeddingService | undefined => (given && 'state' in given ? given.current : given);
+  const poolStats = () => (embeddingNow()?.embedder as Partial<PooledEmbedder> | undefined)?.stats?.();
+  const pooled = given && ('state' in given || typeof (given.embedder as Partial<PooledEmbedder>).stats === 'function');
+  const metrics = deps.metrics ?? createGatewayMetrics({ db, pool: pooled ? poolStats : undefined });
   // Someone waiting for an answer (a search, an ask, a page of the web UI, an assistant): for a while, batches
   // on PGlite are written in small transactions so the answer does not wait for a long one (Catalog.noteReader).
   app.addHook('onRequest', async (req) => {
@@ -177,6 +190,48 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     },
   );
 
+  const search =
+    deps.search ??
+    createSearch({
+      db,
+      embedder: given && 'state' in given ? () => given.current?.embedder : (given?.embedder ?? null),
+      onIndexError: (err) => app.log.warn({ err }, 'search index poll failed'),
+      onLegTiming: metrics.observeLeg,
+    });
+  // A search service passed in belongs to the caller; one built here is closed with the gateway.
+  if (!deps.search) app.addHook('onClose', async () => search.close());
+
+  // Readiness (not in the spec; Kubernetes' name): 200 once searches are answered from a complete
+  // index. Asking starts the index build when nothing has (gateways that build at first use).
+  let warming: Promise<unknown> | null = null;
+  app.get(
+    '/v1/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        security: [],
+        summary: 'Readiness: 503 while the search index is prepared, 200 once searches are answered from a complete index',
+        response: { 200: Readiness, 503: Readiness },
+      },
+    },
+    async (_req, reply) => {
+      const index = search.indexState();
+      if (!index.ready && !warming) {
+        warming = search.refreshIndex().catch((err) => app.log.warn({ err }, 'search index build failed'));
+        void warming.finally(() => (warming = null));
+      }
+      const progress = index.ready ? 1 : index.total > 0 ? Math.round((1000 * index.done) / index.total) / 1000 : 0;
+      const model = !given ? 'none' : 'state' in given ? given.state : 'ready';
+      return reply.code(index.ready ? 200 : 503).send({
+        ready: index.ready,
+        phase: index.ready ? 'ready' : 'index',
+        progress,
+        index: { documents_read: index.done, documents: index.total },
+        model,
+      });
+    },
+  );
+
   await app.register(uiRoutes, { dir: deps.ui?.dir ?? DEFAULT_UI_DIR });
   // The web UI's sessions stand for the access token wherever it is accepted (src/gateway/sessions.ts).
   const sessions = new WebSessions(db, config.authToken);
@@ -190,28 +245,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.authToken, 'token', sessions));
     await scope.register(sessionRoutes, { sessions, version: API_VERSION });
     await scope.register(ingestRoutes, { catalog });
-    const search =
-      deps.search ??
-      createSearch({
-        db,
-        embedder: deps.embedding?.embedder ?? null,
-        onIndexError: (err) => app.log.warn({ err }, 'search index poll failed'),
-        onLegTiming: metrics.observeLeg,
-      });
-    // A search service passed in belongs to the caller; one built here is closed with the gateway.
-    if (!deps.search) app.addHook('onClose', async () => search.close());
-    if (deps.warmSearchIndex) {
-      app.addHook('onReady', async () => {
-        const started = Date.now();
-        search
-          .refreshIndex()
-          .then((size) => app.log.info({ ...size, ms: Date.now() - started }, 'search index built'))
-          .catch((err) => app.log.warn({ err }, 'search index build failed; the first search retries'));
-      });
-    }
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
     await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
-    await scope.register(statusRoutes, { db, worker: deps.embedding?.worker, metrics });
+    await scope.register(statusRoutes, { db, worker: () => embeddingNow()?.worker, metrics });
     await scope.register(statsRoutes, { db });
     await scope.register(coverageRoutes, { db });
     await scope.register(selfPersonRoutes, { service: relationships });

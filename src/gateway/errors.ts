@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { CatalogError } from '../catalog/types.ts';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
+import { IndexNotReadyError } from '../search/search.ts';
 import { PrepareError } from './prepare.ts';
 import { toValidationDetail } from './validation.ts';
 
@@ -35,6 +36,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err instanceof PrepareError) {
       if (err.status === 422) return reply.code(422).send({ detail: [{ loc: err.loc, msg: err.message, type: err.type }] });
       return reply.code(err.status).send({ detail: err.message, error: errorEnvelope(err.code, err.message, err.status) });
+    }
+    if (err instanceof IndexNotReadyError) {
+      // `memex serve` answers searches from a complete index only; GET /v1/readyz tells when.
+      const { done, total } = err.state;
+      const progress = total > 0 ? Math.round((1000 * done) / total) / 1000 : 0;
+      return reply.code(503).header('retry-after', '2').send({ detail: err.message, phase: 'index', progress });
     }
     if (err instanceof CatalogError) {
       if (err.status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: err.code }] });

@@ -71,6 +71,28 @@ export const StatusResponse = Type.Object(
 );
 export type StatusResponseT = Static<typeof StatusResponse>;
 
+/** GET /v1/readyz, while `memex serve` starts and after (src/gateway/app.ts, early-listener.ts). */
+export const Readiness = Type.Object(
+  {
+    ready: Type.Boolean({ description: 'Searches are answered from a complete index' }),
+    phase: Type.Union(
+      ['starting', 'database', 'migrations', 'index', 'ready'].map((p) => Type.Literal(p)),
+      { description: 'What the server is doing: starting, database (opening it), migrations, index (reading it), ready' },
+    ),
+    progress: Type.Number({ minimum: 0, maximum: 1, description: 'Share of the phase done (index: documents read of the documents)' }),
+    index: Type.Object({
+      documents_read: Type.Integer({ description: 'Documents the index build has read so far (0 when none runs)' }),
+      documents: Type.Integer({ description: 'Documents the index build is reading (0 when none runs)' }),
+    }),
+    model: Type.Union(
+      ['none', 'starting', 'ready', 'failed'].map((p) => Type.Literal(p)),
+      { description: "The query embedding model's threads: until ready, searches answer from the words alone" },
+    ),
+  },
+  { title: 'Readiness' },
+);
+export type ReadinessT = Static<typeof Readiness>;
+
 export const ReindexFailedResponse = Type.Object({
   queued: Type.Integer({ description: 'Failed chunks put back in the embedding queue' }),
 });

@@ -103,6 +103,8 @@ export class IndexSync {
   private readonly pageSize: number;
   /** Builds, polls absorbed and documents reloaded, for tests and benchmarks. */
   readonly counters = { builds: 0, polls: 0, applied: 0 };
+  /** Documents read by the build in progress, of those counted when it started (readiness). */
+  private building: { done: number; total: number } | null = null;
 
   constructor(
     private readonly db: Database,
@@ -111,6 +113,15 @@ export class IndexSync {
   ) {
     this.retentionMs = opts.retentionMs ?? 3_600_000;
     this.pageSize = opts.pageSize ?? 2000;
+  }
+
+  /**
+   * Whether searches are answered from a complete index (one was built), and how far the build in
+   * progress is (GET /v1/readyz). A rebuild later on keeps `ready`: the old index serves until then.
+   */
+  get state(): { ready: boolean; building: boolean; done: number; total: number; documents: number } {
+    const b = this.building;
+    return { ready: this.index !== null, building: b !== null, done: b?.done ?? 0, total: b?.total ?? 0, documents: this.index?.size.documents ?? 0 };
   }
 
   /** The change-log read from the current horizon. */
@@ -205,17 +216,25 @@ export class IndexSync {
   private async build(): Promise<void> {
     // The horizon is taken first: everything committed after it is replayed from the log, and
     // replaying a document the pages below already read is harmless.
-    const h = await this.db.query<{ h: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h');
+    const h = await this.db.query<{ h: string; total: number }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h, (SELECT count(*) FROM documents WHERE is_active_version)::int AS total',
+    );
     const index = new LexicalIndex(this.params);
+    const progress = (this.building = { done: 0, total: Number(h.rows[0].total) });
     let after = '00000000-0000-0000-0000-000000000000';
-    for (;;) {
-      const r = await this.db.query<DocRow>(
-        `${DOC_SELECT} WHERE d.is_active_version AND d.doc_id > $1::uuid ORDER BY d.doc_id LIMIT $2`,
-        [after, this.pageSize],
-      );
-      for (const row of r.rows) index.upsert(toIndexed(row));
-      if (r.rows.length < this.pageSize) break;
-      after = r.rows[r.rows.length - 1].doc_id;
+    try {
+      for (;;) {
+        const r = await this.db.query<DocRow>(
+          `${DOC_SELECT} WHERE d.is_active_version AND d.doc_id > $1::uuid ORDER BY d.doc_id LIMIT $2`,
+          [after, this.pageSize],
+        );
+        for (const row of r.rows) index.upsert(toIndexed(row));
+        progress.done += r.rows.length;
+        if (r.rows.length < this.pageSize) break;
+        after = r.rows[r.rows.length - 1].doc_id;
+      }
+    } finally {
+      this.building = null;
     }
     this.index = index;
     this.horizon = BigInt(h.rows[0].h);

@@ -22,8 +22,17 @@ import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
 export interface SearchDeps {
   db: Database;
   config?: Partial<SearchConfig>;
-  /** Query embedder; absent -> lexical only. Must be the provider whose vectors are stored. */
-  embedder?: QueryEmbedder | null;
+  /**
+   * Query embedder; absent -> lexical only. Must be the provider whose vectors are stored. A
+   * function gives the embedder once it is ready and undefined while its model threads start
+   * (`memex serve` starts them in the background): searches meanwhile answer from the lexical leg.
+   */
+  embedder?: QueryEmbedder | null | (() => QueryEmbedder | undefined);
+  /**
+   * A search before the first index build is complete waits for it ('wait', default), or is
+   * refused with IndexNotReadyError ('refuse', `memex serve`: a 503 while GET /v1/readyz says why).
+   */
+  beforeIndexReady?: 'wait' | 'refuse';
   ask?: AskOptions;
   /** Clock for recency boosts (tests). */
   now?: () => Date;
@@ -37,6 +46,23 @@ export interface SearchDeps {
   onLegTiming?: (leg: 'lexical' | 'vector', ms: number, skipped?: VectorSkip) => void;
 }
 
+export interface IndexState {
+  /** Searches are answered from a complete index. */
+  ready: boolean;
+  /** Documents read so far by the build in progress, of `total`; between builds both are the index's documents. */
+  done: number;
+  total: number;
+}
+
+/** A search that arrived before the index was complete, with `beforeIndexReady: 'refuse'`. */
+export class IndexNotReadyError extends Error {
+  override name = 'IndexNotReadyError';
+  constructor(readonly state: IndexState) {
+    const pct = state.total > 0 ? Math.floor((100 * state.done) / state.total) : 0;
+    super(`preparing the search index (${pct} %); try again in a moment`);
+  }
+}
+
 interface HitsMisses {
   hits: number;
   misses: number;
@@ -47,6 +73,8 @@ export interface Search {
   search(req: SearchRequest): Promise<SearchResponse>;
   ask(query: string, k: number): Promise<AskResponse>;
   generalContext(filter?: ContextFilter): Promise<GeneralContext>;
+  /** Whether searches are answered from a complete index yet, and how far its build is. */
+  indexState(): IndexState;
   /** Brings the lexical index up to date with the catalog now (it also does so before every query). */
   refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
   /** Stops the index's background poll. */
@@ -136,7 +164,9 @@ export function normaliseQuery(q: string): string {
 export function createSearch(deps: SearchDeps): Search {
   const { db } = deps;
   const config: SearchConfig = { ...loadSearchConfig(), ...(deps.config ?? {}) };
-  const embedder = deps.embedder ?? null;
+  const given = deps.embedder;
+  /** The query embedder now: null without one, undefined while its model threads start. */
+  const embedderNow: () => QueryEmbedder | null | undefined = typeof given === 'function' ? given : () => given ?? null;
   const now = deps.now ?? (() => new Date());
   const cache = new LruCache<string, number[]>(config.queryCacheSize);
   let queryEmbeddings = 0;
@@ -151,16 +181,16 @@ export function createSearch(deps: SearchDeps): Search {
    * The query's embedding: from the LRU cache (keyed by normalised text), or one model call. The
    * call's signal aborts when its search stopped waiting, which drops it if no thread took it yet.
    */
-  function embedQuery(q: string): { vector: Promise<number[]>; abandon: () => void } {
+  function embedQuery(embedder: QueryEmbedder, q: string): { vector: Promise<number[]>; abandon: () => void } {
     const text = normaliseQuery(q);
-    const key = `${embedder!.name}\u0000${text}`;
+    const key = `${embedder.name}\u0000${text}`;
     const hit = cache.get(key);
     if (hit) return { vector: Promise.resolve(hit), abandon: () => undefined };
     let entry = inFlight.get(key);
     if (!entry) {
       queryEmbeddings++;
       const ac = new AbortController();
-      const vector = embedder!
+      const vector = embedder
         .embed([text], 'query', { signal: ac.signal })
         .then(([v]) => {
           if (!Array.isArray(v) || v.length === 0) throw new Error('embedder returned no vector');
@@ -189,8 +219,8 @@ export function createSearch(deps: SearchDeps): Search {
    * then answers from the lexical leg. An embedding a model thread already started still lands in
    * the cache for the next search; one still queued is dropped.
    */
-  async function embedWithinBudget(q: string): Promise<number[] | undefined> {
-    const { vector, abandon } = embedQuery(q);
+  async function embedWithinBudget(embedder: QueryEmbedder, q: string): Promise<number[] | undefined> {
+    const { vector, abandon } = embedQuery(embedder, q);
     vector.catch(() => undefined); // a failure after the budget is reported by the next search
     if (config.vectorBudgetMs <= 0) return vector;
     let timer: NodeJS.Timeout | undefined;
@@ -206,9 +236,13 @@ export function createSearch(deps: SearchDeps): Search {
     }
   }
 
-  /** The embedder's vectors in memory, for filtered k-NN (vector-memory.ts); loaded once vectors exist. */
-  const memory =
-    embedder && config.vectorMemoryMb > 0 ? new VectorMemory(db, embedder.name, { maxBytes: config.vectorMemoryMb * 2 ** 20 }) : null;
+  /**
+   * The embedder's vectors in memory, for filtered k-NN (vector-memory.ts); made with the embedder's
+   * first vector leg, loaded once vectors exist.
+   */
+  let memory: VectorMemory | null = null;
+  const memoryOf = (embedder: QueryEmbedder) =>
+    config.vectorMemoryMb > 0 ? (memory ??= new VectorMemory(db, embedder.name, { maxBytes: config.vectorMemoryMb * 2 ** 20 })) : null;
   const warmMemory = () => memory?.warm().catch((err) => deps.onIndexError?.(err));
 
   /** Whether the model has any vector yet; once it has, it is not asked again. */
@@ -345,16 +379,22 @@ export function createSearch(deps: SearchDeps): Search {
       legs.vector_skipped = why;
       return [];
     };
+    const embedder = embedderNow();
+    if (embedder === undefined) {
+      deps.onLegTiming?.('vector', 0, 'model_starting');
+      return skip('model_starting', 'the embedding model is starting; answered from the lexical leg');
+    }
     if (!embedder) {
       deps.onLegTiming?.('vector', 0, 'no_embedder');
       return skip('no_embedder', 'no embedder configured');
     }
     legs.vector_model = embedder.name;
+    const memory = memoryOf(embedder);
     const started = performance.now();
     try {
       // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
       if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
-      const qv = await embedWithinBudget(req.q);
+      const qv = await embedWithinBudget(embedder, req.q);
       if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
       // A filter: the lexical index lists the chunks it allows and, unless they are very many,
       // they are ranked exactly against the vectors in memory instead of a graph walk.
@@ -396,7 +436,18 @@ export function createSearch(deps: SearchDeps): Search {
     }
   }
 
+  function indexState(): IndexState {
+    const { ready, building, done, total, documents } = sync.state;
+    // Between builds: the index's own size, read in full.
+    return building ? { ready, done, total } : { ready, done: documents, total: documents };
+  }
+
   async function search(req: SearchRequest): Promise<SearchResponse> {
+    if (deps.beforeIndexReady === 'refuse' && !sync.state.ready) {
+      // Refused, but the build is started if nothing did (the one at start failed, say).
+      sync.ready().catch((err) => deps.onIndexError?.(err));
+      throw new IndexNotReadyError(indexState());
+    }
     const legs: SearchLegs = { lexical: true, vector: false };
     const pool = Math.max(config.legCandidates, req.k);
 
@@ -417,6 +468,7 @@ export function createSearch(deps: SearchDeps): Search {
     const matches = index.match(queried, filter, pool);
 
     let vector: VectorCandidate[];
+    const embedder = embedderNow();
     if (
       embedder &&
       config.vectorLeg === 'auto' &&
@@ -501,6 +553,7 @@ export function createSearch(deps: SearchDeps): Search {
       const { documents, passages, terms } = index.size;
       return { documents, passages, terms };
     },
+    indexState,
     close: () => sync.close(),
     dropCaches: () => {
       docRows.clear();

@@ -75,12 +75,12 @@ export interface SearchFacets {
 }
 
 /**
- * Why the vector leg did not run: no embedder, no vectors stored for the model yet, the query
+ * Why the vector leg did not run: no embedder, its model threads still starting (`model_starting`), no vectors stored for the model yet, the query
  * embedding, or on a PostgreSQL server the k-NN, was not done within SEARCH_VECTOR_BUDGET_MS (the
  * answer is lexical-only), or the lexical leg's best k outrank anything the vector leg could add
  * (`lexical_sufficient`, SEARCH_VECTOR_LEG=auto: fusion.ts, lexicalDecidesPage).
  */
-export type VectorSkip = 'no_embedder' | 'no_vectors' | 'budget' | 'lexical_sufficient';
+export type VectorSkip = 'no_embedder' | 'model_starting' | 'no_vectors' | 'budget' | 'lexical_sufficient';
 
 export interface SearchLegs {
   lexical: boolean;

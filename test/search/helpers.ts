@@ -74,7 +74,13 @@ export interface SearchGateway {
 }
 
 export async function startSearchGateway(
-  opts: { embedder?: QueryEmbedder | null; config?: Partial<SearchConfig>; ask?: SearchDeps['ask']; testDb?: TestDatabase } = {},
+  opts: {
+    embedder?: SearchDeps['embedder'];
+    config?: Partial<SearchConfig>;
+    ask?: SearchDeps['ask'];
+    testDb?: TestDatabase;
+    beforeIndexReady?: SearchDeps['beforeIndexReady'];
+  } = {},
 ): Promise<SearchGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase());
   const config = testConfig();
@@ -86,6 +92,7 @@ export async function startSearchGateway(
     // than the default 50 ms, which would turn a hybrid answer into a lexical-only one.
     config: { vectorBudgetMs: 0, ...opts.config },
     ask: opts.ask ?? { provider: null },
+    beforeIndexReady: opts.beforeIndexReady,
   });
   const app = await buildGateway({ config, db: testDb.db, catalog, search });
   await app.ready();

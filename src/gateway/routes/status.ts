@@ -12,16 +12,24 @@ import type { EmbeddingWorker } from '../../embedding/worker.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
 
-export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: EmbeddingWorker; metrics: GatewayMetrics }> = async (
-  app,
-  opts,
-) => {
-  const { db, worker, metrics } = opts;
-  let running = worker !== undefined;
-  void worker?.done.then(() => {
-    running = false;
-  });
-  const local = worker ? { worker, running: () => running } : undefined;
+export const statusRoutes: FastifyPluginAsyncTypebox<{
+  db: Database;
+  /** The embedding worker in this process, once there is one (it starts with the model threads). */
+  worker?: () => EmbeddingWorker | undefined;
+  metrics: GatewayMetrics;
+}> = async (app, opts) => {
+  const { db, metrics } = opts;
+  const ended = new WeakSet<EmbeddingWorker>();
+  const watched = new WeakSet<EmbeddingWorker>();
+  const local = () => {
+    const worker = opts.worker?.();
+    if (!worker) return undefined;
+    if (!watched.has(worker)) {
+      watched.add(worker);
+      void worker.done.then(() => ended.add(worker));
+    }
+    return { worker, running: () => !ended.has(worker) };
+  };
 
   app.get(
     '/v1/status',
@@ -32,7 +40,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: Em
         response: { 200: StatusResponse },
       },
     },
-    async () => serverStatus(db, local),
+    async () => serverStatus(db, local()),
   );
 
   app.get(
@@ -61,7 +69,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ db: Database; worker?: Em
     },
     async () => {
       const queued = await reindexFailed(db);
-      if (queued > 0) worker?.notify();
+      if (queued > 0) opts.worker?.()?.notify();
       return { queued };
     },
   );
