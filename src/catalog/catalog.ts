@@ -402,7 +402,7 @@ export class Catalog {
           WHERE doc_id = $1 ON CONFLICT DO NOTHING`,
         [docId, newDocId],
       );
-      const { pending } = await storeChunks(tx, [{ docId: newDocId, chunks }], changes.requeue ?? false);
+      const { pending } = await storeChunks(tx, [{ docId: newDocId, chunks, at: ts }], changes.requeue ?? false);
       const queued = pending.get(newDocId) ?? 0;
       const status = queued === 0 ? 'indexed' : 'enriched';
       await tx.query('UPDATE documents SET status = $2 WHERE doc_id = $1', [newDocId, status]);

@@ -157,6 +157,8 @@ const uuidList = (v: unknown): string[] => (Array.isArray(v) ? v.filter(isUuid) 
 export interface ChunkInput {
   docId: string;
   chunks: TextChunk[];
+  /** The document's content_timestamp: new chunks join the embedding queue at this time, newest first. */
+  at: string;
 }
 
 export interface StoredChunks {
@@ -182,9 +184,11 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
   const ordinals: number[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
+  const ats: string[] = [];
   for (const d of docs) {
     d.chunks.forEach((c, i) => {
       docIds.push(d.docId);
+      ats.push(d.at);
       ids.push(newId());
       texts.push(c.text);
       shas.push(sha256Hex(c.text));
@@ -205,13 +209,14 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
   }
   const r = await tx.query<{ doc_id: string; not_embedded: number; shared_pending: number }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
-              AS t(doc_id, chunk_id, text, sha, ordinal, start_char, end_char)),
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
+              AS t(doc_id, chunk_id, text, sha, ordinal, start_char, end_char, at)),
      ins AS (
-       INSERT INTO chunks (chunk_id, text, text_sha256, ordinal, source_ref)
+       -- newest_at: the queue's order (migration 115); a time after now (an event next year) counts as now.
+       INSERT INTO chunks (chunk_id, text, text_sha256, ordinal, source_ref, newest_at)
        SELECT DISTINCT ON (sha) chunk_id, text, sha, ordinal,
-              jsonb_build_object('type', 'text_span', 'start_char', start_char, 'end_char', end_char)
-         FROM input ORDER BY sha
+              jsonb_build_object('type', 'text_span', 'start_char', start_char, 'end_char', end_char), least(at, now())
+         FROM input ORDER BY sha, at DESC
        ON CONFLICT (text_sha256) DO NOTHING
        RETURNING chunk_id, text_sha256, embedding_status),
      allc AS (
@@ -225,7 +230,7 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
      SELECT i.doc_id, count(*) FILTER (WHERE a.embedding_status <> 'embedded')::int AS not_embedded,
             count(*) FILTER (WHERE a.embedding_status <> 'embedded' AND NOT a.fresh)::int AS shared_pending
        FROM input i JOIN allc a ON a.text_sha256 = i.sha GROUP BY i.doc_id`,
-    [docIds, ids, texts, shas, ordinals, starts, ends],
+    [docIds, ids, texts, shas, ordinals, starts, ends, ats],
   );
   for (const row of r.rows) {
     pending.set(row.doc_id, row.not_embedded);
@@ -469,7 +474,10 @@ export async function ingestMany(
   );
 
   // 5. Chunks, people, files.
-  const { pending, recheck } = await storeChunks(tx, todo.map((t, i) => ({ docId: docIds[i], chunks: t.chunks })));
+  const { pending, recheck } = await storeChunks(
+    tx,
+    todo.map((t, i) => ({ docId: docIds[i], chunks: t.chunks, at: t.item.request.content_timestamp })),
+  );
   const withPeople = todo
     .map((t, i) => ({ docId: docIds[i], people: t.item.request.people ?? [], source: t.item.request.source_type }))
     .filter((e) => e.people.length > 0);

@@ -8,6 +8,11 @@ import type { ServerClient } from './client.ts';
 const rate = (x: number) => x.toFixed(1);
 
 /** `memex status` lines, the same whichever way the report was read. */
+function recentShare(period: string, s: StatusResponseT['meaning_searchable']['last_30_days']): string {
+  if (s.share === null) return `${period}: no documents`;
+  return `${period}: ${Math.floor(100 * s.share)} % (${s.searchable} of ${s.documents} documents)`;
+}
+
 export function formatStatus(s: StatusResponseT): string[] {
   const c = s.chunks;
   const bySource = new Map<string, string[]>();
@@ -29,11 +34,13 @@ export function formatStatus(s: StatusResponseT): string[] {
       `${rate(s.throughput.chunks_embedded.last_15_minutes)} (last 15 min); ` +
       `${rate(s.throughput.documents_ingested.last_minute)} documents/s ingested (last minute)`,
     ...s.models.map((m) => `model       ${m.model} (${m.dimensions ?? '?'} dims, ${m.state}): ${m.vectors} vectors`),
+    `meaning     ${recentShare('last 30 days', s.meaning_searchable.last_30_days)}; ${recentShare('last 365 days', s.meaning_searchable.last_365_days)} ` +
+      '(searchable by meaning; embedded newest first)',
   ];
   if (s.worker) {
     lines.push(
       `worker      ${s.worker.running ? 'running' : 'stopped'} since ${s.worker.started_at}: ${s.worker.embedded} embedded, ` +
-        `${s.worker.failed} failed${s.worker.last_error ? `; last error: ${s.worker.last_error}` : ''}`,
+        `${s.worker.skipped} without meaning worth a vector, ${s.worker.failed} failed${s.worker.last_error ? `; last error: ${s.worker.last_error}` : ''}`,
     );
   }
   for (const f of s.failures.chunks) lines.push(`failed      ${f.count} chunk(s): ${f.reason}`);

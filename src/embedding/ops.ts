@@ -2,10 +2,18 @@
 import type { Database } from '../db/types.ts';
 import { getModels, validateModelName } from './store.ts';
 
+/**
+ * A chunk's place in the embedding queue, newest first (migration 115): the latest time of the
+ * documents that use it, a time after they were stored counting as then.
+ */
+const NEWEST_AT = `coalesce((SELECT max(least(d.content_timestamp, d.ingested_at)) FROM chunk_documents cd
+  JOIN documents d ON d.doc_id = cd.doc_id WHERE cd.chunk_id = chunks.chunk_id), chunks.newest_at)`;
+
 /** failed -> pending (spec §3 "manual reset"). Returns the number of chunks queued again. */
 export async function reindexFailed(db: Database): Promise<number> {
   const r = await db.query(
-    `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now()
+    `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now(),
+            newest_at = ${NEWEST_AT}
       WHERE embedding_status = 'failed'`,
   );
   return r.rowCount;
@@ -47,7 +55,8 @@ export async function reindexModel(db: Database, newModel: string): Promise<{ mo
       [newModel, state],
     );
     const r = await tx.query(
-      `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now()
+      `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now(),
+              newest_at = ${NEWEST_AT}
         WHERE embedding_status IN ('embedded', 'failed', 'processing') AND btrim(text) <> ''`,
     );
     return { model: newModel, queued: r.rowCount, replaced };

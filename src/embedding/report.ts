@@ -36,6 +36,20 @@ export async function serverStatus(db: Database, worker?: { worker: EmbeddingWor
        FROM documents WHERE is_active_version AND (status = 'failed' OR extraction_failed)
       GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT ${MAX_REASONS}`,
   );
+  const recent = (
+    await db.query<{ d30: number; s30: number; d365: number; s365: number }>(
+      `SELECT count(*) FILTER (WHERE content_timestamp > now() - interval '30 days')::int AS d30,
+              count(*) FILTER (WHERE content_timestamp > now() - interval '30 days' AND status = 'indexed')::int AS s30,
+              count(*)::int AS d365, count(*) FILTER (WHERE status = 'indexed')::int AS s365
+         FROM documents
+        WHERE is_active_version AND content_timestamp > now() - interval '365 days' AND content_timestamp <= now()`,
+    )
+  ).rows[0];
+  const share = (documents: number, searchable: number) => ({
+    documents,
+    searchable,
+    share: documents > 0 ? Math.round((1000 * searchable) / documents) / 1000 : null,
+  });
   const by_source = docs.rows.map((r) => ({ source_type: r.source_type, status: r.status, count: Number(r.n) }));
   const w = worker?.worker.stats;
   return {
@@ -47,6 +61,10 @@ export async function serverStatus(db: Database, worker?: { worker: EmbeddingWor
       age_seconds: Math.round(e.queueAgeSeconds * 10) / 10,
       expired_leases: e.expiredLeases,
       eta_seconds: e.etaSeconds === undefined ? null : Math.round(e.etaSeconds),
+    },
+    meaning_searchable: {
+      last_30_days: share(Number(recent.d30), Number(recent.s30)),
+      last_365_days: share(Number(recent.d365), Number(recent.s365)),
     },
     throughput: {
       chunks_embedded: { last_minute: e.throughput.lastMinute, last_15_minutes: e.throughput.last15Minutes },
@@ -64,6 +82,7 @@ export async function serverStatus(db: Database, worker?: { worker: EmbeddingWor
           batches: w.batches,
           embedded: w.embedded,
           reused: w.reused,
+          skipped: w.skipped,
           failed: w.failed,
           released: w.released,
           last_error: w.lastError ?? null,

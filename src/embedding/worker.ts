@@ -19,6 +19,7 @@ import {
   storeEmbeddings,
   type EmbeddingItem,
 } from './store.ts';
+import { hasQuotedLines, meaningfulText } from './meaning.ts';
 import { ProviderUnavailableError, type Embedder } from './types.ts';
 
 export interface WorkerLogger {
@@ -62,6 +63,11 @@ export interface WorkerStats {
   reused: number;
   /** Empty-text chunks marked embedded without a vector. */
   empty: number;
+  /**
+   * Chunks with nothing worth a vector (meaning.ts: only quotes of stored messages, a signature,
+   * encoded leftovers), marked embedded without one.
+   */
+  skipped: number;
   failed: number;
   /** Chunks given back to pending (provider unreachable, model switched). */
   released: number;
@@ -82,7 +88,8 @@ export interface EmbeddingWorker {
 const silent: WorkerLogger = { info() {}, warn() {}, error() {} };
 
 /**
- * Claims up to n pending chunks oldest-first, moving them to processing under a lease.
+ * Claims up to n pending chunks, newest first (the documents' time, migration 115: this month's mail
+ * is searchable by meaning before 2009's), moving them to processing under a lease.
  */
 export async function claimChunks(
   db: Database,
@@ -93,11 +100,26 @@ export async function claimChunks(
     `UPDATE chunks SET embedding_status = 'processing', lease_expires_at = now() + make_interval(secs => $2),
             updated_at = now()
       WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE embedding_status = 'pending'
-                          ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+                          ORDER BY newest_at DESC NULLS LAST, created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
       RETURNING chunk_id, text`,
     [n, leaseSeconds],
   );
   return r.rows;
+}
+
+/**
+ * Of these chunks, those used by a message that quotes a message in the store: an earlier active
+ * document of its thread (what a reply quotes is the message before it).
+ */
+export async function chunksQuotingStoredMessages(db: Database, chunkIds: string[]): Promise<Set<string>> {
+  const r = await db.query<{ chunk_id: string }>(
+    `SELECT DISTINCT cd.chunk_id FROM chunk_documents cd JOIN documents d ON d.doc_id = cd.doc_id
+      WHERE cd.chunk_id = ANY($1::uuid[]) AND d.thread_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM documents o WHERE o.thread_id = d.thread_id AND o.is_active_version
+                      AND o.content_timestamp < d.content_timestamp)`,
+    [chunkIds],
+  );
+  return new Set(r.rows.map((x) => x.chunk_id));
 }
 
 /** Expired leases (a worker died mid-batch) back to pending. Returns how many. */
@@ -146,7 +168,7 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
   const storeBatch = Math.max(1, opts.storeBatch ?? (db.kind === 'pglite' ? 2 : batchSize));
   const log = opts.logger ?? silent;
   const stats: WorkerStats = {
-    startedAt: Date.now(), batches: 0, claimed: 0, embedded: 0, reused: 0, empty: 0, failed: 0, released: 0,
+    startedAt: Date.now(), batches: 0, claimed: 0, embedded: 0, reused: 0, empty: 0, skipped: 0, failed: 0, released: 0,
     indexedDocs: 0, lastError: undefined,
   };
   let stopped = false;
@@ -184,6 +206,18 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
     }
     let todo = batch.filter((c) => c.text.trim() !== '');
     if (todo.length === 0) return;
+    // What the model is given: the text worth a vector (meaning.ts); chunks with none are skipped.
+    const quoting = todo.some((c) => hasQuotedLines(c.text))
+      ? await chunksQuotingStoredMessages(db, todo.map((c) => c.chunk_id))
+      : new Set<string>();
+    todo = todo.map((c) => ({ chunk_id: c.chunk_id, text: meaningfulText(c.text, { quotesStored: quoting.has(c.chunk_id) }) }));
+    const worthless = todo.filter((c) => c.text === '').map((c) => c.chunk_id);
+    if (worthless.length) {
+      stats.indexedDocs += (await markEmbeddedWithoutVector(db, worthless)).length;
+      stats.skipped += worthless.length;
+      todo = todo.filter((c) => c.text !== '');
+      if (todo.length === 0) return;
+    }
     const reuse = await reuseStoredVectors(db, embedder.name, todo.map((c) => c.chunk_id));
     if (reuse.reused.length) {
       stats.reused += reuse.reused.length;

@@ -7,6 +7,12 @@ const PerSecond = Type.Object({
   last_15_minutes: Type.Number({ description: 'Per second, averaged over the last 15 minutes' }),
 });
 
+const RecentShare = Type.Object({
+  documents: Type.Integer({ description: 'Active documents whose time falls in the period (up to now)' }),
+  searchable: Type.Integer({ description: 'Of those, documents whose every chunk is embedded (status indexed)' }),
+  share: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'searchable / documents; null without documents' })),
+});
+
 export const StatusResponse = Type.Object(
   {
     generated_at: Type.String({ description: 'When this report was read (UTC ISO)' }),
@@ -30,6 +36,10 @@ export const StatusResponse = Type.Object(
       expired_leases: Type.Integer({ description: 'Processing chunks whose worker lease expired (returned to pending by the next sweep)' }),
       eta_seconds: Nullable(Type.Number({ description: 'Time to drain the queue at the last-15-minutes rate; null when idle' })),
     }),
+    meaning_searchable: Type.Object(
+      { last_30_days: RecentShare, last_365_days: RecentShare },
+      { description: 'How much of the recent past search finds by meaning already (the queue is embedded newest first)' },
+    ),
     throughput: Type.Object({
       chunks_embedded: PerSecond,
       documents_ingested: PerSecond,
@@ -59,6 +69,7 @@ export const StatusResponse = Type.Object(
           batches: Type.Integer(),
           embedded: Type.Integer({ description: 'Chunks given a vector by the model in this process' }),
           reused: Type.Integer(),
+          skipped: Type.Integer({ description: 'Chunks with nothing worth a vector (only quotes of stored messages, a signature, encoded leftovers)' }),
           failed: Type.Integer(),
           released: Type.Integer(),
           last_error: Nullable(Type.String()),

@@ -1,0 +1,58 @@
+/**
+ * What of a chunk is worth a vector. The model is ~91 % of the time before a new store is searchable
+ * by meaning (docs/BENCHMARKS.md), so it is not spent on text that carries no meaning of its own:
+ *
+ * - quoted lines (`> …`) and the "On … wrote:" line above them, when the chunk's message quotes a
+ *   message that is in the store (an earlier message of its thread): that text gets its own vector
+ *   there, and a reply's vector should say what the reply says;
+ * - a signature (from a `-- ` line on) and lines such as "Sent from my iPhone";
+ * - encoded leftovers: ASCII-armoured blocks (PGP signatures, keys, certificates) and base64 runs.
+ * A chunk with no word left (no letter or digit) gets no vector. Short texts that are words ("ok",
+ * "Budapest") keep theirs: a short note can still be what a question is about.
+ *
+ * The chunk stays in the lexical index whole; only the vector is skipped (the chunk is marked
+ * embedded without one, like an empty chunk) or made from the text that remains. Identical chunk
+ * texts are one chunk (chunks are shared by text hash), so each is embedded once already.
+ */
+
+const QUOTED = /^[ \t]*>/;
+const ATTRIBUTION = /^[ \t]*(On .{3,300}(wrote|écrit|schrieb|escribió):?|.{3,200} wrote:)[ \t]*$/i;
+/** RFC 3676's signature separator, dash dash space (a bare `--` is too often a divider in notes). */
+const SIGNATURE = /^-- $/;
+const BOILERPLATE = /^[ \t]*(Sent from my |Sent from (Mail|Outlook|Yahoo|Gmail)|Get Outlook for )/i;
+const ARMOUR = /-----BEGIN [A-Z0-9 ]{3,40}-----[\s\S]*?(-----END [A-Z0-9 ]{3,40}-----|$)/g;
+/** Base64 runs: 40+ characters of its alphabet with no space, mixing cases and digits (not a long word or a URL path). */
+const BASE64_RUN = /(?<![\w/+=])[A-Za-z0-9+/]{40,}={0,2}(?![\w/+=])/g;
+const WORD = /[\p{L}\p{N}]/u;
+
+function looksEncoded(run: string): boolean {
+  return /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run);
+}
+
+/**
+ * The chunk's text without what carries no meaning of its own; '' when no word is left.
+ * `quotesStored`: the chunk's message quotes a message that is in the store.
+ */
+export function meaningfulText(text: string, opts: { quotesStored: boolean }): string {
+  const unarmoured = text.replace(ARMOUR, '\n').replace(BASE64_RUN, (run) => (looksEncoded(run) ? ' ' : run));
+  const kept: string[] = [];
+  const lines = unarmoured.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (SIGNATURE.test(line)) break;
+    if (BOILERPLATE.test(line)) continue;
+    if (opts.quotesStored) {
+      if (QUOTED.test(line)) continue;
+      // The attribution line right above a quote.
+      if (ATTRIBUTION.test(line) && lines.slice(i + 1).find((l) => l.trim() !== '')?.match(QUOTED)) continue;
+    }
+    kept.push(line);
+  }
+  const out = kept.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return WORD.test(out) ? out : '';
+}
+
+/** Whether the text has quoted lines (then whether its message quotes a stored one is asked). */
+export function hasQuotedLines(text: string): boolean {
+  return text.split('\n').some((l) => QUOTED.test(l));
+}
