@@ -212,7 +212,7 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
               AS t(doc_id, chunk_id, text, sha, ordinal, start_char, end_char, at)),
      ins AS (
-       -- newest_at: the queue's order (migration 115); a time after now (an event next year) counts as now.
+       -- newest_at: the queue's order (migration 143); a time after now (an event next year) counts as now.
        INSERT INTO chunks (chunk_id, text, text_sha256, ordinal, source_ref, newest_at)
        SELECT DISTINCT ON (sha) chunk_id, text, sha, ordinal,
               jsonb_build_object('type', 'text_span', 'start_char', start_char, 'end_char', end_char), least(at, now())

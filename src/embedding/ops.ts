@@ -3,7 +3,7 @@ import type { Database } from '../db/types.ts';
 import { getModels, validateModelName } from './store.ts';
 
 /**
- * A chunk's place in the embedding queue, newest first (migration 115): the latest time of the
+ * A chunk's place in the embedding queue, newest first (migration 143): the latest time of the
  * documents that use it, a time after they were stored counting as then.
  */
 const NEWEST_AT = `coalesce((SELECT max(least(d.content_timestamp, d.ingested_at)) FROM chunk_documents cd

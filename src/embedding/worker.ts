@@ -88,7 +88,7 @@ export interface EmbeddingWorker {
 const silent: WorkerLogger = { info() {}, warn() {}, error() {} };
 
 /**
- * Claims up to n pending chunks, newest first (the documents' time, migration 115: this month's mail
+ * Claims up to n pending chunks, newest first (the documents' time, migration 143: this month's mail
  * is searchable by meaning before 2009's), moving them to processing under a lease.
  */
 export async function claimChunks(
