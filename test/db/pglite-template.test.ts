@@ -54,7 +54,7 @@ describe.runIf(backend === 'pglite')('the PGlite template', () => {
     } finally {
       await fresh.close();
     }
-  });
+  }, 300_000); // two runs of PGlite's initdb: 20-30 s each on a loaded 2-core machine
 
   it('a template is usable only with the same PGlite and pgvector and unchanged migrations; later migrations are fine', () => {
     const key = currentTemplateKey();
