@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../api.ts';
 import { ErrorNote, PeopleList, Snippet, SourceBadge, titleOf, When } from '../components.tsx';
 import { Icon } from '../icons.tsx';
+import { MeaningNote, notReadyError, preparingText, useReadiness } from '../readiness.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
 
 const DEBOUNCE_MS = 120;
@@ -80,6 +81,8 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     setSelectedState(i);
   };
   const [now, setNow] = useState(0); // bumped by Enter: search without waiting for the pause
+  // While the server reads its index at start, searches wait and the page says how far it is.
+  const readiness = useReadiness();
   const list = useRef<HTMLOListElement>(null);
   const box = useRef<HTMLInputElement>(null);
 
@@ -111,6 +114,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       return () => ctl.abort();
     }
     if (remembered?.key === key && result === remembered.result && now === 0) return;
+    if (!readiness.ready) return;
     const ctl = new AbortController();
     const timer = setTimeout(
       async () => {
@@ -123,7 +127,9 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           setSelected(0);
           remembered = { key, result: r, selected: 0 };
         } catch (err) {
-          if (!ctl.signal.aborted) setError(err);
+          if (ctl.signal.aborted) return;
+          if (notReadyError(err)) readiness.recheck();
+          else setError(err);
         } finally {
           if (!ctl.signal.aborted) setLoading(false);
         }
@@ -134,7 +140,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       clearTimeout(timer);
       ctl.abort();
     };
-  }, [key, now]);
+  }, [key, now, readiness.ready]);
 
   /** A page of the documents the filters select, newest first (every document without filters). */
   function listDocuments(offset: number, signal?: AbortSignal): Promise<DocumentList> {
@@ -259,18 +265,21 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       )}
 
       <p id="search-status" class="status" aria-live="polite">
-        {loading
-          ? 'Searching…'
-          : result
-            ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}`
-            : q.trim()
-              ? ''
-              : active.length
-                ? recent
-                  ? `${recent.total} ${recent.total === 1 ? 'document' : 'documents'}, newest first; type to search within them`
-                  : ''
-                : 'Recent documents'}
+        {!readiness.ready && q.trim()
+          ? preparingText(readiness)
+          : loading
+            ? 'Searching…'
+            : result
+              ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}`
+              : q.trim()
+                ? ''
+                : active.length
+                  ? recent
+                    ? `${recent.total} ${recent.total === 1 ? 'document' : 'documents'}, newest first; type to search within them`
+                    : ''
+                  : 'Recent documents'}
       </p>
+      <MeaningNote />
       <ErrorNote error={error} />
 
       <div class="results-layout">
