@@ -1,0 +1,239 @@
+/**
+ * Scale (issue 34): a store of N generated documents served by a real `memex serve` child process,
+ * measured from outside as an operator would:
+ *
+ *   1. ingest: N documents through POST /v1/ingest:batch (500 a request, 2 clients), documents/s;
+ *      the embedding worker off (EMBEDDING_WORKER=false: the model's rate is bench/embed's subject);
+ *   2. the database's size and the server's RSS once everything is stored;
+ *   3. a restart: process start to GET /v1/readyz 200 (searches answered from a complete index),
+ *      the server's own phase lines, and its RSS then;
+ *   4. lexical search p50/p95/p99 at 1 and 8 clients (the planned queries of bench/search: keywords,
+ *      phrases, a person, a date range, a thread).
+ *
+ * The documents are bench/search's generated corpus (corpus.ts): emails in threads, chats, sms and
+ * notes over two years between 300 people, words drawn with a Zipf law from real English (SciFact's
+ * abstracts, ../shared/data/scifact), 30-1,300 characters.
+ *
+ *   node --import tsx bench/scale/run.ts [--docs 100000] [--pglite] [--seconds 20] [--empty]
+ *
+ * PostgreSQL by default, on a database of its own (created, dropped at the end); --pglite uses a
+ * temporary DATA_DIR. --empty: the start of an empty store only (N = 0), three times.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { generateCorpus, type BenchDocument, type PlannedQuery } from '../search/corpus.ts';
+import { machineLine, percentile, ROOT } from '../lib/server.ts';
+
+const args = process.argv.slice(2);
+const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
+const empty = args.includes('--empty');
+const N = empty ? 0 : opt('--docs', 100_000);
+const SECONDS = opt('--seconds', 20);
+const backend = args.includes('--pglite') ? 'pglite' : 'postgres';
+const TOKEN = 'bench-token-0123456789';
+const BATCH = 500;
+
+const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+console.log(`scale bench: ${N} documents on ${backend}; ${machineLine()}; load ${load()}`);
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-scale-'));
+const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+let databaseUrl: string | undefined;
+const dbName = `memex_scale_${Date.now()}`;
+async function admin(sql: string): Promise<any[]> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}
+if (backend === 'postgres') {
+  await admin(`CREATE DATABASE ${dbName}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  databaseUrl = u.toString();
+}
+const port = 20000 + Math.floor(Math.random() * 20000);
+const base = `http://127.0.0.1:${port}`;
+
+interface Served {
+  child: ChildProcess;
+  /** Process start to the first 200 from /v1/readyz, in seconds. */
+  readyS: number;
+  lines: string[];
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** `memex serve` as a user starts it (bin/memex.js), timed from the spawn to readiness. */
+async function serve(env: Record<string, string> = {}): Promise<Served> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'memex.js'), 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      AUTH_TOKEN: TOKEN,
+      LOG_LEVEL: 'warn',
+      OCR_ENABLED: 'false',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buf = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    buf += c.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.startsWith('memex:')) lines.push(line);
+    }
+  });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`memex serve exited with ${child.exitCode}: ${lines.join('\n')}${buf}`);
+    try {
+      const r = await fetch(`${base}/v1/readyz`);
+      if (r.status === 200) break;
+    } catch {
+      /* the port is not open yet */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, readyS: (performance.now() - started) / 1000, lines };
+}
+
+async function stop(s: Served): Promise<void> {
+  s.child.kill('SIGTERM');
+  if (s.child.exitCode === null) await new Promise((r) => s.child.once('exit', r));
+}
+
+function body(d: BenchDocument): Record<string, unknown> {
+  const person = (p: BenchDocument['sender'], role: string) => ({
+    identifier: d.source === 'email' ? p.email : p.phone,
+    identifier_type: d.source === 'email' ? 'email' : 'phone',
+    role,
+    display_name: p.name,
+  });
+  return {
+    source_type: d.source,
+    source_id: d.id,
+    title: d.title,
+    content: { mime_type: 'text/plain', data: d.text },
+    content_timestamp: new Date(d.ts).toISOString(),
+    people: d.source === 'note' ? [] : [person(d.sender, 'sender'), person(d.to, 'recipient')],
+    ...(d.thread ? { thread: { external_id: d.thread, title: d.title ?? `Thread ${d.thread.slice(0, 8)}` } } : {}),
+    metadata: d.att ? { attachments: [{ index: 0, kind: 'image', mime_type: 'image/jpeg', size_bytes: 48_213 }] } : {},
+  };
+}
+
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+const corpus = generateCorpus(N);
+
+async function ingestAll(): Promise<number> {
+  const batches = corpus.batches(BATCH);
+  const started = performance.now();
+  let done = 0;
+  let lastSaid = 0;
+  const client = async () => {
+    for (;;) {
+      const next = batches.next();
+      if (next.done) return;
+      const res = await fetch(`${base}/v1/ingest:batch`, { method: 'POST', headers, body: JSON.stringify({ documents: next.value.map(body) }) });
+      if (res.status >= 300 && res.status !== 207) throw new Error(`ingest ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      await res.text();
+      done += next.value.length;
+      if (done - lastSaid >= 50_000) {
+        lastSaid = done;
+        console.log(`  ingested ${done} (${Math.round(done / ((performance.now() - started) / 1000))} docs/s, load ${load()})`);
+      }
+    }
+  };
+  await Promise.all([client(), client()]);
+  return done / ((performance.now() - started) / 1000);
+}
+
+async function databaseMb(): Promise<number> {
+  if (backend === 'postgres') return Math.round(Number((await admin(`SELECT pg_database_size('${dbName}') AS b`))[0].b) / 2 ** 20);
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else bytes += fs.statSync(p).size;
+    }
+  };
+  walk(path.join(dataDir, 'pglite'));
+  return Math.round(bytes / 2 ** 20);
+}
+
+function url(q: PlannedQuery): string {
+  const { kind: _kind, ...params } = q;
+  const p = new URLSearchParams({ k: '20' });
+  for (const [key, v] of Object.entries(params)) p.set(key, String(v));
+  return `${base}/v1/search?${p}`;
+}
+
+/** `clients` concurrent clients for SECONDS over the planned queries: latencies in ms. */
+async function latencies(queries: string[], clients: number): Promise<number[]> {
+  const lat: number[] = [];
+  const until = performance.now() + SECONDS * 1000;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const u = queries[next++ % queries.length];
+        const t = performance.now();
+        const res = await fetch(u, { headers });
+        await res.text();
+        if (res.status !== 200) throw new Error(`search ${res.status}`);
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
+  return lat.sort((a, b) => a - b);
+}
+
+const fmt = (l: number[]) => `p50 ${percentile(l, 50).toFixed(1)} ms, p95 ${percentile(l, 95).toFixed(1)} ms, p99 ${percentile(l, 99).toFixed(1)} ms (${l.length} searches)`;
+
+try {
+  if (empty) {
+    for (let i = 0; i < 3; i++) {
+      if (i > 0 && backend === 'pglite') fs.rmSync(path.join(dataDir, 'pglite'), { recursive: true, force: true });
+      const s = await serve();
+      console.log(`empty store, start ${i + 1}: ready in ${s.readyS.toFixed(1)} s; RSS ${rssMb(s.child.pid!)} MB; load ${load()}`);
+      for (const l of s.lines) console.log(`    ${l}`);
+      await stop(s);
+    }
+  } else {
+    const first = await serve({ EMBEDDING_WORKER: 'false' });
+    console.log(`first start (empty): ready in ${first.readyS.toFixed(1)} s`);
+    const rate = await ingestAll();
+    console.log(`ingest: ${N} documents at ${Math.round(rate)} docs/s (2 clients, ${BATCH} a request); load ${load()}`);
+    console.log(`database: ${await databaseMb()} MB; server RSS after ingest ${rssMb(first.child.pid!)} MB`);
+    await stop(first);
+
+    const again = await serve({ EMBEDDING_WORKER: 'false' });
+    console.log(`restart with ${N} documents: ready in ${again.readyS.toFixed(1)} s; RSS at ready ${rssMb(again.child.pid!)} MB; load ${load()}`);
+    for (const l of again.lines) console.log(`    ${l}`);
+    const queries = corpus.plan(20_000).map(url);
+    for (const clients of [1, 8]) {
+      await latencies(queries.slice(0, 50), clients); // warm-up
+      console.log(`lexical, ${clients} client(s): ${fmt(await latencies(queries, clients))}; RSS ${rssMb(again.child.pid!)} MB; load ${load()}`);
+    }
+    await stop(again);
+  }
+} finally {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (backend === 'postgres') await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+}
