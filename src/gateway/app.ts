@@ -202,7 +202,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   if (!deps.search) app.addHook('onClose', async () => search.close());
 
   // Readiness (not in the spec; Kubernetes' name): 200 once searches are answered from a complete
-  // index. Asking starts the index build when nothing has (gateways that build at first use).
+  // index. Asking starts the index build when nothing has (gateways that build at first use). No
+  // token, like /v1/healthz, so it says no counts: how many documents the store holds is not public.
   let warming: Promise<unknown> | null = null;
   app.get(
     '/v1/readyz',
@@ -226,7 +227,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         ready: index.ready,
         phase: index.ready ? 'ready' : 'index',
         progress,
-        index: { documents_read: index.done, documents: index.total },
         model,
       });
     },

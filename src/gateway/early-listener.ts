@@ -75,7 +75,7 @@ export async function listenEarly(opts: {
     if (req.method === 'GET' && path === '/v1/healthz') return send(200, { status: 'ok', version: opts.version, database: opts.database });
     const progress = Math.round(state.progress * 1000) / 1000;
     if (req.method === 'GET' && path === '/v1/readyz') {
-      return send(503, { ready: false, phase: state.phase, progress, index: { documents_read: 0, documents: 0 }, model: 'starting' });
+      return send(503, { ready: false, phase: state.phase, progress, model: 'starting' });
     }
     const wantsPage = req.method === 'GET' && !path.startsWith('/v1/') && path !== '/mcp' && /text\/html/.test(req.headers.accept ?? '');
     if (wantsPage) {

@@ -91,10 +91,6 @@ export const Readiness = Type.Object(
       { description: 'What the server is doing: starting, database (opening it), migrations, index (reading it), ready' },
     ),
     progress: Type.Number({ minimum: 0, maximum: 1, description: 'Share of the phase done (index: documents read of the documents)' }),
-    index: Type.Object({
-      documents_read: Type.Integer({ description: 'Documents the index build has read so far (0 when none runs)' }),
-      documents: Type.Integer({ description: 'Documents the index build is reading (0 when none runs)' }),
-    }),
     model: Type.Union(
       ['none', 'starting', 'ready', 'failed'].map((p) => Type.Literal(p)),
       { description: "The query embedding model's threads: until ready, searches answer from the words alone" },

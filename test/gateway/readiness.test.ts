@@ -52,7 +52,9 @@ describe(`readiness of a gateway with documents (${backend})`, () => {
       expect(seen[0].progress).toBeGreaterThanOrEqual(0);
       expect(seen[0].progress).toBeLessThan(1);
       const last = seen.at(-1);
-      expect(last).toMatchObject({ status: 200, ready: true, phase: 'ready', progress: 1, index: { documents_read: 3, documents: 3 } });
+      expect(last).toMatchObject({ status: 200, ready: true, phase: 'ready', progress: 1 });
+      // Anonymous, like healthz: no counts of what the store holds.
+      expect(Object.keys(last).sort()).toEqual(['model', 'phase', 'progress', 'ready', 'status']);
       expect(last.model).toBe('none');
       for (const s of seen.slice(0, -1)) expect(s).toMatchObject({ status: 503, ready: false, phase: 'index' });
       expect((await g.get('/v1/healthz')).statusCode).toBe(200);
