@@ -11,6 +11,11 @@
  * or metadata.is_noise) is not an event. A person with a no-reply style email address, or who sent
  * noise mail and was never written to, gets no edge.
  *
+ * Automated senders (issue 35) keep their edge but are marked, and the ranking leaves them out unless asked
+ * (src/relationships/top.ts): `features.automated` lists the reasons, empty for a person. `automated_headers`:
+ * they sent mail that says it came from a machine (Auto-Submitted other than "no", Precedence bulk/list/junk,
+ * List-Id) and were never written to; `one_way`: at least ONE_WAY_MIN messages from them and never one to them.
+ *
  * Features per person:
  *  - last contact: newest event; days_since_last_message = (now - last) in days, 2 decimals;
  *  - messages_30d / attachments_30d: events (attachment_count of documents with attachments) in
@@ -31,6 +36,13 @@ import { decayBucket, relationshipScore, type EdgeFeatures, type ScoreComponents
 import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
 
 const LINK_ROLES = `('sender', 'recipient', 'participant', 'contact')`;
+/** Messages from a person, never answered, that make the traffic one-way (an automated sender). */
+export const ONE_WAY_MIN = 3;
+
+/** A header of an email document: the collector's metadata field, else the raw `headers` object (any case). */
+const header = (field: string, name: string) =>
+  `coalesce(d.metadata->>'${field}', (SELECT h.v FROM jsonb_each_text(CASE WHEN jsonb_typeof(d.metadata->'headers') = 'object'
+      THEN d.metadata->'headers' ELSE '{}'::jsonb END) AS h(k, v) WHERE lower(h.k) = '${name}' LIMIT 1))`;
 const GROUP_WINDOW = `interval '48 hours'`;
 
 export interface FeatureRow extends EdgeFeatures {
@@ -40,6 +52,11 @@ export interface FeatureRow extends EdgeFeatures {
   outbound_30d: number;
   messages_total: number;
   replies_measured: number;
+  /** Why this person looks like a machine (empty: a person). */
+  automated: string[];
+  /** Messages the self person sent them, ever, and days since the last (null: never) — the "gone quiet" view. */
+  outbound_total: number;
+  days_since_last_outbound: number | null;
 }
 
 interface RawRow {
@@ -54,6 +71,10 @@ interface RawRow {
   messages_total: number;
   replies: number;
   avg_latency: number | null;
+  auto_headers: boolean;
+  inbound_total: number;
+  outbound_total: number;
+  last_out: Date | string | null;
 }
 
 /**
@@ -103,7 +124,11 @@ export function featureSql(targeted: boolean): string {
                                        AND EXISTS (SELECT 1 FROM unnest($5::text[]) AS w(word)
                                                     WHERE strpos(lower(coalesce(e->>'identifier', '') || ' '
                                                                        || coalesce(e->>'display_name', '')), w.word) > 0))
-                       THEN 2 ELSE 0 END) >= 2)) AS noisy
+                       THEN 2 ELSE 0 END) >= 2)) AS noisy,
+           (d.source_type IN ('email', 'email_local') AND (
+              lower(trim(coalesce(${header('precedence', 'precedence')}, ''))) IN ('bulk', 'list', 'junk')
+              OR lower(trim(coalesce(${header('auto_submitted', 'auto-submitted')}, 'no'))) NOT IN ('no', '')
+              OR trim(coalesce(${header('list_id', 'list-id')}, '')) <> '')) AS automated
       FROM documents d JOIN cand c ON c.doc_id = d.doc_id
      WHERE d.is_active_version AND d.status <> 'failed' AND d.deleted_at IS NULL
        AND d.source_type IN (${MESSAGE_SOURCE_TYPES.map((t) => `'${t}'`).join(', ')})
@@ -112,19 +137,19 @@ export function featureSql(targeted: boolean): string {
        AND NOT ${isEmailAttachmentSql('d')}
   ),
   doc_links AS (
-    SELECT d.doc_id, d.ts, d.thread_id, d.att, d.noisy,
+    SELECT d.doc_id, d.ts, d.thread_id, d.att, d.noisy, d.automated,
            array_agg(DISTINCT p_l.person_id) FILTER (WHERE dp.role = 'sender') AS senders,
            array_agg(DISTINCT p_l.person_id) FILTER (WHERE dp.role <> 'sender') AS recips
       FROM docs d JOIN document_people dp ON dp.doc_id = d.doc_id AND dp.role IN ${LINK_ROLES}
       ${live('l', 'dp.person_id')}
-     GROUP BY d.doc_id, d.ts, d.thread_id, d.att, d.noisy
+     GROUP BY d.doc_id, d.ts, d.thread_id, d.att, d.noisy, d.automated
   ),
   raw_events AS (
-    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'out'::text AS dir, false AS noisy
+    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'out'::text AS dir, false AS noisy, false AS automated
       FROM doc_links dl CROSS JOIN LATERAL unnest(dl.recips) AS o(other)
      WHERE $1::uuid = ANY(dl.senders) AND o.other <> $1::uuid
     UNION ALL
-    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'in', dl.noisy
+    SELECT dl.doc_id, dl.ts, dl.thread_id, dl.att, o.other, 'in', dl.noisy, dl.automated
       FROM doc_links dl CROSS JOIN LATERAL unnest(dl.senders) AS o(other)
      WHERE $1::uuid = ANY(dl.recips) AND o.other <> $1::uuid
   ),
@@ -184,7 +209,11 @@ export function featureSql(targeted: boolean): string {
          count(*)::int AS messages_total,
          (count(*) FILTER (WHERE dir = 'out' AND prev_dir = 'in' AND thread_id IS NOT NULL))::int AS replies,
          (avg(extract(epoch FROM (ts - prev_ts)))
-            FILTER (WHERE dir = 'out' AND prev_dir = 'in' AND thread_id IS NOT NULL))::float8 AS avg_latency
+            FILTER (WHERE dir = 'out' AND prev_dir = 'in' AND thread_id IS NOT NULL))::float8 AS avg_latency,
+         bool_or(dir = 'in' AND automated) AS auto_headers,
+         (count(*) FILTER (WHERE dir = 'in'))::int AS inbound_total,
+         (count(*) FILTER (WHERE dir = 'out'))::int AS outbound_total,
+         max(ts) FILTER (WHERE dir = 'out') AS last_out
     FROM runs
    GROUP BY other`;
 }
@@ -229,7 +258,19 @@ export async function computeFeatures(
     outbound_30d: Number(x.outbound_30d),
     messages_total: Number(x.messages_total),
     replies_measured: Number(x.replies),
+    automated: automatedReasons(x),
+    outbound_total: Number(x.outbound_total),
+    days_since_last_outbound: x.last_out === null ? null : round2((now.getTime() - new Date(x.last_out).getTime()) / 86400_000),
   }));
+}
+
+/** Why a correspondent looks automated: only ever writing, by machine headers or by sheer one-way volume. */
+function automatedReasons(x: Pick<RawRow, 'auto_headers' | 'inbound_total' | 'outbound_total'>): string[] {
+  if (Number(x.outbound_total) > 0) return [];
+  const reasons: string[] = [];
+  if (x.auto_headers) reasons.push('automated_headers');
+  if (Number(x.inbound_total) >= ONE_WAY_MIN) reasons.push('one_way');
+  return reasons;
 }
 
 export interface EdgeRecord {

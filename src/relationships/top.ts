@@ -2,6 +2,8 @@
 import type { Queryable } from '../db/types.ts';
 
 export const MAX_WINDOW_DAYS = 3650;
+/** "Gone quiet": people the self person wrote to at least this often, and not for this many days. */
+export const GONE_QUIET = { minWritten: 5, minDays: 60 } as const;
 export const DEFAULT_WINDOW = '90d';
 
 /** `<days>d` (trimmed, case-insensitive), 1..3650 days; null when malformed or out of range. */
@@ -46,7 +48,7 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? n
 export async function topRelationships(
   db: Queryable,
   selfId: string | null,
-  q: { days: number; limit: number; offset: number; now?: Date; personId?: string },
+  q: { days: number; limit: number; offset: number; now?: Date; personId?: string; includeAutomated?: boolean; goneQuiet?: boolean },
 ): Promise<TopResult> {
   const end = q.now ?? new Date();
   const start = new Date(end.getTime() - q.days * 86400_000);
@@ -55,6 +57,18 @@ export async function topRelationships(
   if (selfId) where.push(`e.self_person_id = $${params.push(selfId)}`);
   else where.push(`EXISTS (SELECT 1 FROM people s WHERE s.person_id = e.self_person_id AND s.merged_into IS NULL AND NOT s.deleted)`);
   if (q.personId) where.push(`e.person_id = $${params.push(q.personId)}`);
+  // Automated senders (features.automated, src/relationships/recompute.ts) only when asked, or asked for by id.
+  else if (!q.includeAutomated) {
+    where.push(`(jsonb_typeof(e.edge_features->'automated') IS DISTINCT FROM 'array' OR jsonb_array_length(e.edge_features->'automated') = 0)`);
+  }
+  if (q.goneQuiet) {
+    where.push(`coalesce((e.edge_features->>'outbound_total')::int, 0) >= ${GONE_QUIET.minWritten}`);
+    where.push(`coalesce((e.edge_features->>'days_since_last_outbound')::float8, 0) >= ${GONE_QUIET.minDays}`);
+  }
+  // Gone quiet: the people written to most first; otherwise by score.
+  const order = q.goneQuiet
+    ? `(e.edge_features->>'outbound_total')::int DESC, (e.edge_features->>'days_since_last_outbound')::float8 DESC`
+    : 'e.score DESC, e.last_contact_at DESC';
   const base = `FROM relationship_edges e JOIN people p ON p.person_id = e.person_id AND p.merged_into IS NULL AND NOT p.deleted
                WHERE ${where.join(' AND ')}`;
   const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, params);
@@ -62,7 +76,7 @@ export async function topRelationships(
     `SELECT e.self_person_id, e.person_id, e.score, e.last_contact_at, e.decay_bucket, e.edge_features, e.updated_at,
             p.display_name, p.organization
        ${base}
-      ORDER BY e.score DESC, e.last_contact_at DESC, e.person_id, e.self_person_id
+      ORDER BY ${order}, e.person_id, e.self_person_id
       LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, q.limit, q.offset],
   );

@@ -28,6 +28,18 @@ const TopQuery = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
     person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only the edge to this person (its surviving id)' })),
+    gone_quiet: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'Only people the self person wrote to at least 5 times and not for 60 days or more, most written to first',
+      }),
+    ),
+    include_automated: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'Also rank automated senders (features.automated: machine headers, or one-way traffic never answered)',
+      }),
+    ),
   },
 );
 
@@ -121,7 +133,14 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
       if (selfId) await service.ensureEdges(selfId);
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
-      const top = await topRelationships(service.db, selfId, { days, limit, offset, personId: q.person_id });
+      const top = await topRelationships(service.db, selfId, {
+        days,
+        limit,
+        offset,
+        personId: q.person_id,
+        includeAutomated: q.include_automated ?? false,
+        goneQuiet: q.gone_quiet ?? false,
+      });
       return { self_person_id: selfId, ...top, window: `${days}d`, limit, offset };
     },
   );

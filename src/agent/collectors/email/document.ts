@@ -188,6 +188,10 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
     body_processed: true,
     body_source: body.source,
   };
+  // Only when present: documents of mail without them keep the metadata (and idempotency key) they always had.
+  if (msg.precedence) metadata.precedence = msg.precedence;
+  if (msg.autoSubmitted) metadata.auto_submitted = msg.autoSubmitted;
+  if (msg.listId) metadata.list_id = msg.listId;
   if (src.mailbox) metadata.mailbox = src.mailbox;
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
   if (bodyEmpty) metadata.body_empty = true;

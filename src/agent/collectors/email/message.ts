@@ -36,6 +36,10 @@ export interface CollectedMessage
   /** The Date header's own offset ("+09:00"), when it had one and `date` is from it. */
   dateOffset: string | null;
   listUnsubscribe: string | null;
+  /** Headers that say a machine sent it (the relationship job marks such senders automated). */
+  precedence?: string | null;
+  autoSubmitted?: string | null;
+  listId?: string | null;
   attachments: MailAttachment[];
   /** `.partial.emlx` attachments whose file is not in the mailbox's Attachments folder. */
   attachmentsMissing: MissingAttachment[];
@@ -78,6 +82,9 @@ export async function parseCollectedMessage(
     inReplyTo: parsed.inReplyTo,
     references: parsed.references,
     listUnsubscribe: headerValues(parsed.headerLines, 'list-unsubscribe')[0] ?? null,
+    precedence: headerValues(parsed.headerLines, 'precedence')[0] ?? null,
+    autoSubmitted: headerValues(parsed.headerLines, 'auto-submitted')[0] ?? null,
+    listId: headerValues(parsed.headerLines, 'list-id')[0] ?? null,
     text: parsed.text,
     html: parsed.html,
     attachments: parsed.attachments.map((a) => ({
