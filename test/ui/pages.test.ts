@@ -61,6 +61,16 @@ beforeAll(async () => {
   for (const d of [40, 20, 9, 5, 2]) await ingest(message(i++, d, alice, me, `Quarterly budget review number ${i}. The budget is on track.`, 'budget'));
   for (const d of [3, 1]) await ingest(message(i++, d, me, alice, `Reply about the budget ${i}. Thanks for the numbers.`, 'budget'));
   await ingest(message(i++, 200, bob, me, 'Old note about the garden fence.', 'fence'));
+  // A bank's statements (Auto-Submitted): an automated sender, hidden from the ranking unless asked for.
+  const bank: [string, string] = ['statements@harbourbank.example', 'Harbour Bank (statements)'];
+  for (const d of [4, 11, 18]) {
+    const m = message(i++, d, bank, me, `Your statement is ready ${i}.`, `bank-${i}`);
+    (m.metadata as Record<string, unknown>).auto_submitted = 'auto-generated';
+    await ingest(m);
+  }
+  // Dora: written to five times four months ago, never since: gone quiet.
+  const dora: [string, string] = ['dora@example.com', 'Dora Marquez'];
+  for (const d of [120, 121, 122, 123, 124]) await ingest(message(i++, d, me, dora, `Choir rehearsal notes ${i}.`, 'choir'));
   await ingest(
     noteBody({
       source_type: 'sms',
@@ -129,6 +139,24 @@ describe('relationships and people', () => {
     await shot('relationships');
     await page.getByRole('button', { name: '30 days' }).click();
     await page.waitForFunction(() => location.hash.includes('window=30d') && document.querySelectorAll('.ranking li').length === 1);
+  });
+
+  it('leaves automated senders out unless asked for, and lists the people who went quiet', async () => {
+    await page.getByRole('button', { name: '365 days' }).click();
+    await page.locator('.ranking li', { hasText: 'Bob Stone' }).waitFor();
+    expect(await page.locator('.ranking li', { hasText: 'Harbour Bank' }).count()).toBe(0);
+    await page.getByLabel('Include automated senders').check();
+    const bank = page.locator('.ranking li', { hasText: 'Harbour Bank' });
+    await bank.waitFor();
+    expect(await bank.locator('.automated').textContent()).toMatch(/^Automated sender: its mail says a machine sent it/);
+    await page.getByLabel('Include automated senders').uncheck();
+    await page.waitForFunction(() => !location.hash.includes('automated=1'));
+    await page.getByRole('button', { name: 'Gone quiet' }).click();
+    const dora = page.locator('.ranking li', { hasText: 'Dora Marquez' });
+    await dora.waitFor();
+    expect(await dora.locator('.explain').textContent()).toMatch(/^You wrote 5 times, the last 4 months ago\.$/);
+    expect(await page.locator('.ranking li').count()).toBe(1);
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('finds people by name and by phone in another format, and shows a person page', async () => {

@@ -1,4 +1,8 @@
-/** Relationships: who matters in a window (30/90/365 days), score bars, and setting the self person. */
+/**
+ * Relationships: who matters in a window (30/90/365 days), score bars, and setting the self person; "gone quiet":
+ * people you used to write to often and have not for a while. Automated senders (a bank's statements, a school
+ * office nobody answers) are left out unless asked for, and marked when shown.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
@@ -14,6 +18,28 @@ export interface Relationship {
 }
 
 const WINDOWS = ['30d', '90d', '365d'];
+/** The tab for people you have stopped writing to (GET …/top?gone_quiet=true). */
+const QUIET = 'quiet';
+
+const AUTOMATED_REASONS: Record<string, string> = {
+  automated_headers: 'its mail says a machine sent it',
+  one_way: 'it writes, you never answered',
+};
+
+/** Why a correspondent is marked automated, in words; null for a person. */
+export function automatedNote(f: Record<string, any>): string | null {
+  const reasons = Array.isArray(f.automated) ? (f.automated as string[]) : [];
+  if (!reasons.length) return null;
+  return `Automated sender: ${reasons.map((r) => AUTOMATED_REASONS[r] ?? r).join('; ')}.`;
+}
+
+/** "You wrote 14 times, last 5 months ago." */
+function quietNote(f: Record<string, any>): string | null {
+  if (typeof f.outbound_total !== 'number' || typeof f.days_since_last_outbound !== 'number') return null;
+  const d = Math.round(f.days_since_last_outbound);
+  const ago = d >= 60 ? `${Math.round(d / 30)} months ago` : `${d} days ago`;
+  return `You wrote ${plural(f.outbound_total, 'time')}, the last ${ago}.`;
+}
 
 function plural(n: number, one: string, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
@@ -86,7 +112,9 @@ function SelfPerson({ onSet }: { onSet: () => void }) {
 }
 
 export function RelationshipsPage({ params }: { params: URLSearchParams }) {
-  const win = WINDOWS.includes(params.get('window') ?? '') ? params.get('window')! : '90d';
+  const asked = params.get('window') ?? '';
+  const win = WINDOWS.includes(asked) || asked === QUIET ? asked : '90d';
+  const automated = params.get('automated') === '1';
   const [data, setData] = useState<{ relationships: Relationship[]; total_count: number } | null>(null);
   const [noSelf, setNoSelf] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -95,7 +123,11 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     const ctl = new AbortController();
     setError(null);
-    api(`/v1/crm/relationships/top${qs({ window: win, limit: 100 })}`, { signal: ctl.signal })
+    const query =
+      win === QUIET
+        ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined }
+        : { window: win, limit: 100, include_automated: automated || undefined };
+    api(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
       .then((r) => {
         setData(r);
         // No self person known: the route ranks every self's edges (self_person_id null); ask who "me" is.
@@ -107,17 +139,25 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
         else setError(err);
       });
     return () => ctl.abort();
-  }, [win, reload]);
+  }, [win, automated, reload]);
+  const go = (w: string, auto = automated) => navigate(href('relationships', { window: w, ...(auto ? { automated: '1' } : {}) }));
 
   return (
     <Page title="Relationships">
       <div class="tabs" role="group" aria-label="Window">
         {WINDOWS.map((w) => (
-          <button key={w} type="button" class={w === win ? 'tab active' : 'tab'} aria-pressed={w === win} onClick={() => navigate(href('relationships', { window: w }))}>
+          <button key={w} type="button" class={w === win ? 'tab active' : 'tab'} aria-pressed={w === win} onClick={() => go(w)}>
             {parseInt(w, 10)} days
           </button>
         ))}
+        <button type="button" class={win === QUIET ? 'tab active' : 'tab'} aria-pressed={win === QUIET} onClick={() => go(QUIET)}>
+          Gone quiet
+        </button>
       </div>
+      <label class="check">
+        <input type="checkbox" checked={automated} onChange={(e) => go(win, e.currentTarget.checked)} /> Include automated senders
+      </label>
+      {win === QUIET && <p class="meta">People you used to write to often and have not written to for two months or more.</p>}
       <ErrorNote error={error} />
       {noSelf && <SelfPerson onSet={() => setReload((n) => n + 1)} />}
       {data && !noSelf && (
@@ -127,10 +167,11 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
               <a href={href(`person/${r.person_id}`)}><bdi>{r.display_name}</bdi></a>
               {r.organization && <span class="meta"> · <bdi>{r.organization}</bdi></span>}
               <ScoreBar score={r.score} label={`Relationship score of ${r.display_name}`} />
-              <p class="explain">{explainFeatures(r.features)}</p>
+              <p class="explain">{win === QUIET ? (quietNote(r.features) ?? explainFeatures(r.features)) : explainFeatures(r.features)}</p>
+              {automatedNote(r.features) && <p class="meta automated">{automatedNote(r.features)}</p>}
             </li>
           ))}
-          {data.relationships.length === 0 && <li class="empty">Nobody in this window.</li>}
+          {data.relationships.length === 0 && <li class="empty">{win === QUIET ? 'Nobody has gone quiet.' : 'Nobody in this window.'}</li>}
         </ol>
       )}
     </Page>
