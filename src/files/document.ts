@@ -175,10 +175,10 @@ export function buildFileDocument(input: FileDocumentInput): FileDocument {
 
   const extractedText = x.status === 'ready' ? x.text : '';
   const ocrText = x.ocr?.text || (extractedText ? undefined : collectorOcr);
+  // Name, path and time are in the title, metadata.localfs and content_timestamp: as lines of the text
+  // they matched every search for "home" or a date and were quoted by ask as if they were content
+  // (spec-notes A4.1 put them there for display only). Tags and a caption are words a person searches by.
   const header = [
-    `Filename: ${filename}`,
-    `Source Path: ${meta.path}`,
-    `Modified: ${modified.toISOString()}`,
     meta.tags.length ? `Tags: ${meta.tags.join(', ')}` : '',
     caption ? `Caption: ${caption}` : '',
   ].filter(Boolean);

@@ -33,20 +33,13 @@ async function ingest(bytes: Buffer, m: FileMeta, upload?: { filename?: string; 
 }
 
 describe('buildFileDocument', () => {
-  it('a PDF: header lines, extracted text, metadata and the attachment descriptor', async () => {
+  it('a PDF: tags, extracted text, metadata and the attachment descriptor; name, path and time stay out of the text', async () => {
     const pdf = await makeTextPdf([['Rent contract for flat 3B', 'Monthly rent 1200']]);
     const m = meta({ path: '/home/ada/Docs/contract.pdf', mtime: 1700000000, tags: ['home', 'legal'] });
     const { doc, stored } = await ingest(pdf, m, { filename: 'contract.pdf', mimeType: 'application/octet-stream' });
-    expect(doc.text).toBe(
-      [
-        'Filename: contract.pdf',
-        'Source Path: /home/ada/Docs/contract.pdf',
-        'Modified: 2023-11-14T22:13:20.000Z',
-        'Tags: home, legal',
-        '',
-        'Rent contract for flat 3B\nMonthly rent 1200',
-      ].join('\n'),
-    );
+    // The name is the title, the path and time are metadata: as text they were searched and quoted as content.
+    expect(doc.text).toBe(['Tags: home, legal', '', 'Rent contract for flat 3B\nMonthly rent 1200'].join('\n'));
+    expect(doc.text).not.toMatch(/Filename:|Source Path:|Modified:|\/home\/ada|2023-11-14/);
     expect(doc).toMatchObject({
       source_type: 'localfs',
       source_provider: 'filesystem',
