@@ -1,14 +1,36 @@
 /**
- * POST /v1/ask: retrieve, then answer.
+ * POST /v1/ask: retrieve, then answer with the sentences that answer, each cited exactly.
  *
- * Default (extractive): the sentences of the top hits that share the most query words, each
- * followed by its citation marker [n]; citations are the retrieved hits in rank order, so marker n
- * is citations[n-1]. With LLM_PROVIDER=ollama|openai, the model answers from the numbered
- * snippets only; its markers are checked against them (a marker naming no retrieved snippet is
- * removed, never replaced) and on any failure the extractive answer is returned, saying so.
+ * The search's top k hits give their chunks; extractive.ts splits them into sentences and
+ * key-value lines, scores those against the question and keeps the best one to three (at most 400
+ * characters). Each quoted unit is followed by its marker [n], and citations[n-1] names its
+ * document, chunk and the span it was quoted from (in the chunk, and in the document text). When no
+ * unit clears the floor the answer says that nothing answers the question and cites nothing.
+ *
+ * With LLM_PROVIDER=ollama|openai the model gets the same ranked units, numbered, and answers from
+ * them only; its markers are checked (a marker naming no unit is removed, never replaced) and
+ * renumbered to the units it cited. When the model fails, times out or cannot be reached, the
+ * extractive answer is returned with `llm_fallback` and `llm_error` saying why.
  */
-import { prepareEgress } from '../privacy/egress.ts';
+import {
+  DEFAULT_EXTRACTIVE,
+  pickQuotes,
+  rankUnits,
+  type Candidate,
+  type ExtractiveParams,
+  type Passage,
+  type QueryTerm,
+  type Quote,
+} from './extractive.ts';
+import { chat, DEFAULT_LLM_TIMEOUT_MS, LlmError, loadLlmOptions, type LlmFailure, type LlmOptions } from './llm.ts';
 import type { SearchHit, SearchLegs, SearchRequest, SearchResponse } from './types.ts';
+
+/** A chunk's text and where it starts in the text of a document that holds it. */
+export interface PassageText {
+  text: string;
+  /** Offset of the chunk in the document's text; null when unknown. */
+  start: number | null;
+}
 
 export interface AskOptions {
   provider?: 'ollama' | 'openai' | null;
@@ -16,14 +38,28 @@ export interface AskOptions {
   apiKey?: string;
   model?: string;
   timeoutMs?: number;
-  /** Chunk texts by id (the search service passes a database reader). */
-  chunkTexts?: (chunkIds: string[]) => Promise<Map<string, string>>;
+  /** Chunk texts and offsets by `${document_id}/${chunk_id}` (the search service passes a database reader). */
+  passages?: (hits: { document_id: string; chunk_id: string }[]) => Promise<Map<string, PassageText>>;
+  /** Scoring weights and floor (benchmarks tune them; the defaults are the measured ones). */
+  extractive?: Partial<ExtractiveParams>;
 }
 
 export interface Citation {
   document_id: string;
   chunk_id: string;
+  /** The retrieval score of the hit the quote comes from. */
   score: number;
+  title: string | null;
+  source_type: string;
+  content_timestamp: string;
+  /** The text the answer quotes from this chunk. */
+  quote: string;
+  /** The quote's span in the chunk text (end exclusive). */
+  start: number;
+  end: number;
+  /** The quote's span in the document text, for marking it there; null when unknown. */
+  doc_start: number | null;
+  doc_end: number | null;
 }
 
 export interface AskResponse {
@@ -31,78 +67,36 @@ export interface AskResponse {
   answer: string;
   citations: Citation[];
   answer_mode: 'extractive' | 'llm' | 'none';
+  /** Why a configured model's answer was not used, in words. */
   llm_error?: string;
+  /** Why a configured model's answer was not used: timeout, unreachable, http_error, empty. */
+  llm_fallback?: LlmFailure;
   /** The retrieval's legs, as search reports them (e.g. lexical-only while the model is busy). */
   legs: SearchLegs;
 }
 
-export const NO_RESULTS_ANSWER = 'No relevant results found.';
+export const NOTHING_FOUND_ANSWER = 'Nothing in your documents answers this question.';
+
+/** Units the model is shown. */
+const LLM_CONTEXT_UNITS = 12;
 
 export function loadAskOptions(env: NodeJS.ProcessEnv = process.env): AskOptions {
-  const p = (env.LLM_PROVIDER ?? '').trim().toLowerCase();
-  if (p === '' || p === 'none') return { provider: null };
-  if (p !== 'ollama' && p !== 'openai') throw new Error(`LLM_PROVIDER must be ollama or openai, got "${env.LLM_PROVIDER}"`);
-  const baseUrl =
-    p === 'ollama'
-      ? (env.OLLAMA_BASE_URL ?? 'http://127.0.0.1:11434').replace(/\/+$/, '')
-      : (env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+  const llm = loadLlmOptions(env);
+  return llm ? { ...llm } : { provider: null };
+}
+
+function llmOptions(opts: AskOptions): LlmOptions | null {
+  if (!opts.provider || !opts.baseUrl) return null;
   return {
-    provider: p,
-    baseUrl,
-    apiKey: env.OPENAI_API_KEY,
-    model: env.LLM_MODEL ?? (p === 'ollama' ? 'llama3.2' : 'gpt-4o-mini'),
-    timeoutMs: Number(env.LLM_TIMEOUT_MS ?? 60_000) || 60_000,
+    provider: opts.provider,
+    baseUrl: opts.baseUrl,
+    apiKey: opts.apiKey,
+    model: opts.model ?? (opts.provider === 'ollama' ? 'llama3.2' : 'gpt-4o-mini'),
+    timeoutMs: opts.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
   };
 }
 
-const STOP = new Set(
-  'a an and are as at be by do does for from has have how i in is it its of on or that the this to was were what when where which who why will with you your'.split(
-    ' ',
-  ),
-);
-
-/** Crude word keys for sentence matching: lower-case, stop words out, cut to 5 letters (a poor man's stem). */
-function keys(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (STOP.has(w) || w.length < 2) continue;
-    out.add(w.slice(0, 5));
-  }
-  return out;
-}
-
-export function splitSentences(text: string): string[] {
-  return text
-    .replace(/\s+/g, ' ')
-    .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"'(\[])/u)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
-
-export function extractiveAnswer(query: string, hits: SearchHit[], texts: Map<string, string>): string {
-  const q = keys(query);
-  const picked: { hit: number; pos: number; text: string; score: number }[] = [];
-  hits.forEach((h, i) => {
-    const text = (h.chunk_id && texts.get(h.chunk_id)) || h.snippet.replace(/[«»]/g, '');
-    splitSentences(text).forEach((s, pos) => {
-      const k = keys(s);
-      let m = 0;
-      for (const w of q) if (k.has(w)) m++;
-      if (m === 0) return;
-      picked.push({ hit: i, pos, text: s, score: (m / Math.max(q.size, 1)) / (1 + 0.25 * i) });
-    });
-  });
-  let best = picked.sort((a, b) => b.score - a.score).slice(0, 3);
-  if (best.length === 0) {
-    const first = splitSentences((hits[0].chunk_id && texts.get(hits[0].chunk_id)) || hits[0].snippet)[0] ?? '';
-    best = [{ hit: 0, pos: 0, text: first, score: 0 }];
-  }
-  best.sort((a, b) => a.hit - b.hit || a.pos - b.pos);
-  const cut = (s: string) => (s.length > 400 ? `${s.slice(0, 400)}…` : s);
-  return best.map((s) => `${cut(s.text)} [${s.hit + 1}]`).join(' ');
-}
-
-/** Keeps markers that name a retrieved snippet (1..n); drops the others. "[1, 9]" becomes "[1]". */
+/** Keeps markers that name a numbered unit (1..n); drops the others. "[1, 9]" becomes "[1]". */
 export function validateMarkers(answer: string, n: number): string {
   return answer
     .replace(/\[(\s*\d+\s*(?:[,;]\s*\d+\s*)*)\]/g, (_m, inner: string) => {
@@ -117,73 +111,133 @@ export function validateMarkers(answer: string, n: number): string {
     .trim();
 }
 
-async function llmAnswer(opts: AskOptions, query: string, hits: SearchHit[], texts: Map<string, string>): Promise<string> {
-  const sources = hits
-    .map((h, i) => {
-      const body = ((h.chunk_id && texts.get(h.chunk_id)) || h.snippet).slice(0, 1500);
-      return `[${i + 1}] ${h.title ? `${h.title}\n` : ''}${body}`;
+/** Renumbers valid markers 1, 2, … in order of first appearance; returns the text and the original numbers cited. */
+function renumber(answer: string): { text: string; cited: number[] } {
+  const cited: number[] = [];
+  const text = answer.replace(/\[(\d+)\]/g, (_m, d: string) => {
+    const n = Number(d);
+    let i = cited.indexOf(n);
+    if (i < 0) i = cited.push(n) - 1;
+    return `[${i + 1}]`;
+  });
+  return { text, cited };
+}
+
+function day(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+function citation(hit: SearchHit, passage: PassageText, q: { text: string; start: number; end: number }): Citation {
+  return {
+    document_id: hit.document_id,
+    chunk_id: hit.chunk_id!,
+    score: hit.score,
+    title: hit.title,
+    source_type: hit.source_type,
+    content_timestamp: hit.content_timestamp,
+    quote: q.text,
+    start: q.start,
+    end: q.end,
+    doc_start: passage.start === null ? null : passage.start + q.start,
+    doc_end: passage.start === null ? null : passage.start + q.end,
+  };
+}
+
+/** Lower-cased names of a hit's people: all of them, and those it was written to. */
+function peopleNames(hit: SearchHit): { people: string[]; addressees: string[] } {
+  const people: string[] = [];
+  const addressees: string[] = [];
+  for (const p of hit.people) {
+    if (!p || typeof p !== 'object') continue;
+    const o = p as Record<string, unknown>;
+    const name = o.display_name ?? o.name;
+    if (typeof name !== 'string' || !name.trim()) continue;
+    people.push(name.trim().toLowerCase());
+    if (typeof o.role === 'string' && /^(recipient|to|cc|bcc)$/i.test(o.role)) addressees.push(name.trim().toLowerCase());
+  }
+  return { people, addressees };
+}
+
+async function llmAnswer(
+  llm: LlmOptions,
+  query: string,
+  units: Candidate[],
+  hits: SearchHit[],
+): Promise<{ text: string; cited: Candidate[] }> {
+  const sources = units
+    .map((c, i) => {
+      const h = hits[c.passage];
+      const where = [h.title?.trim(), h.source_type, day(h.content_timestamp)].filter(Boolean).join(', ');
+      return `[${i + 1}] (${where}) ${c.unit.text}`;
     })
-    .join('\n\n');
-  const messages = [
+    .join('\n');
+  const raw = await chat(llm, [
     {
       role: 'system',
       content:
-        'Answer the question using only the numbered sources. After every statement put the number of the source ' +
-        'it comes from in square brackets, like [1]. If the sources do not answer the question, say that nothing ' +
-        'relevant was found. Do not use outside knowledge.',
+        'Answer the question briefly using only the numbered excerpts from the user\'s documents. After every ' +
+        'statement put the number of the excerpt it comes from in square brackets, like [1]. If the excerpts do not ' +
+        'answer the question, say that nothing in the documents answers it. Do not use outside knowledge.',
     },
-    { role: 'user', content: `Question: ${query}\n\nSources:\n${sources}` },
-  ];
-  const ctrl = AbortSignal.timeout(opts.timeoutMs ?? 60_000);
-  let url: string;
-  let body: unknown;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (opts.provider === 'ollama') {
-    url = `${opts.baseUrl}/api/chat`;
-    body = { model: opts.model, messages, stream: false, options: { temperature: 0 } };
-  } else {
-    url = `${opts.baseUrl}/chat/completions`;
-    body = { model: opts.model, messages, temperature: 0 };
-    if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
-  }
-  // A remote model gets the copy the egress policy allows (src/privacy/egress.ts); a local one the original.
-  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(prepareEgress(url, 'ask', body)), signal: ctrl });
-  if (!res.ok) throw new Error(`LLM answered HTTP ${res.status}`);
-  const json = (await res.json()) as any;
-  const content = opts.provider === 'ollama' ? json?.message?.content : json?.choices?.[0]?.message?.content;
-  if (typeof content !== 'string' || content.trim() === '') throw new Error('LLM returned no answer text');
-  return content;
+    { role: 'user', content: `Question: ${query}\n\nExcerpts:\n${sources}` },
+  ]);
+  const { text, cited } = renumber(validateMarkers(raw, units.length));
+  return { text, cited: cited.map((n) => units[n - 1]) };
 }
 
 export async function answerQuestion(
-  search: (req: SearchRequest) => Promise<SearchResponse>,
+  search: (req: SearchRequest) => Promise<SearchResponse & { terms?: QueryTerm[] }>,
   query: string,
   k: number,
   opts: AskOptions,
 ): Promise<AskResponse> {
+  const params: ExtractiveParams = { ...DEFAULT_EXTRACTIVE, ...opts.extractive };
   const res = await search({ q: query, k, filters: {}, context_window: 0 });
   const legs = res.legs;
+  const nothing: AskResponse = { query, answer: NOTHING_FOUND_ANSWER, citations: [], answer_mode: 'none', legs };
   const hits = res.hits.filter((h) => !h.context && h.chunk_id !== null);
-  if (hits.length === 0) return { query, answer: NO_RESULTS_ANSWER, citations: [], answer_mode: 'none', legs };
-  const citations = hits.map((h) => ({ document_id: h.document_id, chunk_id: h.chunk_id!, score: h.score }));
-  const texts = opts.chunkTexts ? await opts.chunkTexts(hits.map((h) => h.chunk_id!)) : new Map<string, string>();
-  if (opts.provider) {
-    try {
-      const raw = await llmAnswer(opts, query, hits, texts);
-      const answer = validateMarkers(raw, hits.length);
-      if (answer) return { query, answer, citations, answer_mode: 'llm', legs };
-      throw new Error('LLM answer was empty after citation checks');
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      return {
-        query,
-        answer: extractiveAnswer(query, hits, texts),
-        citations,
-        answer_mode: 'extractive',
-        llm_error: `LLM unavailable, extractive answer returned: ${why.slice(0, 200)}`,
-        legs,
-      };
-    }
+  if (hits.length === 0) return nothing;
+
+  const texts = opts.passages
+    ? await opts.passages(hits.map((h) => ({ document_id: h.document_id, chunk_id: h.chunk_id! })))
+    : new Map<string, PassageText>();
+  const found = hits.map((h) => texts.get(`${h.document_id}/${h.chunk_id}`) ?? { text: h.snippet.replace(/[«»]/g, ''), start: null });
+  const passages: Passage[] = hits.map((h, i) => ({
+    document_id: h.document_id,
+    chunk_id: h.chunk_id!,
+    score: h.score,
+    rank: i,
+    title: h.title,
+    text: found[i].text,
+    ...peopleNames(h),
+  }));
+  // Without the index's statistics (an index that has not seen the words) every word weighs the same.
+  const terms: QueryTerm[] = res.terms ?? [];
+  const ranked = rankUnits(query, terms, passages, params);
+  const quotes = pickQuotes(ranked, terms, passages, params);
+  const cite = (q: Pick<Quote, 'text' | 'start' | 'end'>, c: Candidate) => citation(hits[c.passage], found[c.passage], q);
+  const extractive = (): AskResponse =>
+    quotes.length === 0
+      ? nothing
+      : {
+          query,
+          answer: quotes.map((q, i) => `${q.text} [${i + 1}]`).join(' '),
+          citations: quotes.map((q) => cite(q, q.candidate)),
+          answer_mode: 'extractive',
+          legs,
+        };
+
+  const llm = llmOptions(opts);
+  if (!llm) return extractive();
+  const units = ranked.candidates.slice(0, LLM_CONTEXT_UNITS);
+  if (units.length === 0) return nothing;
+  try {
+    const { text, cited } = await llmAnswer(llm, query, units, hits);
+    if (!text) throw new LlmError('empty', 'the model\'s answer was empty once its citations were checked');
+    return { query, answer: text, citations: cited.map((c) => cite(c.unit, c)), answer_mode: 'llm', legs };
+  } catch (err) {
+    const reason: LlmFailure = err instanceof LlmError ? err.reason : 'http_error';
+    const why = err instanceof Error ? err.message : String(err);
+    return { ...extractive(), llm_fallback: reason, llm_error: `no answer from the language model (${why.slice(0, 200)}); the answer is extractive` };
   }
-  return { query, answer: extractiveAnswer(query, hits, texts), citations, answer_mode: 'extractive', legs };
 }

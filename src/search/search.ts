@@ -4,7 +4,7 @@
  * embedding provider as `embedder` to enable the vector leg.
  */
 import type { Database } from '../db/types.ts';
-import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse } from './ask.ts';
+import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse, type PassageText } from './ask.ts';
 import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
@@ -356,13 +356,19 @@ export function createSearch(deps: SearchDeps): Search {
     });
   }
 
-  /** Whole chunk texts (ask quotes sentences from anywhere in a chunk, not only its first characters). */
-  async function fullChunkTexts(ids: string[]): Promise<Map<string, string>> {
-    const r = await db.query<{ chunk_id: string; text: string }>(
-      'SELECT chunk_id, text FROM chunks WHERE chunk_id = ANY($1::uuid[])',
-      [ids],
+  /**
+   * Whole chunk texts (ask quotes sentences from anywhere in a chunk, not only its first characters)
+   * and where each starts in its document's text, keyed `${document_id}/${chunk_id}`.
+   */
+  async function passageTexts(hits: { document_id: string; chunk_id: string }[]): Promise<Map<string, PassageText>> {
+    const r = await db.query<{ doc_id: string; chunk_id: string; text: string; start_char: number }>(
+      `SELECT DISTINCT ON (cd.doc_id, cd.chunk_id) cd.doc_id::text AS doc_id, cd.chunk_id::text AS chunk_id, c.text, cd.start_char
+         FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
+        WHERE cd.doc_id = ANY($1::uuid[]) AND cd.chunk_id = ANY($2::uuid[])
+        ORDER BY cd.doc_id, cd.chunk_id, cd.ordinal`,
+      [hits.map((h) => h.document_id), hits.map((h) => h.chunk_id)],
     );
-    return new Map(r.rows.map((x) => [x.chunk_id, x.text]));
+    return new Map(r.rows.map((x) => [`${x.doc_id}/${x.chunk_id}`, { text: x.text, start: x.start_char }]));
   }
 
   /**
@@ -540,13 +546,15 @@ export function createSearch(deps: SearchDeps): Search {
         person: personFacet(counted.people, rows.names),
       },
       legs,
+      // The query's lexemes with their idf (ask weighs the words of its sentences with them); not part of the route's answer.
+      terms: matches.terms.map(({ term, idf }) => ({ term, idf })),
     };
   }
 
   return {
     config,
     search,
-    ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), chunkTexts: fullChunkTexts }),
+    ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), passages: passageTexts }),
     generalContext: (filter) => generalContext(db, filter),
     refreshIndex: async (opts) => {
       const index = opts?.rebuild ? await sync.rebuild() : await sync.current();

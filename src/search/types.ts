@@ -98,4 +98,6 @@ export interface SearchResponse {
   total: number;
   facets: SearchFacets;
   legs: SearchLegs;
+  /** The query's lexemes and their idf in the lexical index (for ask; the HTTP answer leaves them out). */
+  terms?: { term: string; idf: number }[];
 }

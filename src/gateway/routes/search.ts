@@ -61,13 +61,37 @@ export const AskRequest = Type.Object({
   k: Type.Integer({ minimum: 1, maximum: 20, default: 5 }),
 });
 
+export const AskCitation = Type.Object(
+  {
+    document_id: Type.String(),
+    chunk_id: Type.String(),
+    score: Type.Number({ description: 'Retrieval score of the hit quoted' }),
+    title: Type.Union([Type.String(), Type.Null()]),
+    source_type: Type.String(),
+    content_timestamp: Type.String(),
+    quote: Type.String({ description: 'The text the answer quotes from the chunk' }),
+    start: Type.Integer({ description: 'Start of the quote in the chunk text' }),
+    end: Type.Integer({ description: 'End of the quote in the chunk text (exclusive)' }),
+    doc_start: Type.Union([Type.Integer(), Type.Null()], { description: 'Start of the quote in the document text' }),
+    doc_end: Type.Union([Type.Integer(), Type.Null()], { description: 'End of the quote in the document text (exclusive)' }),
+  },
+  { additionalProperties: true },
+);
+
 export const AskResponseSchema = Type.Object(
   {
     query: Type.String(),
-    answer: Type.String(),
-    citations: Type.Array(Type.Object({ document_id: Type.String(), chunk_id: Type.String(), score: Type.Number() })),
-    answer_mode: Type.String(),
+    answer: Type.String({ description: 'The answer; each quoted part is followed by its marker [n], n naming citations[n-1]' }),
+    citations: Type.Array(AskCitation),
+    answer_mode: Type.Union([Type.Literal('extractive'), Type.Literal('llm'), Type.Literal('none')], {
+      description: 'extractive: quoted from the documents; llm: written by the configured model from quoted units; none: nothing answers',
+    }),
     llm_error: Type.Optional(Type.String()),
+    llm_fallback: Type.Optional(
+      Type.Union([Type.Literal('timeout'), Type.Literal('unreachable'), Type.Literal('http_error'), Type.Literal('empty')], {
+        description: 'Why the configured model\'s answer was not used (the answer is extractive)',
+      }),
+    ),
     legs: Type.Optional(Loose),
   },
   { additionalProperties: true },
