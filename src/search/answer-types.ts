@@ -19,7 +19,11 @@ const QUESTION_TYPES: [AnswerType, RegExp][] = [
   ['code', new RegExp(`\\b(which|what)\\b.*\\b(${CODE_WORDS})\\b|\\b(${CODE_WORDS})\\b.*\\?\\s*$`, 'i')],
 ];
 
+/** A question that asks yes or no ("Is the budget on track?") asks for no particular kind of answer. */
+const YES_NO = /^\s*(is|are|was|were|am|do|does|did|can|could|will|would|has|have|had|should|shall|may|might|must|isn't|aren't|didn't|doesn't)\b/i;
+
 export function questionType(question: string): AnswerType | null {
+  if (YES_NO.test(question)) return null;
   for (const [type, re] of QUESTION_TYPES) if (re.test(question)) return type;
   return null;
 }
