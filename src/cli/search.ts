@@ -34,7 +34,8 @@ ${COMMON}`;
 
 export const ASK_USAGE = `usage: memex ask QUESTION... [options]
 
-Answers a question from the documents that match it, with the documents it cites.
+Answers a question with the sentences of your documents that answer it (or says that
+nothing does), then lists each source with the quoted sentence marked.
 
 options:
   -k, --limit N      documents to answer from (1-20, default 5)
@@ -199,11 +200,41 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
   );
 }
 
+interface AskCitation {
+  document_id: string;
+  chunk_id: string;
+  score: number;
+  title?: string | null;
+  source_type?: string;
+  content_timestamp?: string;
+  quote?: string;
+  doc_start?: number | null;
+  doc_end?: number | null;
+}
+
 interface AskAnswer {
   answer: string;
   answer_mode: string;
   llm_error?: string;
-  citations: { document_id: string; chunk_id: string; score: number }[];
+  citations: AskCitation[];
+}
+
+/** Characters of the source shown on each side of the quoted sentence. */
+const AROUND_QUOTE = 80;
+
+/** The quoted sentence in its place in the document: a few words around it, the quote in bold on a terminal («» otherwise). */
+export function quoteInContext(text: string | undefined, c: AskCitation, tty: boolean): string {
+  const mark = (s: string) => (tty ? `\x1b[1m${s}\x1b[0m` : `«${s}»`);
+  const flat = (s: string) => s.replace(/\s+/g, ' ');
+  if (text === undefined || c.doc_start == null || c.doc_end == null || c.doc_end > text.length) return mark(flat(c.quote ?? ''));
+  let from = Math.max(0, c.doc_start - AROUND_QUOTE);
+  let to = Math.min(text.length, c.doc_end + AROUND_QUOTE);
+  // Whole words at the edges.
+  if (from > 0) from = text.indexOf(' ', from) + 1 || from;
+  if (to < text.length) to = Math.max(c.doc_end, text.lastIndexOf(' ', to));
+  const before = flat(text.slice(from, c.doc_start)).trimStart();
+  const after = flat(text.slice(c.doc_end, to)).trimEnd();
+  return `${from > 0 ? '…' : ''}${before}${mark(flat(text.slice(c.doc_start, c.doc_end)))}${after}${to < text.length ? '…' : ''}`;
 }
 
 export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise<number> {
@@ -221,16 +252,21 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
         out.write(`${JSON.stringify(res, null, 2)}\n`);
         return 0;
       }
+      // The short answer first; then each source with the quoted sentence marked where it stands.
       out.write(`${res.answer.trim()}\n`);
-      if (res.llm_error) out.write(`\n(no language model answer: ${res.llm_error}; the text above is from the documents)\n`);
-      const cited = [...new Set(res.citations.map((c) => c.document_id))];
-      if (cited.length) {
+      if (res.llm_error) out.write(`\n(${res.llm_error})\n`);
+      if (res.citations.length) {
         out.write('\nsources:\n');
-        // Titles make the list readable; a document that cannot be read is listed by id alone.
-        for (const [i, id] of cited.entries()) {
-          const doc = await client.request<{ title?: string | null; source_type?: string; content_timestamp?: string }>('GET', `/v1/doc/${id}`).catch(() => null);
-          const label = doc ? `${doc.title?.trim() || '(untitled)'} (${[doc.source_type, day(doc.content_timestamp)].filter(Boolean).join(', ')})` : '';
-          out.write(`  [${i + 1}] ${label ? `${label}  ` : ''}memex open ${id}\n`);
+        const tty = out.isTTY === true;
+        const docs = new Map<string, Promise<{ title?: string | null; source_type?: string; content_timestamp?: string; text?: string } | null>>();
+        for (const [i, c] of res.citations.entries()) {
+          // A document that cannot be read is listed by id, with the quote the answer carries.
+          if (!docs.has(c.document_id)) docs.set(c.document_id, client.request<any>('GET', `/v1/doc/${c.document_id}`).catch(() => null));
+          const doc = await docs.get(c.document_id)!;
+          const title = doc?.title ?? c.title;
+          const label = `${title?.trim() || '(untitled)'} (${[doc?.source_type ?? c.source_type, day(doc?.content_timestamp ?? c.content_timestamp)].filter(Boolean).join(', ')})`;
+          out.write(`  [${i + 1}] ${label}  memex open ${c.document_id}\n`);
+          if (c.quote) out.write(`      ${quoteInContext(doc?.text, c, tty)}\n`);
         }
       }
       return 0;

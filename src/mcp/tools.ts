@@ -126,9 +126,20 @@ const SearchOutput = { query: z.string(), total: z.number().int(), returned: z.n
 const AskOutput = z.looseObject({
   query: z.string(),
   answer: z.string(),
-  citations: z.array(z.looseObject({ document_id: z.string(), chunk_id: z.string(), score: z.number() })),
-  answer_mode: z.string(),
+  citations: z.array(
+    z.looseObject({
+      document_id: z.string(),
+      chunk_id: z.string(),
+      score: z.number(),
+      title: nullableString.optional(),
+      quote: z.string().optional().describe('The text the answer quotes from this document'),
+      start: z.number().int().optional(),
+      end: z.number().int().optional(),
+    }),
+  ),
+  answer_mode: z.string().describe('extractive (quoted), llm (written by the configured model), none (nothing answers)'),
   llm_error: z.string().optional(),
+  llm_fallback: z.string().optional(),
 });
 
 const Neighbour = z.object({ document_id: z.string(), title: nullableString, date: z.string(), snippet: z.string(), position: z.enum(['before', 'after']) });
@@ -351,8 +362,10 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     {
       title: 'Answer a question from personal data',
       description:
-        'Answers a question from the k most relevant passages (k ≤ 20, default 5), with citations (document id, chunk id, ' +
-        'score): exactly what POST /v1/ask returns. Without a configured LLM the answer is extractive.',
+        'Answers a question from the k most relevant passages (k ≤ 20, default 5): the one to three sentences that answer ' +
+        'it, each followed by [n], and citations[n-1] with the document id, chunk id, score and the quoted text with its ' +
+        'span; exactly what POST /v1/ask returns. answer_mode none means nothing in the data answers the question. ' +
+        'Without a configured LLM the answer is extractive (quoted).',
       inputSchema: AskInput,
       outputSchema: AskOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -360,8 +373,12 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     (a) =>
       guarded(async () => {
         const r = await callOk(api, { method: 'POST', path: '/v1/ask', body: { query: a.question, k: a.k } }, { query: 'question' });
-        const cites = (r.citations as any[]).map((c, i) => `[${i + 1}] ${c.document_id}`).join(', ');
-        return ok(r, `${r.answer}${cites ? `\n\nSources: ${cites}` : ''}`);
+        // The short answer first, then each source with the sentence it quotes.
+        const cites = (r.citations as any[]).map(
+          (c, i) => `[${i + 1}] ${c.title ?? '(untitled)'} (${[c.source_type, String(c.content_timestamp ?? '').slice(0, 10)].filter(Boolean).join(', ')}), document ${c.document_id}: "${c.quote ?? ''}"`,
+        );
+        const note = r.llm_error ? `\n\n(${r.llm_error})` : '';
+        return ok(r, `${r.answer}${note}${cites.length ? `\n\nSources:\n${cites.join('\n')}` : ''}`);
       }),
   );
 

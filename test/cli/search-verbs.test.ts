@@ -75,11 +75,15 @@ describe('memex search / ask / open', () => {
     expect(none.out).toMatch(/no documents match "zanzibar"/);
   });
 
-  it('ask answers with its sources by title; --json gives the citations', async () => {
+  it('ask answers with the quoted sentence first, then its sources by title with the quote marked; --json gives the citations', async () => {
     const r = await run(runAskCommand, ['When', 'does', 'the', 'ferry', 'to', 'Lisbon', 'leave?']);
     expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^The ferry to Lisbon harbour leaves every hour from the south pier\. \[1\]\n/);
     expect(r.out).toMatch(/sources:\n {2}\[1\] .*memex open [0-9a-f-]{36}/);
     expect(r.out).toContain('Ferry times (email, 2026-04-10)');
+    expect(r.out).toContain('\n      «The ferry to Lisbon harbour leaves every hour from the south pier.»\n');
+    const nothing = await run(runAskCommand, ['What', 'is', 'my', 'passport', 'number?']);
+    expect(nothing.out).toBe('Nothing in your documents answers this question.\n');
     const json = JSON.parse((await run(runAskCommand, ['ferry', '--json'])).out);
     expect(json.citations.length).toBeGreaterThan(0);
     expect(typeof json.answer).toBe('string');

@@ -137,6 +137,11 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       const route = (await gw.request('POST', '/v1/ask', { query: 'When is the boiler service due?', k: 3 })).json();
       expect(r.structuredContent).toEqual(route);
       expect((r.structuredContent as any).citations[0].document_id).toBe(docs.boiler);
+      // The text an assistant reads: the short answer first, then each source with the sentence it quotes.
+      const text = (r.content as any[])[0].text as string;
+      expect(text.startsWith(route.answer)).toBe(true);
+      expect(text).toContain(`\n\nSources:\n[1] `);
+      expect(text).toContain(`document ${docs.boiler}: "${route.citations[0].quote}"`);
     } finally {
       await c.close();
     }

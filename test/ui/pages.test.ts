@@ -109,15 +109,21 @@ describe('ask', () => {
     expect(await page.locator('.citations').textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     await page.unroute('**/v1/doc/**', slowDocs);
     expect(await page.locator('.citations a').first().textContent()).toMatch(/budget/i);
+    // The short answer first: quoted sentences, each marked where it stands in its source below.
+    const answer = (await page.locator('.answer-text').textContent())!;
+    expect(answer.length).toBeLessThanOrEqual(400);
+    const quoted = (await page.locator('.citations li').first().locator('mark.cited').textContent())!;
+    expect(quoted).toMatch(/budget/i);
+    expect(answer.replace(/\s*\[\d+\]\s*/g, ' ')).toContain(quoted.replace(/\s+/g, ' ').trim());
     expect(await axeViolations(page)).toEqual([]);
     await shot('ask');
     const href = await cite.getAttribute('href');
-    expect(href).toMatch(/^#\/doc\/[0-9a-f-]{36}\?chunk=/);
+    expect(href).toMatch(/^#\/doc\/[0-9a-f-]{36}\?chunk=[0-9a-f-]{36}&at=\d+-\d+$/);
     await cite.click();
     await page.locator('#doc-title').waitFor();
     expect(await page.locator('pre.text').first().textContent()).toMatch(/budget/i);
-    // The cited chunk is marked in the text.
-    expect(await page.locator('pre.text mark.cited').textContent()).toMatch(/budget/i);
+    // The quoted sentence, not its whole chunk, is marked in the document.
+    expect(await page.locator('pre.text mark.cited').textContent()).toBe(quoted);
   });
 });
 

@@ -127,7 +127,7 @@ function App({ firstError }: { firstError: string | null }) {
   let body;
   switch (page) {
     case 'doc':
-      body = <DocumentPage id={route.path[1] ?? ''} chunk={route.params.get('chunk')} />;
+      body = <DocumentPage id={route.path[1] ?? ''} chunk={route.params.get('chunk')} at={route.params.get('at')} />;
       break;
     case 'ask':
       body = <AskPage />;

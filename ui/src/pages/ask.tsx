@@ -1,21 +1,37 @@
-/** Ask: a question, the answer with numbered inline citations linking to the cited documents. */
+/**
+ * Ask: a question; the short answer first, its [n] markers opening the cited document with the quoted
+ * sentence marked; then each source with the quoted sentence marked in its place in the document.
+ */
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorNote, Page, titleOf } from '../components.tsx';
+import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
 import { href } from '../router.ts';
 
 interface Citation {
   document_id: string;
   chunk_id: string;
   score: number;
+  title?: string | null;
+  source_type?: string;
+  content_timestamp?: string;
+  quote?: string;
+  doc_start?: number | null;
+  doc_end?: number | null;
 }
 interface Answer {
   query: string;
   answer: string;
   citations: Citation[];
-  answer_mode: string;
+  answer_mode: 'extractive' | 'llm' | 'none' | string;
   llm_error?: string;
 }
+interface Source {
+  title: string;
+  text: string | null;
+}
+
+/** Characters of the document shown on each side of the quoted sentence. */
+const AROUND = 160;
 
 /** The answer's text with each [n] marker as a link to citation n (text nodes only). */
 export function answerParts(answer: string): { text: string; cite?: number }[] {
@@ -32,13 +48,31 @@ export function answerParts(answer: string): { text: string; cite?: number }[] {
 }
 
 function citeHref(c: Citation): string {
-  return href(`doc/${c.document_id}`, { chunk: c.chunk_id });
+  const at = c.doc_start != null && c.doc_end != null ? `${c.doc_start}-${c.doc_end}` : undefined;
+  return href(`doc/${c.document_id}`, { chunk: c.chunk_id, at });
+}
+
+/** The quote where it stands in the document: the words around it, the quote itself marked. */
+function QuoteInPlace({ text, c }: { text: string | null; c: Citation }) {
+  const inText = text !== null && c.doc_start != null && c.doc_end != null && c.doc_end <= text.length && c.doc_start < c.doc_end;
+  if (!inText) return <blockquote class="quote"><mark class="cited">{c.quote}</mark></blockquote>;
+  const from = Math.max(0, c.doc_start! - AROUND);
+  const to = Math.min(text!.length, c.doc_end! + AROUND);
+  return (
+    <blockquote class="quote">
+      {from > 0 && '…'}
+      {text!.slice(from, c.doc_start!)}
+      <mark class="cited">{text!.slice(c.doc_start!, c.doc_end!)}</mark>
+      {text!.slice(c.doc_end!, to)}
+      {to < text!.length && '…'}
+    </blockquote>
+  );
 }
 
 export function AskPage() {
   const [question, setQuestion] = useState('');
   const [answer, setAnswer] = useState<Answer | null>(null);
-  const [titles, setTitles] = useState<Record<string, string>>({});
+  const [sources, setSources] = useState<Record<string, Source>>({});
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -51,8 +85,12 @@ export function AskPage() {
       const a = await api<Answer>('/v1/ask', { method: 'POST', body: { query: question.trim(), k: 5 } });
       const ids = [...new Set(a.citations.map((c) => c.document_id))];
       const docs = await Promise.all(ids.map((id) => api<{ title: string | null; text: string }>(`/v1/doc/${id}`).catch(() => null)));
-      // Answer and source titles appear together: rendered before the titles, the list would show bare document ids.
-      setTitles(Object.fromEntries(ids.map((id, i) => [id, docs[i] ? titleOf(docs[i]!.title, docs[i]!.text) : '(document not available)'])));
+      // Answer and sources appear together: rendered before the documents, the list would show bare ids.
+      setSources(
+        Object.fromEntries(
+          ids.map((id, i) => [id, docs[i] ? { title: titleOf(docs[i]!.title, docs[i]!.text), text: docs[i]!.text } : { title: '(document not available)', text: null }]),
+        ),
+      );
       setAnswer(a);
     } catch (err) {
       setError(err);
@@ -77,11 +115,11 @@ export function AskPage() {
       {answer && (
         <section class="answer" aria-labelledby="answer-h">
           <h2 id="answer-h">Answer</h2>
-          <p class="answer-text">
+          <p class={answer.answer_mode === 'none' ? 'answer-text nothing' : 'answer-text'}>
             {answerParts(answer.answer).map((p, i) => {
               const c = p.cite ? answer.citations[p.cite - 1] : undefined;
               return c ? (
-                <a key={i} class="cite" href={citeHref(c)} aria-label={`source ${p.cite}: ${titles[c.document_id] ?? ''}`}>
+                <a key={i} class="cite" href={citeHref(c)} aria-label={`source ${p.cite}: ${sources[c.document_id]?.title ?? ''}`}>
                   {p.text}
                 </a>
               ) : (
@@ -89,17 +127,22 @@ export function AskPage() {
               );
             })}
           </p>
-          {answer.answer_mode !== 'llm' && answer.citations.length > 0 && (
-            <p class="meta">Extractive answer: the sentences below are quoted from the cited documents.</p>
-          )}
-          {answer.llm_error && <p class="meta">The language model failed ({answer.llm_error}); this is the extractive answer.</p>}
+          {answer.answer_mode === 'extractive' && <p class="meta">Quoted from your documents; each quote is marked in its source below.</p>}
+          {answer.answer_mode === 'llm' && <p class="meta">Written by the language model from the sentences cited below.</p>}
+          {answer.llm_error && <p class="meta">{answer.llm_error}.</p>}
           {answer.citations.length > 0 && (
             <>
               <h3>Sources</h3>
               <ol class="citations">
                 {answer.citations.map((c, i) => (
                   <li key={i}>
-                    <a href={citeHref(c)}>{titles[c.document_id]}</a>
+                    <p>
+                      <a href={citeHref(c)}>{sources[c.document_id]?.title ?? c.title ?? '(untitled)'}</a>{' '}
+                      <span class="meta">
+                        {c.source_type && <SourceBadge type={c.source_type} />} {c.content_timestamp && <When iso={c.content_timestamp} />}
+                      </span>
+                    </p>
+                    <QuoteInPlace text={sources[c.document_id]?.text ?? null} c={c} />
                   </li>
                 ))}
               </ol>

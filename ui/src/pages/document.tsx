@@ -34,8 +34,16 @@ interface DocView extends Omit<DocumentViewResponseT, 'document'> {
   };
 }
 
-/** The text with the cited span as a <mark> (text nodes only). */
-function DocumentText({ text, cited }: { text: string; cited: DocView['cited'] }) {
+/** `at=START-END` of an ask citation: the quoted sentence's span in the document text, when it lies in it. */
+function quotedSpan(at: string | null | undefined, text: string): { start_char: number; end_char: number } | null {
+  const m = /^(\d+)-(\d+)$/.exec(at ?? '');
+  if (!m) return null;
+  const [start, end] = [Number(m[1]), Number(m[2])];
+  return start < end && end <= text.length ? { start_char: start, end_char: end } : null;
+}
+
+/** The text with the cited span (the quoted sentence, else the cited chunk) as a <mark> (text nodes only). */
+function DocumentText({ text, cited }: { text: string; cited: Pick<NonNullable<DocView['cited']>, 'start_char' | 'end_char'> | null }) {
   if (!cited || cited.end_char <= cited.start_char || cited.start_char >= text.length) return <pre class="text">{text}</pre>;
   return (
     <pre class="text">
@@ -48,7 +56,7 @@ function DocumentText({ text, cited }: { text: string; cited: DocView['cited'] }
   );
 }
 
-export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null }) {
+export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | null; at?: string | null }) {
   const [view, setView] = useState<DocView | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -131,7 +139,7 @@ export function DocumentPage({ id, chunk }: { id: string; chunk?: string | null 
         )}
       </dl>
 
-      <DocumentText text={d.text} cited={view.cited} />
+      <DocumentText text={d.text} cited={quotedSpan(at, d.text) ?? view.cited} />
 
       {attachments.length > 0 && (
         <section aria-labelledby="att-h">
