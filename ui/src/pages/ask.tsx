@@ -55,16 +55,18 @@ function citeHref(c: Citation): string {
 /** The quote where it stands in the document: the words around it, the quote itself marked. */
 function QuoteInPlace({ text, c }: { text: string | null; c: Citation }) {
   const inText = text !== null && c.doc_start != null && c.doc_end != null && c.doc_end <= text.length && c.doc_start < c.doc_end;
-  if (!inText) return <blockquote class="quote"><mark class="cited">{c.quote}</mark></blockquote>;
+  if (!inText) return <blockquote class="quote"><mark class="cited"><bdi>{c.quote}</bdi></mark></blockquote>;
   const from = Math.max(0, c.doc_start! - AROUND);
   const to = Math.min(text!.length, c.doc_end! + AROUND);
   return (
     <blockquote class="quote">
-      {from > 0 && '…'}
-      {text!.slice(from, c.doc_start!)}
-      <mark class="cited">{text!.slice(c.doc_start!, c.doc_end!)}</mark>
-      {text!.slice(c.doc_end!, to)}
-      {to < text!.length && '…'}
+      <bdi>
+        {from > 0 && '…'}
+        {text!.slice(from, c.doc_start!)}
+        <mark class="cited">{text!.slice(c.doc_start!, c.doc_end!)}</mark>
+        {text!.slice(c.doc_end!, to)}
+        {to < text!.length && '…'}
+      </bdi>
     </blockquote>
   );
 }
@@ -137,7 +139,9 @@ export function AskPage() {
                 {answer.citations.map((c, i) => (
                   <li key={i}>
                     <p>
-                      <a href={citeHref(c)}>{sources[c.document_id]?.title ?? c.title ?? '(untitled)'}</a>{' '}
+                      <a href={citeHref(c)}>
+                        <bdi>{sources[c.document_id]?.title ?? c.title ?? '(untitled)'}</bdi>
+                      </a>{' '}
                       <span class="meta">
                         {c.source_type && <SourceBadge type={c.source_type} />} {c.content_timestamp && <When iso={c.content_timestamp} />}
                       </span>
