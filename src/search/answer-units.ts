@@ -28,12 +28,13 @@ const METADATA_LINE = [
   /^(Filename|Source Path|Modified|Tags)\s*:/i,
   /^(From|To|Cc|Bcc|Sent|Date|Subject|Reply-To|Message-ID)\s*:/i,
   /^On\s.{3,300}\bwrote:?$/i,
+  /^.{0,200}\b(wrote|writes|said|schrieb|escreveu|escribió|a écrit):$/i, // "Ana <ana@…> writes:", other reply introductions
   /^-{2,}\s*(Original|Forwarded) Message\s*-{2,}$/i,
   /^Begin forwarded message:?$/i,
   /^(Sent from|Get Outlook for|Sent via)\s/i,
   /^(--|---|_{5,}|={5,}|-{5,})$/,
   // Greetings and closings name the addressee or say nothing.
-  /^(hi|hello|hey|dear|good (morning|afternoon|evening))(\s+[\p{L}.'’-]+){0,4}\s*[,!:]?$/iu,
+  /^(hi|hello|hey|dear|good (morning|afternoon|evening))(\s+((mr|mrs|ms|dr|prof)\.|[\p{L}'’-]+)){0,4}\s*[,!:]?$/iu,
   /^(kind regards|best regards|regards|best wishes|best|cheers|thanks|thank you|many thanks|yours( sincerely| truly)?|sincerely|love|warmly|all the best)[,.!]?$/i,
 ];
 
