@@ -223,6 +223,7 @@ const httpAsk = (q: string) =>
   lexicalSearch ? lexicalSearch.ask(q, K) : (api('POST', '/v1/ask', { query: q, k: K }) as Promise<AskResponse>);
 
 if (args.includes('--sweep')) {
+  const embedder = lexicalOnly ? null : (await server.embedding.ready).embedder;
   const grid: Partial<ExtractiveParams>[] = [];
   for (const floor of [0.4, 0.5, 0.6, 0.7, 0.8]) for (const secondRatio of [0.7, 0.85, 1.01]) grid.push({ floor, secondRatio });
   for (const [supportWeight, coverageWeight] of [[0.3, 0.7], [0.7, 0.3], [0.5, 0.3], [0.5, 0.8]]) grid.push({ supportWeight, coverageWeight });
@@ -234,7 +235,7 @@ if (args.includes('--sweep')) {
   grid.push({ requireType: false });
   console.log(`sweep over the dev slice (defaults: ${JSON.stringify(DEFAULT_EXTRACTIVE)})`);
   for (const params of grid) {
-    const s = createSearch({ db: server.db, embedder: lexicalOnly ? null : server.embedding.embedder, ask: { provider: null, extractive: params } });
+    const s = createSearch({ db: server.db, embedder, ask: { provider: null, extractive: params } });
     const out = await runSplit('dev', (q) => s.ask(q, K));
     console.log(line(JSON.stringify(params), figures(out)));
     s.close();
