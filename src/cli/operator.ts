@@ -43,6 +43,14 @@ export function formatStatus(s: StatusResponseT): string[] {
         `${s.worker.skipped} without meaning worth a vector, ${s.worker.failed} failed${s.worker.last_error ? `; last error: ${s.worker.last_error}` : ''}`,
     );
   }
+  // An older server's report has no stored_redaction.
+  if ((s.stored_redaction?.documents ?? 0) > 0) {
+    const where = s.stored_redaction.by_source.map((r) => `${r.count} ${r.source_type}`).join(', ');
+    lines.push(
+      `redacted    ${s.stored_redaction.documents} document(s) stored with addresses/numbers replaced by markers (${where}); ` +
+        'memex import mail PATH of the same mail replaces each with its original (docs/email-collectors.md)',
+    );
+  }
   for (const f of s.failures.chunks) lines.push(`failed      ${f.count} chunk(s): ${f.reason}`);
   for (const f of s.failures.documents) lines.push(`failed      ${f.count} ${f.source_type} document(s): ${f.reason}`);
   return lines;

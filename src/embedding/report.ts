@@ -3,6 +3,7 @@
  * status, the embedding queue (embeddingStatus), throughput and failures with their reasons.
  */
 import type { Database } from '../db/types.ts';
+import { storedRedaction } from '../privacy/stored-redaction.ts';
 import type { StatusResponseT } from '../schemas/status.ts';
 import { embeddingStatus } from './ops.ts';
 import type { EmbeddingWorker } from './worker.ts';
@@ -51,6 +52,7 @@ export async function serverStatus(db: Database, worker?: { worker: EmbeddingWor
     share: documents > 0 ? Math.round((1000 * searchable) / documents) / 1000 : null,
   });
   const by_source = docs.rows.map((r) => ({ source_type: r.source_type, status: r.status, count: Number(r.n) }));
+  const stored_redaction = await storedRedaction(db);
   const w = worker?.worker.stats;
   return {
     generated_at: new Date().toISOString(),
@@ -75,6 +77,7 @@ export async function serverStatus(db: Database, worker?: { worker: EmbeddingWor
       chunks: chunkFailures.rows.map((r) => ({ reason: r.reason, count: Number(r.n) })),
       documents: docFailures.rows.map((r) => ({ source_type: r.source_type, reason: r.reason, count: Number(r.n) })),
     },
+    stored_redaction,
     worker: w
       ? {
           running: worker!.running(),

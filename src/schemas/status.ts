@@ -61,6 +61,16 @@ export const StatusResponse = Type.Object(
         { description: 'Failed documents or failed extractions by source and reason (most frequent first, at most 20)' },
       ),
     }),
+    stored_redaction: Type.Object(
+      {
+        documents: Type.Integer({ description: 'Active documents whose stored text holds [EMAIL_REDACTED], [PHONE_REDACTED], [ACCOUNT_REDACTED] or [SSN_REDACTED]' }),
+        by_source: Type.Array(Type.Object({ source_type: Type.String(), count: Type.Integer() })),
+      },
+      {
+        description:
+          'Text stored redacted (mail imported before memex kept the original by default): importing the same mail again replaces each with its original, a new version (docs/email-collectors.md)',
+      },
+    ),
     worker: Nullable(
       Type.Object(
         {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
 import { storeRedaction } from '../../src/agent/collectors/email/store-redaction.ts';
+import { formatStatus } from '../../src/cli/operator.ts';
 import { startTestGateway, TEST_TOKEN } from '../helpers/gateway.ts';
 import { agentWith, auth, mailConfig, splitGatewayClient, startLiveGateway, startUploadRecorder, tmpDir, type LiveGateway } from './helpers.ts';
 import { CRLF, emlx } from './fixtures.ts';
@@ -156,12 +157,20 @@ describe('memex import mail on a local default install', () => {
     expect(doc.text).toContain(PHONE);
   });
 
-  it('re-importing a folder stored redacted replaces every message by its original: a new version each, nothing duplicated', async () => {
+  it('re-importing a folder stored redacted replaces every message by its original: a new version each, nothing duplicated; status says so before, not after', async () => {
+    // A store of its own, so the status counts only this folder's messages.
+    const own = await startLiveGateway();
+    const status = async () => (await own.gw.request('GET', '/v1/status')).json();
     const dir = tmpDir('memex-original-5-');
     for (let n = 5; n <= 7; n++) fs.cpSync(maildir(n), path.join(dir, `set-${n}`), { recursive: true });
     const env = freshEnv(tmpDir('memex-original-env-'));
+    expect((await status()).stored_redaction).toEqual({ documents: 0, by_source: [] });
     // What an earlier memex did by default: everything redacted.
-    expect((await importInto(live.url, dir, env, ['--redact'])).code).toBe(0);
+    expect((await importInto(own.url, dir, env, ['--redact'])).code).toBe(0);
+    const before = await status();
+    expect(before.stored_redaction).toEqual({ documents: 7, by_source: [{ source_type: 'email_local', count: 7 }] });
+    // `memex status` says it too, with what to do.
+    expect(formatStatus(before).join('\n')).toMatch(/^redacted +7 document\(s\) stored with addresses\/numbers replaced by markers \(7 email_local\); memex import mail PATH/m);
     // An old manifest recorded no policy: take the labels out, as a manifest written before this change.
     const state = JSON.parse(fs.readFileSync(env.MEMEX_MAIL_IMPORT_STATE!, 'utf8'));
     for (const part of Object.values<any>(state.gateways)) {
@@ -170,31 +179,35 @@ describe('memex import mail on a local default install', () => {
     }
     fs.writeFileSync(env.MEMEX_MAIL_IMPORT_STATE!, JSON.stringify(state));
 
-    const again = await importInto(live.url, dir, env);
+    const again = await importInto(own.url, dir, env);
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/storing the text as written/);
     // 3 sets of 5, 6, 7 messages with ids 1..n: 7 distinct messages; the re-import sends what it reads again.
     expect(again.out).not.toMatch(/not read/);
     const ids = Array.from({ length: 7 }, (_, i) => `claim-${i + 1}@dental-care.example`);
     for (const id of ids) {
-      const v = await versions(live.gw, id);
+      const v = await versions(own.gw, id);
       const active = v.filter((x) => x.is_active_version);
       expect(active, id).toHaveLength(1);
       expect(active[0].text, id).not.toMatch(/_REDACTED\]/);
       expect(active[0].text, id).toContain(CLAIM);
     }
-    // Messages 5..7 were first stored by this test: exactly one redacted version, then the original.
-    for (const id of ids.slice(4)) {
-      const v = await versions(live.gw, id);
+    // Each message: exactly one redacted version, then the original.
+    for (const id of ids) {
+      const v = await versions(own.gw, id);
       expect(v.map((x) => [x.version_number, x.is_active_version, /_REDACTED\]/.test(x.text)]), id).toEqual([
         [1, false, true],
         [2, true, false],
       ]);
     }
     // A third import changes nothing.
-    const third = await importInto(live.url, dir, env);
+    const third = await importInto(own.url, dir, env);
     expect(third.out).toMatch(/0 new/);
-    for (const id of ids.slice(4)) expect(await versions(live.gw, id), id).toHaveLength(2);
+    for (const id of ids) expect(await versions(own.gw, id), id).toHaveLength(2);
+    const after = await status();
+    expect(after.stored_redaction).toEqual({ documents: 0, by_source: [] });
+    expect(formatStatus(after).join('\n')).not.toMatch(/^redacted/m);
+    await own.close();
   });
 });
 
@@ -277,5 +290,39 @@ describe('the local collector', () => {
     expect(b.text).toContain('[PHONE_REDACTED]');
     expect(b.text).toContain(CLAIM);
     expect(b.text).toContain(HASH);
+  });
+
+  it('sends mail it stored redacted again once the policy changes: the originals become new versions, nothing duplicated', async () => {
+    const root = tmpDir('memex-original-emlx-');
+    const box = path.join(root, 'Inbox.mbox', 'Messages');
+    fs.mkdirSync(box, { recursive: true });
+    for (const n of [201, 202]) fs.writeFileSync(path.join(box, `${n}.emlx`), emlx(message(n)));
+    const stateDir = tmpDir('memex-original-state-');
+    const run = async (mail: Record<string, unknown>) => {
+      const app = await agentWith(mailConfig(stateDir, { ...mail, sources: [{ id: 'inbox', type: 'local', source_path: root }] }, live.url), splitGatewayClient(live.url, recorder.url));
+      try {
+        const res = await app.inject({ method: 'POST', url: '/v1/collectors/email_local:run', headers: auth, payload: { mode: 'simulate', simulate_path: root } });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json().stats;
+      } finally {
+        await app.close();
+      }
+    };
+    // What an earlier memex stored by default: redacted.
+    expect((await run({ redact_pii: true })).documents_accepted).toBe(2);
+    // This memex's default on a loopback gateway: the same files, sent again with their original text.
+    const second = await run({});
+    expect(second.documents_submitted).toBe(2);
+    for (const id of ['claim-201@dental-care.example', 'claim-202@dental-care.example']) {
+      const v = await versions(live.gw, id);
+      expect(v.map((x) => [x.version_number, x.is_active_version, /_REDACTED\]/.test(x.text)]), id).toEqual([
+        [1, false, true],
+        [2, true, false],
+      ]);
+    }
+    // Nothing changed since: nothing sent.
+    const third = await run({});
+    expect(third.documents_submitted).toBe(0);
+    expect(await versions(live.gw, 'claim-201@dental-care.example')).toHaveLength(2);
   });
 });

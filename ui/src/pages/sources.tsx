@@ -23,6 +23,7 @@ interface Status {
   queue: { waiting: number; eta_seconds: number | null };
   throughput: { chunks_embedded: { last_minute: number; last_15_minutes: number } };
   failures: { chunks: { reason: string; count: number }[]; documents: { source_type: string; reason: string; count: number }[] };
+  stored_redaction?: { documents: number; by_source: { source_type: string; count: number }[] };
 }
 interface Upload {
   id: number;
@@ -141,6 +142,18 @@ export function SourcesPage() {
       </section>
 
       <ErrorNote error={error} />
+
+      {status?.stored_redaction && status.stored_redaction.documents > 0 && (
+        <section aria-labelledby="redacted-h">
+          <h2 id="redacted-h">Redacted text in the store</h2>
+          <p>
+            {status.stored_redaction.documents} {status.stored_redaction.documents === 1 ? 'document was' : 'documents were'} stored with
+            email addresses and numbers replaced by markers such as [EMAIL_REDACTED] (
+            {status.stored_redaction.by_source.map((r) => `${r.count} ${r.source_type}`).join(', ')}). memex now keeps mail as written;
+            importing the same mail again (<code>memex import mail PATH</code>) replaces each with its original, kept as a new version.
+          </p>
+        </section>
+      )}
 
       {status && (
         <section aria-labelledby="queue-h">

@@ -31,6 +31,7 @@ import {
   LockHeldError,
   acquireLock,
   appendRejected,
+  forgetAcceptedUnderOtherPolicy,
   loadState,
   pruneRejectedLogs,
   saveState,
@@ -298,6 +299,8 @@ export class LocalEmailCollector {
       const policy = storeRedaction({ source: source?.redact_pii, module: mail.redact_pii, gatewayUrl: config.gateway.base_url });
       const redaction = policy.options;
       log.info({ redaction: policy.label, decided_by: policy.from }, 'email_local: redaction of the text sent to the gateway');
+      const resend = forgetAcceptedUnderOtherPolicy(state, real, policy.label);
+      if (resend) log.info({ messages: resend, redaction: policy.label }, 'email_local: the redaction policy changed; accepted mail is sent again (the gateway keeps a new version of each)');
       coverage = new RunRecorder({ collector: 'email_local', source_type: 'email_local', source_account_id: source?.id ?? null, source_ref: real });
       const window = new SubmitWindow(mail.submit_concurrency);
       // Messages of this run not yet accepted or refused, by idempotency key (batches and concurrency keep

@@ -54,6 +54,8 @@ export interface PersistedState {
   accepted: Record<string, AcceptedRecord>;
   files: Record<string, { size: number; mtime_ms: number; key: string }>;
   source_ids: Record<string, { text_hash: string; location: string }>;
+  /** Per collected root: the redaction policy (policyLabel) its accepted mail was sent with; memex addition. */
+  redaction?: Record<string, string>;
 }
 
 export function emptyState(): PersistedState {
@@ -89,7 +91,30 @@ export function loadState(file: string): PersistedState {
     accepted: s.accepted && typeof s.accepted === 'object' ? s.accepted : {},
     files: s.files && typeof s.files === 'object' ? s.files : {},
     source_ids: s.source_ids && typeof s.source_ids === 'object' ? s.source_ids : {},
+    ...(s.redaction && typeof s.redaction === 'object' ? { redaction: s.redaction } : {}),
   };
+}
+
+/**
+ * Mail under `root` accepted with another redaction policy than `label` — or before the state recorded one,
+ * when the default redacted everything — is forgotten, so the run sends it again and the gateway keeps the
+ * new text as a new version of each message (nothing duplicated: same source ids). Returns how many accepted
+ * messages were forgotten.
+ */
+export function forgetAcceptedUnderOtherPolicy(state: PersistedState, root: string, label: string): number {
+  state.redaction ??= {};
+  if (state.redaction[root] === label) return 0;
+  const under = (p: string) => p === root || p.startsWith(root + path.sep);
+  let forgotten = 0;
+  for (const [key, a] of Object.entries(state.accepted)) {
+    if (a.path && under(a.path)) {
+      delete state.accepted[key];
+      forgotten++;
+    }
+  }
+  for (const file of Object.keys(state.files)) if (under(file)) delete state.files[file];
+  state.redaction[root] = label;
+  return forgotten;
 }
 
 export function saveState(file: string, state: PersistedState): void {
