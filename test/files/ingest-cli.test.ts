@@ -87,11 +87,13 @@ describe('memex ingest PATH', () => {
     const args = [folder, '--url', url, '--token', TOKEN, '--state', statePath, '--tag', 'cli', '--no-progress'];
     const first = await run(args);
     expect(first.code).toBe(0);
-    expect(first.out).toMatch(/new: 5 \(1 stored without text\), unchanged: 0, failed: 0/);
+    expect(first.out).toMatch(/new: 5 \(1 stored without text\), unchanged: 0, skipped: 3, failed: 0/);
     expect(first.out).toContain(`no text extracted: ${path.join(folder, 'sub', 'broken.pdf')}`);
     expect(first.out).toMatch(/\[5\/5\]/); // plain progress lines when not on a terminal
-    expect(first.out).not.toContain('.hidden.txt');
-    expect(first.out).not.toContain('program.exe');
+    // Hidden and unsupported files are not uploaded, and the summary says which and why.
+    expect(first.out).not.toMatch(/new .*\.hidden\.txt/);
+    expect(first.out).toContain(`skipped: ${path.join(folder, '.hidden.txt')}: hidden file`);
+    expect(first.out).toContain(`skipped: ${path.join(folder, 'program.exe')}: unsupported type .exe`);
     expect(await docCount()).toBe(5);
 
     // The words of each kind of file are in the index.
@@ -110,7 +112,7 @@ describe('memex ingest PATH', () => {
 
     const second = await run(args);
     expect(second.code).toBe(0);
-    expect(second.out).toMatch(/new: 0, unchanged: 5, failed: 0/);
+    expect(second.out).toMatch(/new: 0, unchanged: 5, skipped: 3, failed: 0/);
     expect(await docCount()).toBe(5);
   }, 180_000);
 
@@ -121,7 +123,7 @@ describe('memex ingest PATH', () => {
     await fs.writeFile(path.join(folder, 'notes.txt'), 'Shopping list: saffron, quinoa, tahini and cardamom.\n');
     const third = await run(args);
     expect(third.code).toBe(0);
-    expect(third.out).toMatch(/new: 1, unchanged: 4, failed: 0/);
+    expect(third.out).toMatch(/new: 1, unchanged: 4, skipped: 3, failed: 0/);
     const v = await server.db.query<{ version_number: number; text: string }>(
       `SELECT version_number, text FROM documents WHERE external_id = $1 AND is_active_version`,
       [`localfs:${path.join(folder, 'notes.txt')}`],
@@ -134,7 +136,7 @@ describe('memex ingest PATH', () => {
     const fresh = path.join(dir, 'state', 'other.json');
     const r = await run([folder, '--url', url, '--token', TOKEN, '--state', fresh, '--no-progress']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/new: 0, unchanged: 5, failed: 0/);
+    expect(r.out).toMatch(/new: 0, unchanged: 5, skipped: 3, failed: 0/);
   }, 120_000);
 
   it('a state file made against another server instance is not trusted, even at the same URL', async () => {
@@ -157,7 +159,7 @@ describe('memex ingest PATH', () => {
     try {
       await second.app.listen({ port, host: '127.0.0.1' });
       const again = await run(args);
-      expect(again.out).toMatch(/new: 2, unchanged: 0, failed: 0/);
+      expect(again.out).toMatch(/new: 2, unchanged: 0, skipped: 0, failed: 0/);
       const held = await second.db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents WHERE is_active_version');
       expect(held.rows[0].n).toBe(2);
       // The instance id is part of the answer, so the first server's entries stay apart from the second's.
