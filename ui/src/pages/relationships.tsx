@@ -123,6 +123,8 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     const ctl = new AbortController();
     setError(null);
+    // The previous tab's list is not this one's: a "Gone quiet" heading over last year's ranking would be wrong.
+    setData(null);
     const query =
       win === QUIET
         ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined }
