@@ -36,15 +36,17 @@ export interface BackupManifest {
 
 export class BackupError extends Error {}
 
-/** pg_dump / pg_restore, with a clear message when they are not installed. */
-async function run(cmd: string, args: string[]): Promise<void> {
+/** pg_dump / pg_restore, with a clear message when they are not installed; `signal` stops the child. */
+async function run(cmd: string, args: string[], signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(signal ? { signal, killSignal: 'SIGTERM' as const } : {}) });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('error', (e: NodeJS.ErrnoException) =>
       reject(
-        new BackupError(
+        e.name === 'AbortError'
+          ? e
+          : new BackupError(
           e.code === 'ENOENT'
             ? `${cmd} is not on PATH: install PostgreSQL's client tools (Debian: postgresql-client-15) to back up or restore a PostgreSQL database`
             : `${cmd} failed to start: ${e.message}`,
@@ -63,8 +65,16 @@ async function addFile(pack: tar.Pack, name: string, file: string): Promise<void
   const { size } = await fsp.stat(file);
   await new Promise<void>((resolve, reject) => {
     const entry = pack.entry({ name, size, mode: 0o600 }, (e) => (e ? reject(e) : resolve()));
-    fs.createReadStream(file).on('error', reject).pipe(entry);
+    pipeline(fs.createReadStream(file), entry).catch(reject);
   });
+}
+
+/** The reader went away (a client that disconnected): the backup stops, costing nothing more. */
+export class BackupAborted extends Error {
+  constructor(cause: unknown) {
+    super('the backup was abandoned by its reader', { cause });
+    this.name = 'BackupAborted';
+  }
 }
 
 export interface BackupSource {
@@ -95,37 +105,58 @@ export function backupPreflight(src: Pick<BackupSource, 'db' | 'databaseUrl'>): 
   }
 }
 
-/** Writes the backup tar to `out`; resolves with the manifest once everything is written. */
+/**
+ * Writes the backup tar to `out`; resolves with the manifest once everything is written. When `out`
+ * closes early (the client of POST /v1/admin/backup went away) it rejects with BackupAborted as soon
+ * as the step under way ends (pg_dump is stopped), and nothing is left unhandled.
+ */
 export async function writeBackup(src: BackupSource, out: NodeJS.WritableStream): Promise<BackupManifest> {
   const pack = tar.pack();
-  const done = pipeline(pack, out);
+  const stop = new AbortController();
+  const done = pipeline(pack, out).catch((e: unknown) => {
+    stop.abort(new BackupAborted(e));
+    throw stop.signal.reason;
+  });
+  // Rejected the moment the reader goes away; every step races it so none waits on a dead stream.
+  const aborted = new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true }));
+  aborted.catch(() => undefined);
+  done.catch(() => undefined);
+  const step = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => undefined); // the race's loser must not become an unhandled rejection
+    return Promise.race([p, aborted]);
+  };
   const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'memex-backup-'));
   try {
-    const documents = (await src.db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents')).rows[0].n;
+    const documents = (await step(src.db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents'))).rows[0].n;
     if (src.db.kind === 'pglite') {
       if (!src.db.dumpDataDir) throw new BackupError('this embedded database cannot dump its data directory');
-      const dump = Buffer.from(await (await src.db.dumpDataDir()).arrayBuffer());
-      await addEntry(pack, 'database/pglite.tar.gz', dump);
+      const dump = Buffer.from(await (await step(src.db.dumpDataDir())).arrayBuffer());
+      await step(addEntry(pack, 'database/pglite.tar.gz', dump));
     } else {
       if (!src.databaseUrl) throw new BackupError('a PostgreSQL backup needs DATABASE_URL');
       const file = path.join(tmp, 'postgres.dump');
-      await run('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${src.databaseUrl}`]);
-      await addFile(pack, 'database/postgres.dump', file);
+      await step(
+        run('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${src.databaseUrl}`], stop.signal),
+      );
+      await step(addFile(pack, 'database/postgres.dump', file));
     }
-    const keys = (await src.db.query<{ object_key: string }>('SELECT object_key FROM files ORDER BY object_key')).rows.map((r) => r.object_key);
+    const keys = (await step(src.db.query<{ object_key: string }>('SELECT object_key FROM files ORDER BY object_key'))).rows.map(
+      (r) => r.object_key,
+    );
     let objects = 0;
     for (const key of keys) {
       let body: Buffer;
       try {
-        body = await readObject(src.store, key, src.maxObjectBytes);
-      } catch {
+        body = await step(readObject(src.store, key, src.maxObjectBytes));
+      } catch (err) {
+        if (stop.signal.aborted) throw stop.signal.reason;
         continue; // forgotten or collected since the dump: nothing refers to it any more
       }
-      await addEntry(pack, `objects/${key.split('/').pop()}`, body);
+      await step(addEntry(pack, `objects/${key.split('/').pop()}`, body));
       objects++;
     }
     if (src.authTokenFile && fs.existsSync(src.authTokenFile)) {
-      await addEntry(pack, 'auth-token', await fsp.readFile(src.authTokenFile));
+      await step(addEntry(pack, 'auth-token', await fsp.readFile(src.authTokenFile)));
     }
     const manifest: BackupManifest = {
       type: 'memex-backup',
@@ -135,14 +166,16 @@ export async function writeBackup(src: BackupSource, out: NodeJS.WritableStream)
       objects,
       documents,
     };
-    await addEntry(pack, 'memex-backup.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+    await step(addEntry(pack, 'memex-backup.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)));
     pack.finalize();
     await done;
     return manifest;
   } catch (err) {
-    pack.destroy(err as Error);
+    const reason = stop.signal.aborted ? stop.signal.reason : err;
+    stop.abort(reason);
+    pack.destroy(reason as Error);
     await done.catch(() => undefined);
-    throw err;
+    throw reason;
   } finally {
     await fsp.rm(tmp, { recursive: true, force: true });
   }

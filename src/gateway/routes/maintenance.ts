@@ -6,7 +6,7 @@ import type { ObjectStore } from '../../files/object-store.ts';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import type { ServerConfig } from '../../config/server.ts';
-import { BackupError, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
+import { BackupAborted, BackupError, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
@@ -120,7 +120,9 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       writeBackup(source, out).then(
         (m) => req.log.info({ objects: m.objects, documents: m.documents }, 'backup written'),
         (err: Error) => {
-          req.log.error({ err: { message: err.message } }, 'backup failed');
+          // A client that went away (curl -m, Ctrl-C, a proxy's timeout) costs only its own request.
+          if (err instanceof BackupAborted) req.log.info('backup abandoned: the client went away');
+          else req.log.error({ err: { message: err.message } }, 'backup failed');
           out.destroy(err);
         },
       );
