@@ -1,5 +1,8 @@
 /** Shapes the catalog accepts and returns (gateway spec 4.6). The gateway prepares them. */
 import type { BlockReason } from '../forget/blocklist.ts';
+
+/** Why an ingest stored nothing: the block list, or an email attachment that is a signature part. */
+export type SkipReason = BlockReason | 'email_signature';
 import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
 
 export interface AttachmentEntry {
@@ -63,8 +66,11 @@ export interface CatalogIngestResult {
   thread_id: string | null;
   file_ids: string[];
   duplicate: boolean;
-  /** Set when a forget's block list kept the document out (nothing was stored). */
-  skipped?: BlockReason;
+  /**
+   * Set when a forget's block list kept the document out, or (`email_signature`) the upload was the
+   * signature part of signed mail: nothing was stored.
+   */
+  skipped?: SkipReason;
   total_chunks: number;
 }
 

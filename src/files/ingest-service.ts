@@ -22,6 +22,8 @@ import type { OcrEngine } from '../ocr/engine.ts';
 import { OcrError } from '../ocr/engine.ts';
 import type { FilesConfig } from './config.ts';
 import { blockedAmong, skippedResult } from '../forget/blocklist.ts';
+import type { SkipReason } from '../catalog/types.ts';
+import { isSignaturePart } from '../util/email-signature.ts';
 import { buildFileDocument, fileIdempotencyKey, fileIdentity, type FileDocument, type FileEnrichmentStatus } from './document.ts';
 import { detectType, extractText, type ExtractResult, type OcrFunction } from './extract.ts';
 import type { FileMeta } from './meta.ts';
@@ -156,6 +158,8 @@ interface FileStatusUpdate {
   status: FileEnrichmentStatus;
   enrichment: Record<string, unknown>;
 }
+
+const isEmailType = (t: string) => t === 'email' || t === 'email_local';
 
 /** The name and type a file is known by: the meta's, else the multipart part's. */
 function namesOf(item: StoredUpload): UploadNames {
@@ -294,7 +298,8 @@ export class FileIngestService {
   /**
    * The block list, before any work: an upload of a forgotten source, or an attachment of a forgotten
    * message or sender, is answered `skipped` (as the catalog would) without extraction, and bytes this
-   * upload brought that no file record names are deleted again.
+   * upload brought that no file record names are deleted again. So is an email attachment that is the
+   * message's signature part (`skipped: email_signature`, src/util/email-signature.ts).
    */
   private async screen(items: StoredUpload[], duplicates: Map<number, unknown>): Promise<Map<number, FileIngestOutcome>> {
     const out = new Map<number, FileIngestOutcome>();
@@ -304,7 +309,11 @@ export class FileIngestService {
       source_type: fileIdentity(item.meta, item.stored.sha256).sourceType,
       metadata: item.meta.messageId ? { email: { message_id: item.meta.messageId } } : null,
     }));
-    const reasons = await blockedAmong(this.deps.db, docs, this.deps.catalog.phoneRegion);
+    const reasons: (SkipReason | null)[] = await blockedAmong(this.deps.db, docs, this.deps.catalog.phoneRegion);
+    // The signature part of signed mail (signature.asc, smime.p7s) an older collector still uploads: no document.
+    open.forEach(({ item }, i) => {
+      if (docs[i].metadata && isEmailType(docs[i].source_type) && isSignaturePart(namesOf(item))) reasons[i] ??= 'email_signature';
+    });
     const fresh: string[] = [];
     open.forEach(({ item, index }, i) => {
       const reason = reasons[i];

@@ -8,7 +8,7 @@
  * is skipped (`blocked_message`), as is the message itself.
  */
 import { emailKeysOf, withMessagePeople } from '../catalog/attachments.ts';
-import type { CatalogIngestResult } from '../catalog/types.ts';
+import type { CatalogIngestResult, SkipReason } from '../catalog/types.ts';
 import type { Queryable } from '../db/types.ts';
 import { resolvePeople } from '../people/linking.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
@@ -117,7 +117,7 @@ export function judgeCard(
 }
 
 /** The answer for a document the block list kept out: nothing stored, `status: "skipped"` with the reason. */
-export function skippedResult(externalId: string, reason: BlockReason): CatalogIngestResult {
+export function skippedResult(externalId: string, reason: SkipReason): CatalogIngestResult {
   return {
     submission_id: '',
     doc_id: '',

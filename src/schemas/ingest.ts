@@ -79,7 +79,7 @@ export const IngestSubmissionResponse = Type.Object(
     skipped: Type.Optional(
       Type.String({
         description:
-          'blocked_source, blocked_identifier or blocked_message (the Message-ID of erased email): a forget with block: true kept it out; nothing was stored',
+          'blocked_source, blocked_identifier or blocked_message (the Message-ID of erased email): a forget with block: true kept it out; email_signature: the upload is the signature part of signed mail (signature.asc, smime.p7s), never a document. Nothing was stored',
       }),
     ),
     total_chunks: Type.Integer(),

@@ -66,10 +66,10 @@ describe('attachment bytes', () => {
     ]);
     const m = await parseCollectedMessage(raw);
     const byName = Object.fromEntries(m.attachments.map((a) => [a.filename, a]));
-    expect(Object.keys(byName)).toEqual(['note.txt', 'signature.asc', 'q.bin', 'raw.bin']);
+    // The PGP signature part is no attachment (issue 31): never uploaded, never a document.
+    expect(Object.keys(byName)).toEqual(['note.txt', 'q.bin', 'raw.bin']);
     expect(byName['note.txt'].content.toString('latin1')).toBe(note);
     expect(byName['note.txt'].sha256).toBe(crypto.createHash('sha256').update(note).digest('hex'));
-    expect(byName['signature.asc'].content.toString('latin1')).toBe('-----BEGIN PGP SIGNATURE-----\r\n\r\niQEz\r\n-----END PGP SIGNATURE-----');
     expect(byName['q.bin'].content.toString('latin1')).toBe('A=B C');
     expect(byName['raw.bin'].content.equals(bin)).toBe(true);
     expect(m.text).toBe('body');

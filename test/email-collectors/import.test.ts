@@ -185,6 +185,36 @@ describe('memex import mail', () => {
     await gw.close();
   });
 
+  it('signed mail: the signature part (PGP signature.asc, S/MIME smime.p7s) is no document and no attachment of its message', async () => {
+    const signed = (n: number, sig: string[]) =>
+      [
+        `From: Signer <signer@example.net>`, 'To: jane.doe@example.org', `Subject: Signed ${n}`,
+        `Date: Thu, 23 Nov 2023 11:0${n}:00 +0000`, `Message-ID: <signed-${n}@example.net>`, 'MIME-Version: 1.0',
+        'Content-Type: multipart/signed; boundary="s"; protocol="application/pgp-signature"', '',
+        '--s', 'Content-Type: multipart/mixed; boundary="m"', '',
+        '--m', 'Content-Type: text/plain; charset=utf-8', '', `Signed message ${n} with the plan attached.`,
+        '--m', `Content-Type: text/plain; name="plan-${n}.txt"`, `Content-Disposition: attachment; filename="plan-${n}.txt"`, '', `The plan ${n}: orchards.`,
+        '--m--', '', '--s', ...sig, '--s--', '',
+      ].join('\r\n');
+    const pgp = ['Content-Type: application/pgp-signature; name="signature.asc"', 'Content-Disposition: attachment; filename="signature.asc"', '', '-----BEGIN PGP SIGNATURE-----', '', 'iQEzBAEBCAAdFiEE', '-----END PGP SIGNATURE-----'];
+    const smime = ['Content-Type: application/pkcs7-signature; name="smime.p7s"', 'Content-Transfer-Encoding: base64', 'Content-Disposition: attachment; filename="smime.p7s"', '', 'MIAGCSqGSIb3DQEHAqCAMIACAQExDzANBglghkgBZQMEAgEFADCABgkqhkiG9w0BBwEAAKCAMIIE'];
+    const legacy = ['Content-Type: application/x-pkcs7-signature; name="smime.p7s"', 'Content-Transfer-Encoding: base64', '', 'MIAGCSqGSIb3DQEHAqCAMIACAQEx'];
+    const dir = tmpDir('memex-import-signed-');
+    fs.writeFileSync(path.join(dir, 'Signed.mbox'), mbox([signed(1, pgp), signed(2, smime), signed(3, legacy)]));
+    const { gw, real } = await fileGateway();
+    const sum = await importMail(await discoverSources(dir), { gateway: real, config: testConfig(), batchSize: 3, concurrency: 1 });
+    expect(sum).toMatchObject({ messages: 3, accepted: 3, rejected: 0, attachmentsUploaded: 3 });
+    const docs = await gw.db.query<{ title: string; attachment_count: number; attachments: { filename: string }[] | null }>(
+      `SELECT title, attachment_count, metadata->'attachments' AS attachments FROM documents WHERE is_active_version ORDER BY title`,
+    );
+    expect(docs.rows.map((r) => r.title)).toEqual(['Signed 1', 'Signed 2', 'Signed 3', 'plan-1.txt', 'plan-2.txt', 'plan-3.txt']);
+    for (const r of docs.rows.filter((r) => r.title.startsWith('Signed'))) {
+      expect(r.attachment_count).toBe(1);
+      expect(r.attachments!.map((a) => a.filename)).toEqual([`plan-${r.title.slice(-1)}.txt`]);
+    }
+    await gw.close();
+  });
+
   it('sends at most --concurrency × 4 attachment upload requests at once, however many batches are unfinished', async () => {
     // Two messages per batch with 20 attachments each: 40 files, two requests per batch (at most 32 files each).
     const dir = notesMbox(12, 20);

@@ -346,6 +346,30 @@ describe('attachments in documents', () => {
   }, 60_000);
 });
 
+describe('signature parts of signed mail', () => {
+  it('an email attachment upload that is a signature part answers 200 skipped: no document, no file kept', async () => {
+    const before = (await storedObjects(gw.files!.config.localRoot)).length;
+    const sig = Buffer.from('-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEEsignedbyorchard\n-----END PGP SIGNATURE-----\n');
+    const cases = [
+      { meta: { source: 'email', path: 'email/m1/signature.asc', filename: 'signature.asc', mime_type: 'application/pgp-signature', message_id: '<m1@example.org>' }, name: 'signature.asc', type: 'application/pgp-signature' },
+      { meta: { source: 'email_local', path: 'email_local/m2/smime.p7s', message_id: 'm2@example.org' }, name: 'smime.p7s', type: 'application/pkcs7-signature' },
+      { meta: { source: 'email', path: 'email/m3/x.p7s', mime_type: 'application/x-pkcs7-signature', message_id: 'm3@example.org' }, name: 'x.p7s', type: 'application/octet-stream' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const res = await post(gw, fileUpload(c.meta, Buffer.concat([sig, Buffer.from(String(i))]), c.name, c.type));
+      expect(res.status).toBe(200);
+      expect(res.json()).toMatchObject({ skipped: 'email_signature', doc_id: '' });
+    }
+    const docs = await gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE text LIKE '%signedbyorchard%' OR title IN ('signature.asc', 'smime.p7s', 'x.p7s')`);
+    expect(docs.rows[0].n).toBe(0);
+    expect((await storedObjects(gw.files!.config.localRoot)).length).toBe(before);
+
+    // Not mail: a file called signature.asc in a folder is a document like any other.
+    const local = await post(gw, fileUpload(meta('/keys/signature.asc'), Buffer.concat([sig, Buffer.from('local')]), 'signature.asc'));
+    expect(local.status).toBe(202);
+  });
+});
+
 describe('OCR unavailable', () => {
   it('a busy OCR pool answers 503 retryable without creating a document; the retry succeeds', async () => {
     const tight = createOcrEngine({ poolSize: 1, maxQueue: 0, timeoutMs: 60_000 });

@@ -11,6 +11,7 @@ import { expandHome } from '../config.ts';
 import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
 import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
 import { repairMime } from './mime-repair.ts';
+import { isSignaturePart } from '../../util/email-signature.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
 export interface EmailAttachmentInfo {
@@ -176,6 +177,8 @@ export async function readMail(file: Buffer, opts: { emlx?: boolean } = {}): Pro
   for (const a of parsed.attachments) {
     if (!a.filename && a.mimeType === 'message/rfc822') a.filename = 'attached-message.eml';
   }
+  // The signature of signed mail (signature.asc, smime.p7s) is no attachment: never a document of its own.
+  parsed.attachments = parsed.attachments.filter((a) => !isSignaturePart(a));
   // A message needs a header block with at least one of the headers every mail carries.
   const names = new Set(parsed.headerLines.map((h) => h.key));
   if (!['from', 'to', 'subject', 'date', 'message-id', 'received', 'content-type'].some((h) => names.has(h))) {
