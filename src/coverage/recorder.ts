@@ -80,6 +80,11 @@ export class RunRecorder {
     if (!this.items.has(ref)) this.items.set(ref, NOT_REACHED);
   }
 
+  /** An item that left the source while the run read it (an expunged IMAP message): not counted at all. */
+  gone(ref: string): void {
+    this.items.delete(ref);
+  }
+
   stored(ref: string, how: StoredHow): void {
     this.items.set(ref, STORED[how]);
   }

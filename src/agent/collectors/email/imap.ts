@@ -27,6 +27,12 @@ import { SecretError, resolveSecretRef, type SecretResolverOptions } from './sec
 import { storeRedaction } from './store-redaction.ts';
 import { submitEmail } from './submit.ts';
 import { CollectorHttpError } from './local.ts';
+import { RunRecorder, type GatewayVerdict } from '../../../coverage/recorder.ts';
+import type { SourceIdentity } from '../../../coverage/identity.ts';
+import type { Census, LastRunView } from '../../../coverage/reconcile.ts';
+import { reconcileSource } from '../../../coverage/reconcile.ts';
+import type { CoverageReporter } from '../../../coverage/reporter.ts';
+import type { RunCountsT } from '../../../schemas/coverage.ts';
 
 export interface ImapRunRequest {
   accountId: string;
@@ -63,7 +69,17 @@ export interface ImapRunResponse {
   skippedKnown: number;
   results: ImapResultItem[];
   errors: Array<{ uid: number; reason: string }>;
+  /** What the folder holds against what was stored (docs/coverage.md); null for a dry run. Also sent to the gateway. */
+  coverage: RunCountsT | null;
 }
+
+/** The coverage source of an IMAP folder: one per account and folder; UIDVALIDITY is in its cursor and item refs. */
+export function imapCoverageSource(accountId: string, folder: string): SourceIdentity {
+  return { collector: 'email_imap', source_type: 'email', source_account_id: accountId, source_ref: folder };
+}
+
+/** An IMAP message as coverage names it: its folder, UIDVALIDITY and UID. */
+export const imapRef = (folder: string, uidValidity: string, uid: number) => `${folder};UIDVALIDITY=${uidValidity};UID=${uid}`;
 
 function parseDate(v: unknown, name: string): Date | null {
   if (v === undefined || v === null) return null;
@@ -118,11 +134,15 @@ export interface ImapCollectorDeps {
   secretOptions?: SecretResolverOptions;
   /** Connection timeouts (ms); tests may shorten them. */
   timeouts?: { connection?: number; greeting?: number; socket?: number };
+  coverage?: CoverageReporter;
 }
+
+/** What became of a UID handled earlier: stored, a copy of another UID's message, kept out by the block list. */
+type DoneAs = 'stored' | 'duplicate' | 'blocked';
 
 interface FolderMemory {
   uidValidity: string;
-  done: Set<number>;
+  done: Map<number, DoneAs>;
 }
 
 export class ImapEmailCollector {
@@ -167,8 +187,7 @@ export class ImapEmailCollector {
     }
   }
 
-  private async collect(src: MailSourceConfig, folder: string, req: ImapRunRequest, cred: { kind: 'app_password' | 'xoauth2'; secret: string }): Promise<ImapRunResponse> {
-    const mail = this.deps.config.modules.mail;
+  private async connect(src: MailSourceConfig, cred: { kind: 'app_password' | 'xoauth2'; secret: string }): Promise<ImapFlow> {
     const user = src.username ?? '';
     const t = this.deps.timeouts ?? {};
     const opts: ImapFlowOptions = {
@@ -192,6 +211,58 @@ export class ImapEmailCollector {
       if (e.authenticationFailed) throw new CollectorHttpError(401, `IMAP authentication failed for account ${src.id}`);
       throw new CollectorHttpError(502, `Cannot connect to IMAP server ${src.host}:${src.port}: ${e.message}`);
     }
+    return client;
+  }
+
+  /**
+   * Recount of a folder for coverage (docs/coverage.md), nothing imported: its UIDs under their UIDVALIDITY.
+   * When UIDVALIDITY differs from the last run's, every UID the last run stored names nothing any more: all of
+   * the folder is new to memex's bookkeeping (the next run examines each message again; the gateway answers
+   * the ones it holds as duplicates) and all of the last run's are gone.
+   */
+  async census(accountId: string, folder: string, last: LastRunView, given?: { kind: 'app_password' | 'xoauth2'; secret: string }): Promise<Census> {
+    const src = this.source(accountId);
+    const cred = given ?? (await this.credentials(src, { accountId, folder, limit: null, since: null, before: null, dryRun: true, credentials: null }));
+    const client = await this.connect(src, cred);
+    try {
+      const lock = await client.getMailboxLock(folder, { readOnly: true });
+      try {
+        const box = client.mailbox;
+        if (!box || typeof box === 'boolean') throw new Error('Mailbox not selected');
+        const uidValidity = String(box.uidValidity);
+        const found = await client.search({ all: true }, { uid: true });
+        if (found === false) throw new Error('The IMAP server refused the search');
+        const uids = found ?? [];
+        const lastV = last.cursor?.uidvalidity != null ? String(last.cursor.uidvalidity) : null;
+        const lastMax = typeof last.cursor?.uid_max === 'number' ? last.cursor.uid_max : null;
+        const facts: Census['facts'] = { uidvalidity: uidValidity, messages: uids.length, uid_max: uids.length ? Math.max(...uids) : 0 };
+        if (lastV !== null && lastV !== uidValidity) {
+          return {
+            in_source: uids.length,
+            added: uids.length,
+            removed: last.in_source ?? null,
+            changed: null,
+            facts: { ...facts, previous_uidvalidity: lastV, uidvalidity_changed: true },
+            notes: [
+              `UIDVALIDITY of ${folder} changed from ${lastV} to ${uidValidity}: the UIDs the last run counted no longer name the same messages. ` +
+                'The next run examines every message of the folder again; the ones memex holds come back as duplicates.',
+            ],
+          };
+        }
+        const added = lastMax === null ? null : uids.filter((u) => u > lastMax).length;
+        const removed = added === null || last.in_source === null ? null : Math.max(0, last.in_source - (uids.length - added));
+        return { in_source: uids.length, added, removed, changed: null, facts: { ...facts, uidvalidity_changed: false } };
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await client.logout().catch(() => client.close());
+    }
+  }
+
+  private async collect(src: MailSourceConfig, folder: string, req: ImapRunRequest, cred: { kind: 'app_password' | 'xoauth2'; secret: string }): Promise<ImapRunResponse> {
+    const mail = this.deps.config.modules.mail;
+    const client = await this.connect(src, cred);
     const policy = storeRedaction({ source: src.redact_pii, module: mail.redact_pii, gatewayUrl: this.deps.config.gateway.base_url });
     const redaction = policy.options;
     this.deps.log.info({ account: src.id, redaction: policy.label, decided_by: policy.from }, 'email_imap: redaction of the text sent to the gateway');
@@ -211,7 +282,11 @@ export class ImapEmailCollector {
       skippedKnown: 0,
       results: [],
       errors: [],
+      coverage: null,
     };
+    // Every UID of the folder ends in one state (docs/coverage.md); a dry run stores nothing and reports nothing.
+    const coverage = req.dryRun ? null : new RunRecorder(imapCoverageSource(src.id, folder));
+    let cursor: Record<string, string | number> | null = null;
     try {
       let lock;
       try {
@@ -233,7 +308,7 @@ export class ImapEmailCollector {
           mem = undefined;
         }
         if (!mem) {
-          mem = { uidValidity, done: new Set() };
+          mem = { uidValidity, done: new Map() };
           this.memory.set(memKey, mem);
         }
         const query: Record<string, unknown> = {};
@@ -248,6 +323,39 @@ export class ImapEmailCollector {
         const todo = uids.filter((u) => !mem!.done.has(u));
         res.skippedKnown = uids.length - todo.length;
         const selected = req.limit === null ? todo : todo.slice(0, req.limit);
+        const ref = (uid: number) => imapRef(folder, uidValidity, uid);
+        if (coverage) {
+          // The source is the whole folder: messages outside since/before are in it, left out by the request.
+          const all = req.since || req.before ? await client.search({ all: true }, { uid: true }) : uids;
+          const inRange = new Set(uids);
+          for (const uid of all || uids) {
+            if (!inRange.has(uid)) coverage.skipped(ref(uid), 'excluded', 'outside the since/before of the run');
+          }
+          for (const uid of uids) {
+            const done = mem.done.get(uid);
+            if (done === 'stored') coverage.stored(ref(uid), 'unchanged');
+            else if (done === 'duplicate') coverage.skipped(ref(uid), 'duplicate', 'a copy of another message of the folder, stored once');
+            else if (done === 'blocked') coverage.skipped(ref(uid), 'blocked', 'kept out by the block list');
+          }
+          const chosen = new Set(selected);
+          for (const uid of todo) {
+            if (chosen.has(uid)) coverage.seen(ref(uid));
+            else coverage.pending(ref(uid), `not reached: this run's limit was ${req.limit} messages`, 'not_reached');
+          }
+          const whole = all || uids;
+          cursor = { uidvalidity: uidValidity, uid_max: whole.length ? Math.max(...whole) : 0, messages: whole.length };
+          // The gateway remembers the UIDVALIDITY of the last run even when this agent restarted since.
+          const before = await this.deps.coverage?.source(coverage.source);
+          const prev = before?.cursor?.uidvalidity;
+          if (prev != null && String(prev) !== uidValidity) {
+            cursor.previous_uidvalidity = String(prev);
+            if (!res.uidValidityChanged) {
+              res.uidValidityChanged = true;
+              res.previousUidValidity = String(prev);
+              this.deps.log.warn({ account: src.id, folder, previous: String(prev), current: uidValidity }, 'IMAP UIDVALIDITY changed since the last recorded run');
+            }
+          }
+        }
         const sizes = new Map<number, { size: number; internalDate: string | null }>();
         if (selected.length) {
           for await (const m of client.fetch(selected.join(','), { uid: true, size: true, internalDate: true }, { uid: true })) {
@@ -260,10 +368,12 @@ export class ImapEmailCollector {
           const info = sizes.get(uid);
           if (!info) {
             res.errors.push({ uid, reason: 'message vanished before it could be fetched (expunged)' });
+            coverage?.gone(ref(uid));
             continue;
           }
           if (info.size > MAX_EMAIL_FILE_BYTES) {
             res.errors.push({ uid, reason: `message is ${info.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}` });
+            coverage?.skipped(ref(uid), 'too_large', `message is ${info.size} bytes; the limit is ${MAX_EMAIL_FILE_BYTES}`);
             continue;
           }
           let source: Buffer | undefined;
@@ -272,11 +382,13 @@ export class ImapEmailCollector {
             source = m ? m.source : undefined;
           } catch (err) {
             res.errors.push({ uid, reason: `fetch failed: ${(err as Error).message}` });
+            coverage?.pending(ref(uid), `fetch failed: ${(err as Error).message}; tried again by the next run`, 'fetch_failed');
             if (!client.usable) break;
             continue;
           }
           if (!source) {
             res.errors.push({ uid, reason: 'message vanished before it could be fetched (expunged)' });
+            coverage?.gone(ref(uid));
             continue;
           }
           res.processed++;
@@ -285,6 +397,7 @@ export class ImapEmailCollector {
             msg = await parseCollectedMessage(source);
           } catch (err) {
             res.errors.push({ uid, reason: `unparsable message: ${(err as Error).message}` });
+            coverage?.failed(ref(uid), `unparsable message: ${(err as Error).message}`, 'unparsable');
             continue;
           }
           const srcInfo = { sourceType: 'email' as const, prefix: `email_imap/${src.id}`, redaction, mailbox: folder, fallbackTimestamp: info.internalDate };
@@ -297,7 +410,8 @@ export class ImapEmailCollector {
             } else if (prev === built.textHash) {
               res.results.push({ uid, messageId: built.messageId, status: 'duplicate', submissionId: null, docId: null, duplicate: true });
               res.duplicates++;
-              if (!req.dryRun) mem.done.add(uid);
+              if (!req.dryRun) mem.done.set(uid, 'duplicate');
+              coverage?.skipped(ref(uid), 'duplicate', `a copy of another message of ${folder} (Message-ID ${built.messageId}), stored once`);
               continue;
             } else {
               seenIds.set(built.messageId, built.textHash);
@@ -308,10 +422,11 @@ export class ImapEmailCollector {
             continue;
           }
           const out = await submitEmail(this.deps.gateway, built);
+          coverage?.answered(ref(uid), out satisfies GatewayVerdict);
           if (out.status === 'accepted') {
             res.submitted++;
             if (out.duplicate) res.duplicates++;
-            mem.done.add(uid);
+            mem.done.set(uid, out.skipped ? 'blocked' : 'stored');
             res.results.push({
               uid,
               messageId: built.messageId,
@@ -327,8 +442,24 @@ export class ImapEmailCollector {
       } finally {
         lock.release();
       }
+    } catch (err) {
+      if (coverage && cursor) await this.deps.coverage?.sendRun(coverage.report({ cursor, error: (err as Error).message }));
+      throw err;
     } finally {
       await client.logout().catch(() => client.close());
+    }
+    if (coverage) {
+      res.coverage = coverage.counts();
+      if (this.deps.coverage) {
+        await this.deps.coverage.sendRun(coverage.report({ cursor }));
+        // The recount after the run: what arrived or left while it ran, and a UIDVALIDITY that changed.
+        const run = coverage;
+        await reconcileSource(this.deps.coverage, run.source, (last) => this.census(src.id, folder, last, cred), {
+          in_source: run.counts().in_source,
+          cursor,
+          startedAt: run.startedAt,
+        }).catch((err) => this.deps.log.warn({ account: src.id, folder, err: (err as Error).message }, 'email_imap recount failed'));
+      }
     }
     this.deps.log.info({ account: src.id, folder, found: res.totalFound, processed: res.processed, submitted: res.submitted, errors: res.errors.length }, 'email_imap run finished');
     return res;

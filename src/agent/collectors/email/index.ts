@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import type { AgentContext, AgentModule, ModuleFactory } from '../../modules.ts';
-import { ImapEmailCollector, registerImapRoutes } from './imap.ts';
+import { ImapEmailCollector, imapCoverageSource, registerImapRoutes } from './imap.ts';
 import { emlxCensus, localCollectorFor, MAX_LIMIT, registerLocalRoutes } from './local.ts';
 
 export function emailLocalModule(ctx: AgentContext): AgentModule {
@@ -36,7 +36,7 @@ export function emailLocalModule(ctx: AgentContext): AgentModule {
 }
 
 export function emailImapModule(ctx: AgentContext): AgentModule {
-  const collector = new ImapEmailCollector({ config: ctx.config, gateway: ctx.gateway, log: ctx.log });
+  const collector = new ImapEmailCollector({ config: ctx.config, gateway: ctx.gateway, log: ctx.log, coverage: ctx.coverage });
   const enabled = () => ctx.config.modules.mail.enabled;
   const accounts = ctx.config.modules.mail.sources.filter((s) => s.type === 'imap');
   return {
@@ -49,6 +49,14 @@ export function emailImapModule(ctx: AgentContext): AgentModule {
     // Account ids and hosts only: never usernames' secrets.
     publicConfig: () => ({ accounts: accounts.map((s) => ({ id: s.id, host: s.host, folders: s.folders })) }),
     registerRoutes: (app) => registerImapRoutes(app, collector, enabled),
+    coverage: {
+      collector: 'email_imap',
+      // One source per account and folder; accounts whose secret comes with each request cannot be recounted.
+      configured: () => accounts.filter((s) => s.enabled).flatMap((s) => (s.folders.length ? s.folders : ['INBOX']).map((f) => imapCoverageSource(s.id, f))),
+      census: (s, last) => collector.census(s.source_account_id ?? '', s.source_ref, last),
+      // A run over the folder again: failed and waiting UIDs are not in the agent's memory, so they are fetched again.
+      retry: async (s) => void (await collector.run({ account_id: s.source_account_id, folder: s.source_ref })),
+    },
   };
 }
 
