@@ -546,6 +546,25 @@ export async function shutdownExtraction(): Promise<void> {
   await Promise.all([pdfPool.close(), shutdownHtmlWorker()]);
 }
 
+/**
+ * The first page of a PDF as a PNG whose longer side is at most maxPx (for its thumbnail), rendered in
+ * the PDF worker under the extraction's time and memory limits. Throws with the reason when it cannot.
+ */
+export async function renderPdfFirstPage(b: Buffer, maxPx: number, limits: ExtractLimits = DEFAULT_LIMITS): Promise<Buffer> {
+  const data = new Uint8Array(b);
+  const r = await pdfPool.run({
+    message: { data, thumbnail: { maxPx }, standardFontDataUrl: fontDir() },
+    transfer: [data.buffer as ArrayBuffer],
+    timeoutMs: limits.timeoutMs,
+    memoryMb: limits.maxMemoryMb,
+    timeoutError: `PDF page rendering timed out after ${limits.timeoutMs} ms`,
+  });
+  if (!r.ok) throw new Error(r.error);
+  const png = r.images[0];
+  if (!png) throw new Error('the PDF has no page to render');
+  return Buffer.from(png.buffer, png.byteOffset, png.byteLength);
+}
+
 /** OCR of the rendered pages of a PDF, sharing one time budget. */
 async function ocrPdfPages(r: PdfWorkerOk, limits: ExtractLimits, ocrFn: OcrFunction, warnings: string[]) {
   const pageTexts: string[] = [];

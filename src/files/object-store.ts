@@ -44,6 +44,26 @@ export interface ObjectStore {
   localPath?(objectKey: string): string;
   /** Every stored object with its modification time (local backend; garbage collection of unreferenced objects). */
   list?(): AsyncIterable<{ objectKey: string; modifiedAt: Date }>;
+  /**
+   * Small files derived from an object and kept beside it (its thumbnail, src/files/thumbnails.ts): written,
+   * read, and removed with the object by `removeObjects`. getBeside answers null when there is none.
+   */
+  putBeside(objectKey: string, name: BesideName, body: Buffer): Promise<void>;
+  getBeside(objectKey: string, name: BesideName): Promise<Buffer | null>;
+  deleteBeside(objectKey: string, name: BesideName): Promise<void>;
+  /** Files kept beside objects, with the object they belong to (local backend; garbage collection of those left behind). */
+  listBeside?(): AsyncIterable<{ objectKey: string; name: BesideName }>;
+}
+
+/** The names of the files kept beside an object (a suffix of its key: `sha256/ab/cd/<sha256>.thumb.webp`). */
+export const BESIDE_NAMES = ['thumb.webp'] as const;
+export type BesideName = (typeof BESIDE_NAMES)[number];
+
+/** The key of a file kept beside an object; only names of BESIDE_NAMES and valid object keys are accepted. */
+export function besideKeyFor(objectKey: string, name: BesideName): string {
+  parseObjectKey(objectKey);
+  if (!(BESIDE_NAMES as readonly string[]).includes(name)) throw new InvalidObjectKeyError(`not a name kept beside an object: "${String(name).slice(0, 40)}"`);
+  return `${objectKey}.${name}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -149,6 +169,9 @@ export function parseObjectKey(objectKey: string): string {
 export async function removeObjects(store: ObjectStore, objectKeys: Iterable<string>): Promise<void> {
   for (const key of objectKeys) {
     parseObjectKey(key);
+    // What is derived from the object first: a crash between the two leaves an object without its
+    // thumbnail (made again on demand), never a thumbnail of erased bytes.
+    for (const name of BESIDE_NAMES) await store.deleteBeside(key, name);
     await store.delete(key);
   }
 }
@@ -360,6 +383,51 @@ export class LocalObjectStore implements ObjectStore {
 
   async delete(objectKey: string): Promise<void> {
     await fs.rm(this.localPath(objectKey), { force: true });
+  }
+
+  private besidePath(objectKey: string, name: BesideName): string {
+    besideKeyFor(objectKey, name);
+    return `${this.localPath(objectKey)}.${name}`;
+  }
+
+  async putBeside(objectKey: string, name: BesideName, body: Buffer): Promise<void> {
+    const finalPath = this.besidePath(objectKey, name);
+    const temp = path.join(this.tmpDir, tempName());
+    try {
+      await fs.writeFile(temp, body, { flag: 'wx', mode: 0o600 });
+      await fs.mkdir(path.dirname(finalPath), { recursive: true });
+      await fs.rename(temp, finalPath); // atomic: a reader sees the whole file or none
+    } catch (err) {
+      throw new ObjectStoreWriteError(`storing ${name} of the object failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      await fs.rm(temp, { force: true }).catch(() => {});
+    }
+  }
+
+  async getBeside(objectKey: string, name: BesideName): Promise<Buffer | null> {
+    try {
+      return await fs.readFile(this.besidePath(objectKey, name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new ObjectStoreUnavailableError(`reading ${name} of the object failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async deleteBeside(objectKey: string, name: BesideName): Promise<void> {
+    await fs.rm(this.besidePath(objectKey, name), { force: true });
+  }
+
+  async *listBeside(): AsyncIterable<{ objectKey: string; name: BesideName }> {
+    const top = path.join(this.root, 'sha256');
+    for (const a of await fs.readdir(top).catch(() => [] as string[])) {
+      for (const b of await fs.readdir(path.join(top, a)).catch(() => [] as string[])) {
+        for (const file of await fs.readdir(path.join(top, a, b)).catch(() => [] as string[])) {
+          const dot = file.indexOf('.');
+          const [sha, name] = [file.slice(0, dot), file.slice(dot + 1)];
+          if (dot > 0 && isSha256(sha) && (BESIDE_NAMES as readonly string[]).includes(name)) yield { objectKey: objectKeyFor(sha), name: name as BesideName };
+        }
+      }
+    }
   }
 }
 

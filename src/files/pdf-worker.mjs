@@ -34,7 +34,8 @@ async function run(job) {
     stopAtErrors: false,
   });
   try {
-    return await readDocument(await task.promise, job);
+    const doc = await task.promise;
+    return job.thumbnail ? await firstPage(doc, job.thumbnail) : await readDocument(doc, job);
   } finally {
     // Frees the document (and its fonts/images) even when reading failed: this worker serves the next file.
     await task.destroy().catch(() => {});
@@ -129,6 +130,27 @@ async function readDocument(doc, { maxPages, maxTextChars, render }) {
     }
   }
   return { ok: true, numPages, pagesRead: pageTexts.length, pagesWithText, pageTexts, truncated, scanned, unreadable, wordShare: share, images, renderer, renderError, warnings };
+}
+
+/**
+ * The first page as a PNG whose longer side is at most maxPx (a thumbnail, src/files/thumbnails.ts): message
+ * {id, data, thumbnail: {maxPx}, standardFontDataUrl} -> {id, ok, images: [png], numPages}.
+ */
+async function firstPage(doc, { maxPx }) {
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const page = await doc.getPage(1);
+  const base = page.getViewport({ scale: 1 });
+  const scale = Math.min(maxPx / Math.max(1, base.width), maxPx / Math.max(1, base.height));
+  const vp = page.getViewport({ scale });
+  const w = Math.max(1, Math.floor(vp.width));
+  const h = Math.max(1, Math.floor(vp.height));
+  const canvas = createCanvas(w, h);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, w, h);
+  await page.render({ canvas, canvasContext: ctx, viewport: vp }).promise;
+  page.cleanup();
+  return { ok: true, numPages: doc.numPages, images: [new Uint8Array(canvas.toBuffer('image/png'))], warnings: [] };
 }
 
 // The pool starts a job's time budget once the worker says it is ready (src/files/worker-pool.ts).

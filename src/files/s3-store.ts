@@ -18,6 +18,8 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import {
+  besideKeyFor,
+  type BesideName,
   cleanTempDir,
   NotFoundError,
   objectKeyFor,
@@ -171,6 +173,38 @@ export class S3ObjectStore implements ObjectStore {
   async delete(objectKey: string): Promise<void> {
     try {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: this.key(objectKey) }));
+    } catch (e) {
+      if (httpStatus(e) === 404) return;
+      throw this.mapError(e, 'S3 DeleteObject failed');
+    }
+  }
+
+  async putBeside(objectKey: string, name: BesideName, body: Buffer): Promise<void> {
+    const key = (this.opts.prefix ?? '') + besideKeyFor(objectKey, name);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.opts.bucket, Key: key, Body: body, ContentLength: body.length }));
+    } catch (e) {
+      throw this.mapError(e, 'S3 PutObject failed');
+    }
+  }
+
+  async getBeside(objectKey: string, name: BesideName): Promise<Buffer | null> {
+    const key = (this.opts.prefix ?? '') + besideKeyFor(objectKey, name);
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: key }));
+      const body = out.Body as { transformToByteArray?: () => Promise<Uint8Array> } | undefined;
+      if (!body?.transformToByteArray) throw new ObjectStoreUnavailableError('S3 GetObject returned no body');
+      return Buffer.from(await body.transformToByteArray());
+    } catch (e) {
+      const status = httpStatus(e);
+      if (status === 404 || (e as Error)?.name === 'NoSuchKey') return null;
+      throw this.mapError(e, 'S3 GetObject failed');
+    }
+  }
+
+  async deleteBeside(objectKey: string, name: BesideName): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: (this.opts.prefix ?? '') + besideKeyFor(objectKey, name) }));
     } catch (e) {
       if (httpStatus(e) === 404) return;
       throw this.mapError(e, 'S3 DeleteObject failed');

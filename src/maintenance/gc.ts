@@ -4,8 +4,9 @@
  * - chunks linked to no document (superseded and deleted versions lose their links; their chunks
  *   stay for a grace period so an edit that is undone reuses the vector), with their vectors;
  * - vectors of retired models (replaced by `memex reindex --model`);
- * - file records no document uses, and their stored objects; objects in the local store that no
- *   file record names (left by a crash between storing and cataloging);
+ * - file records no document uses, and their stored objects with what is kept beside them (thumbnails);
+ *   objects in the local store that no file record names (left by a crash between storing and
+ *   cataloging), and thumbnails whose object is gone;
  * - change-log rows, only when no search index is running (`changeLog: true`): a running gateway
  *   prunes its own log (src/search/index-sync.ts), and an index that starts is built from scratch.
  *
@@ -15,7 +16,7 @@
 import { ConfigError } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import type { ObjectStore } from '../files/object-store.ts';
-import { removeObjects } from '../files/object-store.ts';
+import { parseObjectKey, removeObjects } from '../files/object-store.ts';
 
 export interface GcOptions {
   /** Chunks, files and objects younger than this are kept (default 1 hour). */
@@ -97,6 +98,12 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
     }
     if (!opts.dryRun) await removeObjects(store, orphans);
     result.objects = orphans.size;
+    // Thumbnails whose object is gone (removed by hand, or a thumbnail finished as its object was erased).
+    if (store.listBeside && !opts.dryRun) {
+      for await (const b of store.listBeside()) {
+        if (!(await store.has(parseObjectKey(b.objectKey)))) await store.deleteBeside(b.objectKey, b.name);
+      }
+    }
   }
   result.duration_ms = Date.now() - started;
   return result;

@@ -18,7 +18,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createObjectStore, loadFilesConfig } from '../../src/files/config.ts';
-import { NotFoundError, ObjectStoreUnavailableError, ObjectStoreWriteError, readObject, TooLargeError } from '../../src/files/object-store.ts';
+import { NotFoundError, ObjectStoreUnavailableError, ObjectStoreWriteError, readObject, removeObjects, TooLargeError } from '../../src/files/object-store.ts';
 import { S3ObjectStore } from '../../src/files/s3-store.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -101,6 +101,17 @@ describe('S3ObjectStore (against s3rver)', () => {
     const r = await store.put(Readable.from([Buffer.from('to delete')]), { maxBytes: 100 });
     await store.delete(r.objectKey);
     expect(await store.has(r.sha256)).toBe(false);
+  });
+
+  it('keeps a thumbnail beside an object, and removeObjects takes both', async () => {
+    const r = await store.put(Readable.from([Buffer.from('an image, say')]), { maxBytes: 100 });
+    expect(await store.getBeside(r.objectKey, 'thumb.webp')).toBeNull();
+    await store.putBeside(r.objectKey, 'thumb.webp', Buffer.from('small picture'));
+    expect((await store.getBeside(r.objectKey, 'thumb.webp'))?.toString()).toBe('small picture');
+    expect(await bucketKeys(store)).toContain(`${r.objectKey}.thumb.webp`);
+    await removeObjects(store, [r.objectKey]);
+    expect(await store.getBeside(r.objectKey, 'thumb.webp')).toBeNull();
+    expect((await bucketKeys(store)).filter((k) => k.includes(r.sha256))).toEqual([]);
   });
 
   it('credentials reach the server: an unknown access key is refused (ObjectStoreWriteError, not a silent success)', async () => {

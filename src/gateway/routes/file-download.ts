@@ -2,11 +2,15 @@
  * GET /v1/files/{sha256}: the stored bytes of an attachment or uploaded file, as a download. The
  * response is never rendered by the browser as a page (attachment disposition, nosniff, and a
  * sandboxing CSP), so a stored HTML or SVG file cannot run script on the gateway's origin.
+ *
+ * GET /v1/files/{sha256}/thumbnail: a small WebP of a stored image or PDF (its first page), made on the
+ * first request and kept beside the object (src/files/thumbnails.ts); 404 for other files.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/types.ts';
 import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
+import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
 
 const NotFound = Type.Object({ detail: Type.String() });
 
@@ -51,6 +55,30 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         .header('content-security-policy', "sandbox; default-src 'none'")
         .header('cache-control', 'private, max-age=3600')
         .send(body);
+    },
+  );
+
+  app.get<{ Params: { sha256: string } }>(
+    '/v1/files/:sha256/thumbnail',
+    {
+      schema: {
+        tags: ['files'],
+        summary: 'Thumbnail of a stored image or PDF',
+        description: `A WebP at most ${THUMBNAIL_MAX_PX} px on its longer side and ${THUMBNAIL_MAX_BYTES / 1024} KB: the image, or a PDF's first page. Made on the first request and kept beside the file; 404 for files of other types.`,
+        params: Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
+        response: { 404: NotFound },
+      },
+    },
+    async (req, reply) => {
+      const thumb = await thumbnailOf(db, store, req.params.sha256.toLowerCase());
+      if (!thumb) return reply.code(404).send({ detail: 'No thumbnail for this file' });
+      return reply
+        .header('content-type', 'image/webp')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "sandbox; default-src 'none'")
+        // Content-addressed: the same address always shows the same bytes.
+        .header('cache-control', 'private, max-age=86400')
+        .send(thumb);
     },
   );
 }
