@@ -221,7 +221,14 @@ const ActivityOutput = {
   threads: z.number().int(),
   last_activity_at: nullableString,
   busiest_threads: z.array(
-    z.object({ thread_id: z.string(), title: nullableString, source_type: z.string(), documents: z.number().int(), last_activity_at: nullableString }),
+    z.object({
+      thread_id: z.string(),
+      title: nullableString,
+      source_type: z.string(),
+      documents: z.number().int(),
+      last_activity_at: nullableString,
+      automated: z.boolean().describe('Every message of it is machine mail or from an automated sender'),
+    }),
   ),
   highlights: z.array(
     z.object({ document_id: z.string(), title: nullableString, source_type: z.string(), date: z.string(), sender: nullableString, text: z.string() }),
@@ -275,6 +282,10 @@ const TopInput = {
 const ActivityInput = {
   days: z.number().int().min(1).max(3650).default(7),
   source_type: z.string().min(1).max(64).optional(),
+  include_automated: z
+    .boolean()
+    .default(false)
+    .describe("Also list automated senders' threads (statements, newsletters, no-reply mail) among the busiest"),
 };
 
 const NoteInput = {
@@ -493,14 +504,19 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       title: 'What happened lately',
       description:
         'Activity of the last `days` days (default 7, max 3650), optionally of one source type: counts, the 5 busiest ' +
-        `threads and the 5 most recent highlights (≤ ${LIMITS.highlightChars} chars each).`,
+        `threads and the 5 most recent highlights (≤ ${LIMITS.highlightChars} chars each). The busiest leave out automated ` +
+        "senders' threads (statements, newsletters, no-reply mail) unless include_automated is true.",
       inputSchema: ActivityInput,
       outputSchema: ActivityOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(api, { method: 'GET', path: '/v1/context/general', query: { days: a.days, source_type: a.source_type } });
+        const r = await callOk(api, {
+          method: 'GET',
+          path: '/v1/context/general',
+          query: { days: a.days, source_type: a.source_type, include_automated: a.include_automated || undefined },
+        });
         const out = {
           days: a.days,
           source_type: a.source_type ?? null,
@@ -513,6 +529,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
             source_type: t.source_type,
             documents: t.message_count,
             last_activity_at: t.last_message_ts ?? null,
+            automated: t.automated === true,
           })),
           highlights: (r.recent_highlights as any[]).map((h) => ({
             document_id: h.doc_id,
@@ -528,7 +545,9 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         const text = [
           `${out.documents} document(s) in ${out.threads} thread(s) over ${scope}.`,
           out.busiest_threads.length ? 'Busiest threads:' : '',
-          ...out.busiest_threads.map((t) => `- ${t.title ?? '(untitled)'} [${t.source_type}]: ${t.documents} document(s), thread ${t.thread_id}`),
+          ...out.busiest_threads.map(
+            (t) => `- ${t.title ?? '(untitled)'} [${t.source_type}${t.automated ? ', automated' : ''}]: ${t.documents} document(s), thread ${t.thread_id}`,
+          ),
           'Latest:',
           ...out.highlights.map(
             (h) => `- ${h.date.slice(0, 16).replace('T', ' ')} ${h.sender ?? ''} ${h.title ? `«${h.title}» ` : ''}${h.text.replace(/\s+/g, ' ').slice(0, 160)} (id ${h.document_id})`,

@@ -1,8 +1,12 @@
 /**
  * GET /v1/context/general (spec 4.3 rule 6, spec-notes 4.3): counts over active documents, the
- * busiest threads, and recent highlights that carry readable text.
+ * busiest threads, and recent highlights that carry readable text. Threads of automated senders (a
+ * bank's statements, a newsletter: src/relationships/automated.ts) are left out of the busiest unless
+ * asked for, and marked when shown.
  */
 import type { Database } from '../db/types.ts';
+import { AUTOMATED_PEOPLE_CTE, automatedDocumentSql } from '../relationships/automated.ts';
+import { BULK_SENDER_WORDS } from '../util/email-noise.ts';
 
 const INVISIBLE = /[\uFFFD\uFFFC\u200B\u200C\u200D\uFEFF\u2028\u2029]|\p{C}/gu;
 const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
@@ -22,7 +26,15 @@ export interface GeneralContext {
   total_threads: number;
   total_messages: number;
   last_message_ts: string | null;
-  top_threads: { thread_id: string; title: string | null; source_type: string; message_count: number; last_message_ts: string | null }[];
+  top_threads: {
+    thread_id: string;
+    title: string | null;
+    source_type: string;
+    message_count: number;
+    last_message_ts: string | null;
+    /** Every message of it (in the window) is machine mail or from an automated sender. */
+    automated: boolean;
+  }[];
   recent_highlights: {
     doc_id: string;
     thread_id: string | null;
@@ -50,19 +62,26 @@ function senderOf(people: unknown): string | null {
 export interface ContextFilter {
   days?: number;
   source_type?: string;
+  /** Also list automated senders' threads among the busiest (default: left out). */
+  include_automated?: boolean;
 }
+
+/** Busiest threads are picked among this many with the most documents (bounds the automated-sender test). */
+const BUSIEST_CANDIDATES = 200;
+const BUSIEST = 5;
 
 export async function generalContext(db: Database, filter: ContextFilter = {}): Promise<GeneralContext> {
   const params: unknown[] = [];
-  let where = 'is_active_version';
-  if (filter.days !== undefined) {
-    params.push(new Date(Date.now() - filter.days * 86_400_000).toISOString());
-    where += ` AND content_timestamp >= $${params.length}::timestamptz`;
-  }
-  if (filter.source_type !== undefined) {
-    params.push(filter.source_type);
-    where += ` AND source_type = $${params.length}`;
-  }
+  /** The filter's condition on documents (columns of alias `d`, or unqualified). */
+  const whereOf = (d = '') => {
+    let w = `${d}is_active_version`;
+    if (filter.days !== undefined) w += ` AND ${d}content_timestamp >= $1::timestamptz`;
+    if (filter.source_type !== undefined) w += ` AND ${d}source_type = $${filter.days !== undefined ? 2 : 1}`;
+    return w;
+  };
+  if (filter.days !== undefined) params.push(new Date(Date.now() - filter.days * 86_400_000).toISOString());
+  if (filter.source_type !== undefined) params.push(filter.source_type);
+  const where = whereOf();
   const filtered = params.length > 0;
   const counts = await db.query<{ threads: number; messages: number; last: Date | null }>(
     `SELECT ${filtered ? `(SELECT count(DISTINCT thread_id)::int FROM documents WHERE ${where})` : '(SELECT count(*)::int FROM threads)'} AS threads,
@@ -70,14 +89,21 @@ export async function generalContext(db: Database, filter: ContextFilter = {}): 
             (SELECT max(content_timestamp) FROM documents WHERE ${where}) AS last`,
     params,
   );
-  const top = await db.query<{ thread_id: string; title: string | null; source_type: string; n: number; last: Date | null }>(
-    `SELECT t.thread_id, t.title, t.source_type, x.n, x.last
-       FROM (SELECT thread_id, count(*)::int AS n, max(content_timestamp) AS last FROM documents
-              WHERE ${where} AND thread_id IS NOT NULL GROUP BY thread_id
-              ORDER BY count(*) DESC, max(content_timestamp) DESC LIMIT 5) x
-       JOIN threads t ON t.thread_id = x.thread_id
-      ORDER BY x.n DESC, x.last DESC`,
-    params,
+  // The busiest candidates by count first (cheap), then which of them are automated (per document, bounded).
+  const top = await db.query<{ thread_id: string; title: string | null; source_type: string; n: number; last: Date | null; automated: boolean }>(
+    `WITH RECURSIVE ${AUTOMATED_PEOPLE_CTE},
+     x AS (SELECT thread_id, count(*)::int AS n, max(content_timestamp) AS last FROM documents
+            WHERE ${where} AND thread_id IS NOT NULL GROUP BY thread_id
+            ORDER BY count(*) DESC, max(content_timestamp) DESC, thread_id LIMIT ${BUSIEST_CANDIDATES}),
+     a AS (SELECT d.thread_id, bool_and(${automatedDocumentSql('d', `$${params.length + 1}`)}) AS automated
+             FROM documents d JOIN x ON x.thread_id = d.thread_id
+            WHERE ${whereOf('d.')}
+            GROUP BY d.thread_id)
+     SELECT t.thread_id, t.title, t.source_type, x.n, x.last, coalesce(a.automated, false) AS automated
+       FROM x JOIN threads t ON t.thread_id = x.thread_id LEFT JOIN a ON a.thread_id = x.thread_id
+      ${filter.include_automated ? '' : 'WHERE NOT coalesce(a.automated, false)'}
+      ORDER BY x.n DESC, x.last DESC, x.thread_id LIMIT ${BUSIEST}`,
+    [...params, [...BULK_SENDER_WORDS]],
   );
   const recent = await db.query<{
     doc_id: string;
@@ -112,6 +138,7 @@ export async function generalContext(db: Database, filter: ContextFilter = {}): 
       source_type: t.source_type,
       message_count: t.n,
       last_message_ts: iso(t.last),
+      automated: t.automated,
     })),
     recent_highlights: recent.rows
       .filter((r) => isValidText(r.text))

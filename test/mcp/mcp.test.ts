@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../helpers/db.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { loadHistory, type Loaded } from '../relationships/fixture.ts';
+import { ingestBody, loadHistory, ME_EMAIL, type Loaded } from '../relationships/fixture.ts';
 import { startRelGateway, type RelGateway } from '../relationships/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -221,6 +221,51 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       const notes = (await call(c, 'recent_activity', { days: 1, source_type: 'note' })).structuredContent as any;
       expect(notes).toMatchObject({ documents: 2, source_type: 'note' });
       expect(notes.highlights.map((x: any) => x.document_id).sort()).toEqual([docs.lisbon, docs.boiler].sort());
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("recent_activity leaves automated senders' threads out of the busiest unless asked for", async () => {
+    // A bank's statements (Auto-Submitted) and a school office that writes and is never answered (one-way):
+    // both threads are busier this week than the chat with alice.
+    const me = { id: ME_EMAIL, type: 'email' as const, name: 'Me Myself' };
+    const bank = { id: 'statements@harbourbank.example', type: 'email' as const, name: 'Harbour Bank (statements)' };
+    const school = { id: 'office@stanne.example', type: 'email' as const, name: "St Anne's Primary Office" };
+    const now = new Date();
+    const threadOf = async (m: Parameters<typeof ingestBody>[0]) => {
+      const r = await gw.request('POST', '/v1/ingest', ingestBody(m, now));
+      expect(r.statusCode, r.body).toBe(202);
+      return (await gw.request('GET', `/v1/doc/${r.json().doc_id}`)).json().thread_id as string;
+    };
+    let statements = '';
+    let office = '';
+    for (let i = 0; i < 8; i++) {
+      statements = await threadOf({ key: `bank${i}`, source_type: 'email', hoursAgo: 10 + i, from: bank, to: [me], thread: 'statements', subject: 'Your statement', metadata: { auto_submitted: 'auto-generated' } });
+    }
+    for (let i = 0; i < 7; i++) {
+      office = await threadOf({ key: `school${i}`, source_type: 'email', hoursAgo: 20 + i, from: school, to: [me], thread: 'school-office', subject: 'Term dates' });
+    }
+    expect((await gw.request('POST', '/v1/admin/relationships/recompute')).statusCode).toBe(200);
+    const c = await httpClient();
+    try {
+      const week = await call(c, 'recent_activity', { days: 3 });
+      const busiest = (week.structuredContent as any).busiest_threads;
+      expect(busiest[0]).toMatchObject({ documents: 6, automated: false }); // the chat with alice
+      expect(busiest.map((t: any) => t.thread_id)).not.toContain(statements);
+      expect(busiest.map((t: any) => t.thread_id)).not.toContain(office);
+      expect(text(week)).not.toContain(statements);
+      const all = await call(c, 'recent_activity', { days: 3, include_automated: true });
+      const shown = (all.structuredContent as any).busiest_threads;
+      expect(shown.slice(0, 3).map((t: any) => [t.thread_id, t.documents, t.automated])).toEqual([
+        [statements, 8, true],
+        [office, 7, true],
+        [busiest[0].thread_id, 6, false],
+      ]);
+      expect(text(all)).toContain(`[email, automated]: 8 document(s), thread ${statements}`);
+      // The route says the same.
+      const route = (await gw.request('GET', '/v1/context/general?days=3')).json();
+      expect(route.top_threads.map((t: any) => t.thread_id)).not.toContain(statements);
     } finally {
       await c.close();
     }

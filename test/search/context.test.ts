@@ -61,3 +61,40 @@ describe('GET /v1/context/general', () => {
     expect(body.timeline.reduce((s: number, d: any) => s + d.count, 0)).toBe(5);
   });
 });
+
+describe('GET /v1/context/general: busiest threads and automated senders', () => {
+  let g: SearchGateway;
+  beforeAll(async () => {
+    g = await startSearchGateway();
+    const mail = (thread: string, i: number, from: string, metadata: Record<string, unknown> = {}) =>
+      g.ingest(
+        doc(`${thread} message ${i}`, {
+          source_type: 'email',
+          content_timestamp: `2024-06-0${i + 1}T10:00:00Z`,
+          thread: { external_id: thread },
+          metadata,
+          people: [
+            { identifier: from, identifier_type: 'email', role: 'sender' },
+            { identifier: 'me@example.com', identifier_type: 'email', role: 'recipient' },
+          ],
+        }),
+      );
+    // A newsletter (its raw headers carry List-Unsubscribe), parcel notices from a no-reply address, a friend.
+    for (let i = 0; i < 4; i++) await mail('newsletter', i, 'editor@weekly.example', { headers: { 'List-Unsubscribe': '<https://weekly.example/u>' } });
+    for (let i = 0; i < 3; i++) await mail('parcels', i, 'no-reply@parcels.example');
+    for (let i = 0; i < 2; i++) await mail('friend', i, 'gwen@example.com');
+  });
+  afterAll(async () => g.close());
+
+  it('leaves machine mail threads out of the busiest unless asked for, and marks them', async () => {
+    const plain = (await g.get('/v1/context/general')).json();
+    expect(plain.total_threads).toBe(3);
+    expect(plain.top_threads.map((t: any) => [t.message_count, t.automated])).toEqual([[2, false]]);
+    const all = (await g.get('/v1/context/general?include_automated=true')).json();
+    expect(all.top_threads.map((t: any) => [t.message_count, t.automated])).toEqual([
+      [4, true],
+      [3, true],
+      [2, false],
+    ]);
+  });
+});

@@ -158,6 +158,12 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
         querystring: Type.Object({
           days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Only documents of the last N days' })),
           source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          include_automated: Type.Optional(
+            Type.Boolean({
+              default: false,
+              description: 'Also list the threads of automated senders (machine mail, no-reply senders, one-way traffic) among the busiest; each thread says automated',
+            }),
+          ),
         }),
         response: { 200: Loose, 422: ValidationErrorBody },
       },
