@@ -3,6 +3,7 @@
  * 413, unknown routes 404 JSON; a 500 never carries a stack trace.
  */
 import crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { CatalogError } from '../catalog/types.ts';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
@@ -24,12 +25,45 @@ export function errorEnvelope(
   return { error_code: code, message, retryable: status >= 500 || status === 429, correlation_id: correlationId(prefix), details };
 }
 
+/**
+ * Reads and drops what is left of a request body, up to `maxBytes`, so a client that sends the whole
+ * body before reading the answer (Python's http.client, most HTTP libraries) gets the answer instead
+ * of a connection cut under it ("broken pipe"). Past `maxBytes` the connection is closed after all.
+ */
+export function drainRequest(raw: IncomingMessage, maxBytes: number): Promise<void> {
+  if (raw.complete || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      raw.off('data', onData);
+      raw.off('end', finish);
+      raw.off('close', finish);
+      raw.off('error', finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) finish();
+    };
+    raw.on('data', onData);
+    raw.on('end', finish);
+    raw.on('close', finish);
+    raw.on('error', finish);
+    raw.resume();
+  });
+}
+
+/** How much of an oversized body is read and dropped before answering 413 (beyond it, the connection is cut). */
+export function oversizedDrainBytes(bodyLimit: number): number {
+  return Math.max(64 * 1024 * 1024, 4 * bodyLimit);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ detail: `Not Found: ${req.method} ${req.url.split('?')[0]}` });
   });
 
-  app.setErrorHandler((err: FastifyError & { validationContext?: string }, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError & { validationContext?: string }, req, reply) => {
     if (err.validation) {
       return reply.code(422).send({ detail: toValidationDetail(err.validation as any, err.validationContext ?? 'body') });
     }
@@ -52,8 +86,16 @@ export function installErrorHandling(app: FastifyInstance): void {
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: `Malformed JSON: ${err.message}`, type: 'json_invalid' }] });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: 'Request body is empty', type: 'missing' }] });
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send({ detail: `Request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes` });
+      case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+        // The answer waits for the rest of the body (dropped): cutting the connection while the client
+        // still sends makes most clients report a broken pipe instead of this 413.
+        const limit = app.initialConfig.bodyLimit ?? 0;
+        await drainRequest(req.raw, oversizedDrainBytes(limit));
+        const message = `Request body is larger than the limit of ${limit} bytes (BODY_LIMIT)`;
+        reply.code(413).header('connection', 'close');
+        if (req.url.split('?')[0] === '/mcp') return reply.send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+        return reply.send({ detail: message });
+      }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ detail: `Unsupported Content-Type: ${req.headers['content-type'] ?? '(none)'}` });
     }
