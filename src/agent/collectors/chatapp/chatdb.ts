@@ -252,6 +252,24 @@ export class ChatDb {
     return this.finish(rows, false);
   }
 
+  /**
+   * Every message row in ROWID order, light (coverage, docs/coverage.md): ROWID, guid, whether it is a tapback,
+   * and the raw time it last changed in place (edit or unsend; 0 when never).
+   */
+  rowSummaries(afterRowId: number, limit: number): { rowId: number; guid: string; reaction: boolean; changedRaw: number }[] {
+    const type = this.has('message', 'associated_message_type') ? 'associated_message_type' : '0';
+    const changed = this.has('message', 'date_edited') ? this.editChangeExpr('') : '0';
+    const rows = this.all<{ row_id: number; guid: string; t: number | null; c: number | null }>(
+      `SELECT ROWID AS row_id, guid, ${type} AS t, ${changed} AS c FROM message WHERE ROWID > ? ORDER BY ROWID ASC LIMIT ?`,
+      afterRowId,
+      Math.max(0, Math.floor(limit)),
+    );
+    return rows.map((r) => {
+      const t = r.t ?? 0;
+      return { rowId: r.row_id, guid: r.guid, reaction: (t >= 2000 && t <= 2007) || (t >= 3000 && t <= 3007), changedRaw: r.c ?? 0 };
+    });
+  }
+
   /** Largest raw date_edited / date_retracted value (0 when none or the columns are absent). */
   maxDateEdited(): number {
     if (!this.has('message', 'date_edited')) return 0;

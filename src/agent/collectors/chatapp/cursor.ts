@@ -77,8 +77,13 @@ export interface SubmitResult {
   /** For a rejection: true when trying again later may succeed (429/503, transport). */
   retryable?: boolean;
   duplicate?: boolean;
+  /** Accepted but nothing stored: the block list (blocked_source, blocked_identifier). */
+  skipped?: string | null;
   error?: string;
 }
+
+/** What became of a message this run (coverage, docs/coverage.md), by guid. */
+export type RunOutcome = { how: 'new' | 'updated' | 'blocked' } | { how: 'failed'; error: string };
 
 /**
  * Sends documents to the gateway. Called with one document (batch=false) or an array (batch=true) and
@@ -110,6 +115,8 @@ export interface RunOptions {
   homeDir?: string;
   metrics?: ChatMetrics;
   now?: () => Date;
+  /** Filled with what became of each message sent this run (coverage). */
+  outcomes?: Map<string, RunOutcome>;
 }
 
 export interface RunError {
@@ -281,6 +288,7 @@ async function run(opts: RunOptions): Promise<RunStats> {
       docs.forEach((doc, i) => {
         const res = results[i];
         if (res?.ok) {
+          opts.outcomes?.set(guids[i], res.skipped ? { how: 'blocked' } : { how: tracker.has(guids[i]) ? 'updated' : 'new' });
           tracker.record(guids[i], doc);
           stats.submitted++;
           stats.attachments += doc.metadata.attachment_count;
@@ -289,6 +297,7 @@ async function run(opts: RunOptions): Promise<RunStats> {
         } else if (res && res.retryable === false) {
           stats.rejected++;
           count('rejected');
+          opts.outcomes?.set(guids[i], { how: 'failed', error: res.error ?? 'rejected' });
           stats.errors.push({ row_id: rows.get(guids[i]), guid: guids[i], error: res.error ?? 'rejected' });
         } else {
           retry ??= res?.error ?? 'not submitted';

@@ -196,7 +196,7 @@ export function attachmentEntries(atts: RawAttachment[], homeDir?: string): Atta
  * Edit facts from message_summary_info (Ventura): `ec` holds the edit history per message part, `rp` the
  * indexes of the parts that were unsent (retracted).
  */
-function editInfo(m: RawMessage): { edited: boolean; editCount?: number; retracted: boolean; unsentParts: number[] } {
+export function editInfo(m: RawMessage): { edited: boolean; editCount?: number; retracted: boolean; unsentParts: number[] } {
   let editCount: number | undefined;
   let retracted = m.dateRetracted !== null;
   let unsentParts: number[] = [];

@@ -15,7 +15,10 @@ import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { AgentContext, AgentModule } from '../../modules.ts';
 import { ChatDbError } from './chatdb.ts';
-import { CollectorBusyError, readCollectorState, runChatCollector, type RunStats } from './cursor.ts';
+import { CollectorBusyError, readCollectorState, runChatCollector, type RunOutcome, type RunStats } from './cursor.ts';
+import { chatCensus, chatCoverageSource, chatRunCoverage } from './coverage.ts';
+import { reconcileSource } from '../../../coverage/reconcile.ts';
+import type { RunCountsT } from '../../../schemas/coverage.ts';
 import { createChatOcr } from './ocr.ts';
 import { createGatewaySubmit } from './submit.ts';
 
@@ -89,8 +92,56 @@ export function chatappModule(ctx: AgentContext): AgentModule {
     },
   };
 
+  /**
+   * One run and its coverage report (docs/coverage.md): the whole database as the run left it, then a recount.
+   * Coverage never fails a run: a database that cannot be read again is logged.
+   */
+  const runOnce = async (parsed: RunRequest): Promise<RunStats & { coverage?: RunCountsT }> => {
+    const outcomes = new Map<string, RunOutcome>();
+    const stats = await runChatCollector({
+      dbPath: cfg.chat_db_path,
+      statePath: cfg.state_path,
+      mode: parsed.mode,
+      batch: parsed.batch,
+      batchSize: parsed.batchSize,
+      maxRows: parsed.maxRows,
+      submit,
+      metrics,
+      outcomes,
+    });
+    try {
+      const { recorder, cursor } = chatRunCoverage({ dbPath: cfg.chat_db_path, statePath: cfg.state_path, stats, outcomes });
+      await ctx.coverage.sendRun(recorder.report({ cursor, error: stats.status === 'error' ? (stats.errors[stats.errors.length - 1]?.error ?? 'stopped') : null }));
+      await reconcileSource(ctx.coverage, recorder.source, (last) => Promise.resolve(chatCensus(cfg.chat_db_path, last)), {
+        in_source: recorder.counts().in_source,
+        cursor,
+        startedAt: recorder.startedAt,
+      });
+      return { ...stats, coverage: recorder.counts() };
+    } catch (err) {
+      ctx.log.warn({ reason: (err as Error).message }, 'chatapp coverage not recorded');
+      return stats;
+    }
+  };
+
   return {
     name: 'chatapp',
+    coverage: {
+      collector: 'chatapp',
+      configured: () => (cfg.enabled ? [chatCoverageSource(cfg.chat_db_path)] : []),
+      census: async (_s, last) => chatCensus(cfg.chat_db_path, last),
+      // A tail run: rows waiting for the gateway are sent; a message the gateway refused for good (4xx) is
+      // sent again when it changes (an edit), since the same document would be refused again.
+      retry: async () => {
+        if (running) return;
+        running = true;
+        try {
+          lastStats = await runOnce({ mode: 'tail', batch: false, batchSize: cfg.batch_size });
+        } finally {
+          running = false;
+        }
+      },
+    },
     enabled: cfg.enabled,
     // "fda" = full disk access on macOS: can the agent read the Messages database?
     permissions: () => ({ fda: readable(cfg.chat_db_path) }),
@@ -110,16 +161,7 @@ export function chatappModule(ctx: AgentContext): AgentModule {
           if (running) return reply.code(409).send({ error: 'Collector is already running' });
           running = true;
           try {
-            const stats = await runChatCollector({
-              dbPath: cfg.chat_db_path,
-              statePath: cfg.state_path,
-              mode: parsed.mode,
-              batch: parsed.batch,
-              batchSize: parsed.batchSize,
-              maxRows: parsed.maxRows,
-              submit,
-              metrics,
-            });
+            const stats = await runOnce(parsed);
             lastStats = stats;
             req.log.info(
               { mode: stats.mode, processed: stats.processed, submitted: stats.submitted, status: stats.status, duration_ms: stats.duration_ms },

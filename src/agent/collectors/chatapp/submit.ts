@@ -35,6 +35,7 @@ export interface GatewaySubmit extends SubmitFn {
 interface SubmissionBody {
   doc_id?: string;
   duplicate?: boolean;
+  skipped?: string;
 }
 
 interface BatchBody {
@@ -64,7 +65,7 @@ export function createGatewaySubmit(gateway: GatewayClient, opts: GatewaySubmitO
   const single = async (doc: ChatDocument): Promise<SubmitResult> => {
     try {
       const res = await gateway.submitDocument<SubmissionBody>(doc);
-      return { ok: true, duplicate: res.body?.duplicate === true };
+      return { ok: true, duplicate: res.body?.duplicate === true, skipped: res.body?.skipped ?? null };
     } catch (err) {
       return errorResult(err);
     }
@@ -105,7 +106,7 @@ export function createGatewaySubmit(gateway: GatewayClient, opts: GatewaySubmitO
     return docs.map((_d, i): SubmitResult => {
       const item = byIndex.get(i);
       if (!item) return { ok: false, retryable: true, error: 'INGEST.BATCH_MISSING_RESULT' };
-      if (!item.error) return { ok: true, duplicate: item.submission?.duplicate === true };
+      if (!item.error) return { ok: true, duplicate: item.submission?.duplicate === true, skipped: item.submission?.skipped ?? null };
       const message = `${item.status_code} ${item.error.error_code ?? ''} ${item.error.message ?? ''}`.trim();
       return { ok: false, retryable: item.error.retryable === true || retryableStatus(item.status_code), error: message };
     });
