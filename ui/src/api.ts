@@ -124,6 +124,11 @@ export function fileUrl(sha256: string): string {
   return `/v1/files/${encodeURIComponent(sha256)}`;
 }
 
+/** A stored image's or PDF's thumbnail (a small WebP made by the server; 404 for other files). */
+export function thumbnailUrl(sha256: string): string {
+  return `/v1/files/${encodeURIComponent(sha256)}/thumbnail`;
+}
+
 export interface UploadProgress {
   loaded: number;
   total: number;

@@ -1,5 +1,7 @@
 /** Small shared pieces. Everything stored is rendered as text nodes: nothing from the API becomes HTML. */
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { thumbnailUrl } from './api.ts';
 import { Icon, SOURCE_ICONS } from './icons.tsx';
 import { href } from './router.ts';
 
@@ -121,4 +123,37 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Files the server makes a thumbnail of: images (not SVG, which is markup) and PDFs. */
+export function previewable(mimeType: string | null | undefined, kind?: string | null): boolean {
+  const m = (mimeType ?? '').split(';')[0].trim().toLowerCase();
+  if (m === 'image/svg+xml') return false;
+  return m === 'application/pdf' || m.startsWith('image/') || kind === 'pdf' || kind === 'image';
+}
+
+/** The SHA-256 of a file document's own file (metadata.file) when it can be previewed, else null. */
+export function previewOf(metadata: unknown): { sha256: string; pdf: boolean } | null {
+  const file = (metadata as { file?: { sha256?: unknown; content_type?: unknown } } | null)?.file;
+  if (!file || typeof file.sha256 !== 'string' || typeof file.content_type !== 'string') return null;
+  return previewable(file.content_type) ? { sha256: file.sha256, pdf: /pdf/i.test(file.content_type) } : null;
+}
+
+/**
+ * A stored file's thumbnail (made by the server): small in a list, large on a document page. Decorative
+ * next to the file's name (alt ""); nothing at all when the server has none.
+ */
+export function Thumb({ sha256, size, label }: { sha256: string; size: 'small' | 'large'; label?: string }) {
+  const [failed, setFailed] = useState(false);
+  if (failed) return null;
+  return (
+    <img
+      class={`thumb thumb-${size}`}
+      src={thumbnailUrl(sha256)}
+      alt={label ?? ''}
+      loading="lazy"
+      decoding="async"
+      onError={() => setFailed(true)}
+    />
+  );
 }

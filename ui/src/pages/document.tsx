@@ -1,21 +1,12 @@
 /** Document view: the whole text, people, attachments (OCR text, captions, download), versions and thread. */
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
-import type { DocumentViewResponseT } from '../../../src/schemas/documents.ts';
+import type { DocumentAttachmentT, DocumentViewResponseT } from '../../../src/schemas/documents.ts';
 import { api, ApiError, fileUrl, qs } from '../api.ts';
-import { ErrorNote, formatBytes, isUuid, NotFound, SourceBadge, titleOf, When } from '../components.tsx';
+import { ErrorNote, formatBytes, isUuid, NotFound, previewable, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
+import { PdfViewer } from '../pdf-viewer.tsx';
 import { href, navigate } from '../router.ts';
 
-interface Attachment {
-  index: number;
-  filename: string;
-  mime_type: string;
-  size_bytes: number;
-  kind?: string;
-  file?: { sha256: string; enrichment_status?: string };
-  ocr?: { text: string; truncated?: boolean };
-  caption?: string;
-}
 /** The view as the API answers it; the schema leaves the stored record open, the page names what it shows. */
 interface DocView extends Omit<DocumentViewResponseT, 'document'> {
   document: {
@@ -30,7 +21,7 @@ interface DocView extends Omit<DocumentViewResponseT, 'document'> {
     version_number: number;
     is_active_version: boolean;
     canonical_uri: string | null;
-    metadata: { attachments?: Attachment[] } & Record<string, unknown>;
+    metadata: Record<string, unknown>;
   };
 }
 
@@ -91,7 +82,7 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
   if (error) return <ErrorNote error={error} />;
   if (!view) return <p class="status">Loading…</p>;
   const d = view.document;
-  const attachments = Array.isArray(d.metadata?.attachments) ? d.metadata.attachments : [];
+  const attachments = view.attachments ?? [];
   return (
     <article class="document">
       <p class="back">
@@ -123,6 +114,17 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
         <dd>
           <When iso={d.ingested_at} withTime />
         </dd>
+        {view.attached_to && (
+          <>
+            <dt>Attached to</dt>
+            <dd>
+              <a href={href(`doc/${view.attached_to.doc_id}`)}>
+                <bdi>{titleOf(view.attached_to.title)}</bdi>
+              </a>{' '}
+              · <When iso={view.attached_to.content_timestamp} />
+            </dd>
+          </>
+        )}
         {view.people.length > 0 && (
           <>
             <dt>People</dt>
@@ -145,24 +147,8 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
         <section aria-labelledby="att-h">
           <h2 id="att-h">Attachments</h2>
           <ul class="attachments">
-            {attachments.map((a) => (
-              <li key={a.index}>
-                <p>
-                  <strong><bdi>{a.filename}</bdi></strong> <span class="meta">{a.mime_type} · {formatBytes(a.size_bytes)}</span>{' '}
-                  {a.file?.sha256 && (
-                    <a class="button" href={fileUrl(a.file.sha256)} download={a.filename}>
-                      Download
-                    </a>
-                  )}
-                </p>
-                {a.caption && <p class="caption">Caption: <bdi>{a.caption}</bdi></p>}
-                {a.ocr?.text && (
-                  <details>
-                    <summary>Text found in the file{a.ocr.truncated ? ' (shortened)' : ''}</summary>
-                    <pre class="text">{a.ocr.text}</pre>
-                  </details>
-                )}
-              </li>
+            {attachments.map((a, i) => (
+              <AttachmentItem key={a.doc_id ?? a.sha256 ?? i} a={a} docId={d.doc_id} />
             ))}
           </ul>
         </section>
@@ -202,5 +188,65 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
         </section>
       )}
     </article>
+  );
+}
+
+/**
+ * One attachment: its name, type and size, a thumbnail of an image or PDF, the download of the stored
+ * bytes, the attachment's own document (its text, or the text read from it), and a PDF opened in the page.
+ */
+function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string }) {
+  const [viewing, setViewing] = useState(false);
+  const name = a.filename ?? '(no name)';
+  const file = a.stored && a.sha256 ? a.sha256 : null;
+  const isPdf = a.kind === 'pdf' || /pdf/i.test(a.mime_type ?? '');
+  const own = a.doc_id !== null && a.doc_id !== docId ? a.doc_id : null;
+  return (
+    <li class="attachment">
+      {file && previewable(a.mime_type, a.kind) && (
+        own ? (
+          <a href={href(`doc/${own}`)} tabIndex={-1} aria-hidden="true">
+            <Thumb sha256={file} size="large" />
+          </a>
+        ) : (
+          <Thumb sha256={file} size="large" />
+        )
+      )}
+      <div class="attachment-body">
+        <p>
+          <strong><bdi>{name}</bdi></strong>{' '}
+          <span class="meta">
+            {[a.mime_type, a.size_bytes !== null ? formatBytes(a.size_bytes) : null, a.role !== 'attachment' ? a.role : null].filter(Boolean).join(' · ')}
+          </span>
+        </p>
+        <p class="actions">
+          {file ? (
+            <a class="button" href={fileUrl(file)} download={name} aria-label={`Download ${name}`}>
+              Download
+            </a>
+          ) : (
+            <span class="meta">The file is not stored here.</span>
+          )}{' '}
+          {own && (
+            <a href={href(`doc/${own}`)} aria-label={`Open as a document: ${name}`}>
+              Open as a document
+            </a>
+          )}{' '}
+          {file && isPdf && (
+            <button type="button" class="link" aria-expanded={viewing} onClick={() => setViewing(!viewing)} aria-label={`${viewing ? 'Close the PDF' : 'View the PDF'}: ${name}`}>
+              {viewing ? 'Close the PDF' : 'View the PDF'}
+            </button>
+          )}
+        </p>
+        {a.caption && <p class="caption">Caption: <bdi>{a.caption}</bdi></p>}
+        {a.ocr?.text && (
+          <details>
+            <summary>Text found in the file{a.ocr.truncated ? ' (shortened)' : ''}</summary>
+            <pre class="text">{a.ocr.text}</pre>
+          </details>
+        )}
+      </div>
+      {viewing && file && <PdfViewer sha256={file} name={name} />}
+    </li>
   );
 }

@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../api.ts';
-import { ErrorNote, PeopleList, Snippet, SourceBadge, titleOf, When } from '../components.tsx';
+import { ErrorNote, PeopleList, previewOf, Snippet, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { Icon } from '../icons.tsx';
 import { MeaningNote, notReadyError, preparingText, useReadiness } from '../readiness.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
@@ -22,6 +22,7 @@ interface Hit {
   people: unknown[];
   attachment_count: number;
   context: boolean;
+  metadata?: Record<string, unknown>;
 }
 interface Facet {
   value: string | boolean;
@@ -41,6 +42,7 @@ interface RecentDoc {
   source_type: string;
   content_timestamp: string;
   has_attachments: boolean;
+  metadata?: Record<string, unknown>;
 }
 /** GET /v1/documents: with an empty box, the newest documents, or those the filters select (a timeline bar). */
 interface DocumentList {
@@ -304,6 +306,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           <ol class="hits" ref={list} data-query={result.query}>
             {result.hits.map((h, i) => (
               <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'}>
+                <HitThumb metadata={h.metadata} />
                 <a class="hit-link" href={href(`doc/${h.document_id}`)} onFocus={() => setSelected(i)} onClick={() => remembered && (remembered.selected = i)}>
                   {titleOf(h.title, h.snippet.replace(/[«»]/g, ''))}
                 </a>
@@ -333,6 +336,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
               <ol class="hits">
                 {recent.documents.map((d) => (
                   <li key={d.doc_id} class="hit">
+                    <HitThumb metadata={d.metadata} />
                     <a class="hit-link" href={href(`doc/${d.doc_id}`)}>
                       {titleOf(d.title, d.text)}
                     </a>
@@ -374,4 +378,10 @@ function FacetGroup({ title, items, label, onPick }: { title: string; items: Fac
       </ul>
     </section>
   );
+}
+
+/** A file's thumbnail beside its result (an image, or a PDF's first page). */
+function HitThumb({ metadata }: { metadata?: Record<string, unknown> }) {
+  const preview = previewOf(metadata);
+  return preview ? <Thumb sha256={preview.sha256} size="small" /> : null;
 }
