@@ -28,26 +28,44 @@ for (const d of docs) for (const w of `${d.title ?? ''} ${d.text}`.split(' ')) i
 const planned = corpus.plan(QUERIES);
 for (const q of planned) for (const w of q.q.split(' ')) words.add(w);
 
-const db = await openDatabase({});
-const r = await db.query<{ w: string; l: string | null }>(
-  `SELECT w, (SELECT lexeme FROM unnest(to_tsvector('english', w)) LIMIT 1) AS l FROM unnest($1::text[]) AS w`,
-  [[...words]],
-);
-await db.close();
+// In a function so the embedded database can be collected before the index memory is measured.
+const r = await (async () => {
+  const db = await openDatabase({});
+  const res = await db.query<{ w: string; l: string | null }>(
+    `SELECT w, (SELECT lexeme FROM unnest(to_tsvector('english', w)) LIMIT 1) AS l FROM unnest($1::text[]) AS w`,
+    [[...words]],
+  );
+  await db.close();
+  return res;
+})();
 const lexeme = new Map(r.rows.map((x) => [x.w, x.l]));
-const terms = (text: string | null): Map<string, number> => {
+const terms = (text: string | null, positions?: Map<string, number[]>): Map<string, number> => {
   const m = new Map<string, number>();
-  for (const w of (text ?? '').split(' ')) {
+  (text ?? '').split(' ').forEach((w, i) => {
     const l = lexeme.get(w);
-    if (l) m.set(l, (m.get(l) ?? 0) + 1);
-  }
+    if (!l) return;
+    m.set(l, (m.get(l) ?? 0) + 1);
+    if (positions) positions.set(l, [...(positions.get(l) ?? []), i + 1]);
+  });
   return m;
 };
+/** Word positions as the stored tsvectors give them (phrases); --no-positions measures without. */
+const withPositions = !args.includes('--no-positions');
 
-const index = new LexicalIndex({ k1: 1.2, b: 0.4, titleWeight: 2 });
+const gc = (globalThis as { gc?: () => void }).gc;
+/** Heap and off-heap bytes once garbage is collected (a few turns: the embedded database's memory goes late). */
+const heap = async () => {
+  for (let i = 0; i < 4; i++) {
+    gc?.();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+};
+let index: LexicalIndex | null = new LexicalIndex({ k1: 1.2, b: 0.4, titleWeight: 2 });
 const t0 = performance.now();
 for (const d of docs) {
-  index.upsert({
+  index!.upsert({
     docId: d.id,
     sourceType: d.source,
     hasAttachments: d.att,
@@ -55,11 +73,20 @@ for (const d of docs) {
     threadId: d.thread,
     personIds: [d.sender.id, d.to.id],
     identifiers: [d.sender.email, d.to.phone],
-    title: terms(d.title),
-    passages: [{ chunkId: d.chunk, terms: terms(d.text) }],
+    ...(() => {
+      if (!withPositions) return { title: terms(d.title), passages: [{ chunkId: d.chunk, terms: terms(d.text) }] };
+      const titlePositions = new Map<string, number[]>();
+      const positions = new Map<string, number[]>();
+      return {
+        title: terms(d.title, titlePositions),
+        titlePositions,
+        passages: [{ chunkId: d.chunk, terms: terms(d.text, positions), positions }],
+      };
+    })(),
   });
 }
-console.log(`${N} documents indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${JSON.stringify(index.size)}`);
+const buildS = (performance.now() - t0) / 1000;
+console.log(`${N} documents indexed in ${buildS.toFixed(1)} s; ${JSON.stringify(index!.size)}`);
 
 const personOf = new Map(corpus.people.flatMap((p) => [[p.email, p.id], [p.phone, p.id]]));
 const prepared = planned.map((q) => {
@@ -75,7 +102,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   const start = performance.now();
   for (const q of prepared) {
     const s = performance.now();
-    const res = index.search(q.lex, q.filter, 100, [], 50);
+    const res = index!.search(q.lex, q.filter, 100, [], 50);
     matched += res.total;
     const e = byKind.get(q.kind) ?? { n: 0, ms: 0 };
     e.n++;
@@ -89,3 +116,8 @@ for (let round = 1; round <= ROUNDS; round++) {
       `; mean match set ${(matched / prepared.length / round).toFixed(0)} documents`,
   );
 }
+
+// What the index holds: the heap with it, less the heap once it is dropped.
+const withIndex = await heap();
+index = null;
+console.log(`index memory ${((withIndex - (await heap())) / 2 ** 20).toFixed(1)} MiB${gc ? '' : ' (run with --expose-gc for a settled figure)'}`);

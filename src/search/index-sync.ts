@@ -49,6 +49,8 @@ interface DocRow {
   title: string | null;
   persons: string[] | null;
   idents: string[] | null;
+  /** `s:` / `r:` + person id or identifier as written: who is the sender, who a recipient. */
+  roles: string[] | null;
   passages: [string, string | null][] | null;
 }
 
@@ -60,11 +62,20 @@ const DOC_SELECT = `
          (SELECT array_agg(DISTINCT lower(pe->>'identifier'))
             FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
            WHERE pe->>'identifier' IS NOT NULL) AS idents,
+         (SELECT array_agg(DISTINCT k) FROM (
+            SELECT CASE dp.role WHEN 'sender' THEN 's:' ELSE 'r:' END || dp.person_id::text AS k
+              FROM document_people dp WHERE dp.doc_id = d.doc_id AND dp.role IN ('sender', 'recipient')
+            UNION ALL
+            SELECT CASE pe->>'role' WHEN 'sender' THEN 's:' ELSE 'r:' END || lower(pe->>'identifier')
+              FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
+             WHERE pe->>'identifier' IS NOT NULL AND pe->>'role' IN ('sender', 'recipient')) r) AS roles,
          (SELECT json_agg(json_build_array(cd.chunk_id, c.tsv::text) ORDER BY cd.ordinal)
             FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id WHERE cd.doc_id = d.doc_id) AS passages
     FROM documents d`;
 
 function toIndexed(r: DocRow): IndexedDocument {
+  const titlePositions = new Map<string, number[]>();
+  const roles = r.roles ?? [];
   return {
     docId: r.doc_id,
     sourceType: r.source_type,
@@ -73,8 +84,14 @@ function toIndexed(r: DocRow): IndexedDocument {
     threadId: r.thread_id,
     personIds: r.persons ?? [],
     identifiers: r.idents ?? [],
-    title: parseTsvector(r.title),
-    passages: (r.passages ?? []).map(([chunkId, tsv]) => ({ chunkId, terms: parseTsvector(tsv) })),
+    senders: roles.filter((k) => k.startsWith('s:')).map((k) => k.slice(2)),
+    recipients: roles.filter((k) => k.startsWith('r:')).map((k) => k.slice(2)),
+    title: parseTsvector(r.title, titlePositions),
+    titlePositions,
+    passages: (r.passages ?? []).map(([chunkId, tsv]) => {
+      const positions = new Map<string, number[]>();
+      return { chunkId, terms: parseTsvector(tsv, positions), positions };
+    }),
   };
 }
 

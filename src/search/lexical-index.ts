@@ -13,7 +13,16 @@
  * dl = len_text + w * len_title (token counts), idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over live
  * passages, score = sum idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
  * A document scores as its best passage.
+ *
+ * Word positions (for phrases and `subject:`) are kept per passage in one byte pool: for each of the
+ * passage's terms, in the order of its term list, the number of positions then the positions
+ * delta-encoded, all as LEB128 varints (about 1.2 bytes a position; docs/BENCHMARKS.md). Title
+ * positions are stored shifted by TITLE_POSITION (beyond PostgreSQL's largest position, 16383), so a
+ * phrase never spans the title and the text, and a title occurrence is told from a body one.
  */
+
+/** Title positions are stored as TITLE_POSITION + position. */
+export const TITLE_POSITION = 16384;
 
 export interface Bm25Params {
   k1: number;
@@ -36,7 +45,14 @@ export interface IndexedDocument {
   identifiers: string[];
   /** Lexeme -> occurrences in the title. */
   title: Map<string, number>;
-  passages: { chunkId: string; terms: Map<string, number> }[];
+  /** Lexeme -> word positions in the title (1-based); absent: phrases and `subject:` cannot match the title. */
+  titlePositions?: Map<string, number[]>;
+  /** Lexeme -> word positions in the passage (1-based, as in the stored tsvector); absent: no phrase matches it. */
+  passages: { chunkId: string; terms: Map<string, number>; positions?: Map<string, number[]> }[];
+  /** Linked people (person ids) and identifiers as written (lower-cased) in the sender role (`from:`). */
+  senders?: string[];
+  /** The same in the recipient role (`to:`). */
+  recipients?: string[];
 }
 
 export interface IndexFilter {
@@ -53,6 +69,35 @@ export interface QueryLexeme {
   term: string;
   /** Occurrences in the query. */
   qtf: number;
+  /** Factor on the term's weight (prefix expansions of the last word weigh less than the word); 1 when absent. */
+  weight?: number;
+}
+
+/**
+ * A condition on documents, from the query's operators (query-parse.ts): any of the lexemes (a word
+ * and, for the last word typed, its prefix expansions), a phrase (lexemes at these relative
+ * positions, adjacent and in order), or a person in a role; `title`: in the title only (`subject:`).
+ */
+export type DocCondition =
+  | { kind: 'terms'; terms: string[]; title?: boolean }
+  | { kind: 'phrase'; terms: { term: string; at: number }[]; title?: boolean }
+  | { kind: 'person'; personIds: string[]; identifiers: string[]; role?: 'sender' | 'recipient' };
+
+/** What a query requires of a document beyond the filter. */
+export interface QueryConstraints {
+  /** Each group must hold; a group holds when one of its conditions does (`OR`). */
+  all: DocCondition[][];
+  /** None may hold (`-word`, `-"a phrase"`). */
+  none: DocCondition[];
+}
+
+export interface MatchOptions {
+  constraints?: QueryConstraints;
+  /**
+   * With no query lexeme, every document passing the filter and the constraints matches (a query
+   * made only of operators), the newest first, each with score 1.
+   */
+  browse?: boolean;
 }
 
 export interface IndexHit {
@@ -227,6 +272,13 @@ export class LexicalIndex {
   private pAlive = new Uint8Array(0);
   private pChunk: string[] = [];
   private pTerms: Int32Array[] = [];
+  /** Where a passage's positions start in posPool; -1: none stored. */
+  private pPosOff = new Float64Array(0);
+  private posPool = new Uint8Array(0);
+  private posPoolLen = 0;
+  /** Documents by `s:` / `r:` + person id or identifier as written: the sender and recipient roles. */
+  private readonly roleKeys = new Interner();
+  private readonly roleDocs = new SlotLists();
 
   private readonly terms = new Interner();
   private postings: Postings[] = [];
@@ -235,6 +287,10 @@ export class LexicalIndex {
   private readonly persons = new Interner();
   /** Identifiers as written in documents' people[] (the person filter's unlinked case). */
   private readonly identifiers = new Interner();
+
+  /** Term ids in the order of their text (prefix lookup); terms interned since are scanned. */
+  private sortedTerms = new Int32Array(0);
+  private sortedUpTo = 0;
 
   private livePassages = 0;
   private liveDocs = 0;
@@ -317,6 +373,8 @@ export class LexicalIndex {
       for (const c of personCodes.slice(2)) this.personPool[this.personPoolLen++] = c;
     }
     for (const v of new Set(doc.identifiers)) this.identDocs.add(this.identifiers.code(v), d);
+    for (const v of new Set(doc.senders ?? [])) this.roleDocs.add(this.roleKeys.code(`s:${v}`), d);
+    for (const v of new Set(doc.recipients ?? [])) this.roleDocs.add(this.roleKeys.code(`r:${v}`), d);
     this.slotOf.set(doc.docId, d);
     this.liveDocs++;
 
@@ -358,11 +416,71 @@ export class LexicalIndex {
         post.df++;
       }
       this.pTerms[pid] = termIds;
+      this.pPosOff = grown(this.pPosOff, pid + 1);
+      this.pPosOff[pid] = p.positions || doc.titlePositions ? this.storePositions(merged.keys(), p.positions, doc.titlePositions) : -1;
       this.livePassages++;
       this.lengthSum += this.pLen[pid];
       pids.push(pid);
     }
     this.dPassages[d] = pids;
+  }
+
+  /** Appends a passage's positions to the pool (terms in the order of its term list); returns where they start. */
+  private storePositions(terms: Iterable<string>, text: Map<string, number[]> | undefined, title: Map<string, number[]> | undefined): number {
+    const start = this.posPoolLen;
+    let pool = this.posPool;
+    let at = start;
+    const put = (v: number) => {
+      if (at + 5 > pool.length) pool = grown(pool, at + 5);
+      while (v >= 0x80) {
+        pool[at++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      pool[at++] = v;
+    };
+    for (const t of terms) {
+      const a = text?.get(t);
+      const b = title?.get(t);
+      put((a?.length ?? 0) + (b?.length ?? 0));
+      let prev = 0;
+      // Stored ascending: text positions (< TITLE_POSITION), then the shifted title ones.
+      if (a) for (const x of [...a].sort((u, v) => u - v)) { put(x - prev); prev = x; }
+      if (b) for (const x of [...b].sort((u, v) => u - v)) { put(TITLE_POSITION + x - prev); prev = TITLE_POSITION + x; }
+    }
+    this.posPool = pool;
+    this.posPoolLen = at;
+    return start;
+  }
+
+  /** A passage's positions of term `tid` (ascending; title ones shifted by TITLE_POSITION), or null when not stored. */
+  private positionsIn(pid: number, tid: number): number[] | null {
+    let at = this.pPosOff[pid];
+    if (!(at >= 0)) return null;
+    const tids = this.pTerms[pid];
+    const pool = this.posPool;
+    const read = () => {
+      let v = 0;
+      let shift = 0;
+      for (;;) {
+        const b = pool[at++];
+        v += (b & 0x7f) * 2 ** shift;
+        if (b < 0x80) return v;
+        shift += 7;
+      }
+    };
+    for (let i = 0; i < tids.length; i++) {
+      const n = read();
+      if (tids[i] !== tid) {
+        // Skip n varints: count the bytes that end one.
+        for (let k = 0; k < n; at++) if (pool[at] < 0x80) k++;
+        continue;
+      }
+      const out = new Array<number>(n);
+      let prev = 0;
+      for (let k = 0; k < n; k++) out[k] = prev += read();
+      return out;
+    }
+    return null;
   }
 
   /** Removes a document (no-op when absent). Its postings stay until the index is rebuilt, skipped as dead. */
@@ -473,6 +591,172 @@ export class LexicalIndex {
       (endExclusive ? dTs[d] < end : dTs[d] <= end);
   }
 
+  /** Live passages of the documents that contain the lexeme (in the title only with `title`). */
+  private termDocs(term: string, title: boolean, out: number[]): void {
+    const tid = this.terms.find(term);
+    if (tid === undefined) return;
+    const { pids, n } = this.postings[tid];
+    const { pAlive, pDoc } = this;
+    for (let i = 0; i < n; i++) {
+      const pid = pids[i];
+      if (pAlive[pid] === 0) continue;
+      if (title) {
+        // Every passage carries the title: the first one of the document decides.
+        const pos = this.positionsIn(pid, tid);
+        if (pos === null || pos.length === 0 || pos[pos.length - 1] < TITLE_POSITION) continue;
+      }
+      out.push(pDoc[pid]);
+    }
+  }
+
+  /**
+   * Documents with a passage holding the phrase: its lexemes at their relative positions. The
+   * rarest lexeme's postings drive; the others are galloped to the same passage, then positions decide.
+   */
+  private phraseDocs(phrase: { term: string; at: number }[], title: boolean, out: number[]): void {
+    const parts: { tid: number; at: number; post: Postings }[] = [];
+    for (const p of phrase) {
+      const tid = this.terms.find(p.term);
+      if (tid === undefined || this.postings[tid].df === 0) return;
+      parts.push({ tid, at: p.at, post: this.postings[tid] });
+    }
+    if (parts.length === 0) return;
+    parts.sort((x, y) => x.post.df - y.post.df);
+    const [lead, ...rest] = parts;
+    const cursor = new Int32Array(rest.length);
+    const { pAlive, pDoc } = this;
+    let lastDoc = -1;
+    for (let i = 0; i < lead.post.n; i++) {
+      const pid = lead.post.pids[i];
+      if (pAlive[pid] === 0 || pDoc[pid] === lastDoc) continue;
+      let all = true;
+      for (let r = 0; r < rest.length && all; r++) {
+        const { pids, n } = rest[r].post;
+        const j = (cursor[r] = seek(pids, n, cursor[r], pid));
+        all = j < n && pids[j] === pid;
+      }
+      if (!all) continue;
+      const leadPos = this.positionsIn(pid, lead.tid);
+      if (leadPos === null) continue;
+      const restPos = rest.map((r) => new Set(this.positionsIn(pid, r.tid) ?? []));
+      const found = leadPos.some((p) => {
+        const inTitle = p >= TITLE_POSITION;
+        if (title && !inTitle) return false;
+        const start = p - lead.at;
+        // Every word in the same field as the lead one (a phrase never spans the title and the text).
+        return rest.every((r, k) => (start + r.at >= TITLE_POSITION) === inTitle && restPos[k].has(start + r.at));
+      });
+      if (found) {
+        out.push(pDoc[pid]);
+        lastDoc = pDoc[pid];
+      }
+    }
+  }
+
+  /** Documents (slots, possibly repeated or dead) for which a condition holds. */
+  private conditionDocs(c: DocCondition): number[] {
+    const out: number[] = [];
+    if (c.kind === 'terms') {
+      for (const t of new Set(c.terms)) this.termDocs(t, c.title === true, out);
+    } else if (c.kind === 'phrase') {
+      if (c.terms.length === 1) this.termDocs(c.terms[0].term, c.title === true, out);
+      else this.phraseDocs(c.terms, c.title === true, out);
+    } else {
+      const lists: Int32Array[] = [];
+      if (c.role === undefined) {
+        for (const p of c.personIds) {
+          const code = this.persons.find(p);
+          if (code !== undefined) lists.push(this.personDocs.get(code));
+        }
+        for (const v of c.identifiers) {
+          const code = this.identifiers.find(v);
+          if (code !== undefined) lists.push(this.identDocs.get(code));
+        }
+      } else {
+        const r = c.role === 'sender' ? 's' : 'r';
+        for (const v of [...c.personIds, ...c.identifiers]) {
+          const code = this.roleKeys.find(`${r}:${v}`);
+          if (code !== undefined) lists.push(this.roleDocs.get(code));
+        }
+      }
+      for (const l of lists) for (let i = 0; i < l.length; i++) out.push(l[i]);
+    }
+    return out;
+  }
+
+  /**
+   * The documents the constraints allow, as a test on a slot (null: no constraint), and when they
+   * require something, the live documents that hold every group, ascending.
+   */
+  private constraintTest(c: QueryConstraints | undefined): { ok: ((d: number) => boolean) | null; required: Int32Array | null } {
+    if (!c || (c.all.length === 0 && c.none.length === 0)) return { ok: null, required: null };
+    const mark = new Map<number, number>();
+    const groups = c.all.length;
+    c.all.forEach((group, g) => {
+      for (const cond of group) {
+        for (const d of this.conditionDocs(cond)) if ((mark.get(d) ?? 0) === g) mark.set(d, g + 1);
+      }
+    });
+    for (const cond of c.none) for (const d of this.conditionDocs(cond)) mark.set(d, -1);
+    let required: Int32Array | null = null;
+    if (groups > 0) {
+      const ds: number[] = [];
+      for (const [d, m] of mark) if (m === groups && this.dAlive[d] === 1) ds.push(d);
+      required = Int32Array.from(ds).sort();
+    }
+    return { ok: groups > 0 ? (d) => mark.get(d) === groups : (d) => mark.get(d) !== -1, required };
+  }
+
+  /** Which of these documents the constraints allow (vector candidates join a constrained query only so). */
+  admits(constraints: QueryConstraints | undefined, docIds: string[]): Set<string> {
+    const { ok } = this.constraintTest(constraints);
+    return new Set(
+      docIds.filter((id) => {
+        const d = this.slotOf.get(id);
+        return d !== undefined && (ok === null || ok(d));
+      }),
+    );
+  }
+
+  /** idf of a lexeme over live passages (as `match` weighs it); null when no live passage has it. */
+  idf(term: string): number | null {
+    const tid = this.terms.find(term);
+    const df = tid === undefined ? 0 : this.postings[tid].df;
+    if (df === 0) return null;
+    const n = this.livePassages;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  }
+
+  /**
+   * Lexemes of live passages that start with one of `prefixes`, the `max` found in the most
+   * passages (then in text order): the prefix expansions of the last word typed.
+   */
+  expand(prefixes: string[], max: number): { term: string; df: number }[] {
+    const values = this.terms.values;
+    if (values.length - this.sortedUpTo > Math.max(5000, this.sortedUpTo / 4)) {
+      this.sortedTerms = Int32Array.from(values.keys()).sort((x, y) => (values[x] < values[y] ? -1 : values[x] > values[y] ? 1 : 0));
+      this.sortedUpTo = values.length;
+    }
+    const found = new Set<number>();
+    const sorted = this.sortedTerms;
+    for (const p of new Set(prefixes)) {
+      if (p === '') continue;
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (values[sorted[mid]] < p) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo; i < sorted.length && values[sorted[i]].startsWith(p); i++) if (this.postings[sorted[i]].df > 0) found.add(sorted[i]);
+      for (let t = this.sortedUpTo; t < values.length; t++) if (values[t].startsWith(p) && this.postings[t].df > 0) found.add(t);
+    }
+    return [...found]
+      .map((t) => ({ term: values[t], df: this.postings[t].df }))
+      .sort((x, y) => y.df - x.df || (x.term < y.term ? -1 : x.term > y.term ? 1 : 0))
+      .slice(0, max);
+  }
+
   /** `match` and `facetsOf` in one call. */
   search(
     query: QueryLexeme[],
@@ -481,13 +765,14 @@ export class LexicalIndex {
     /** Documents found by the other leg (already filtered): they join the match set. */
     extraDocIds: string[] = [],
     personLimit = 50,
+    opts: MatchOptions = {},
   ): IndexSearchResult {
-    const m = this.match(query, filter, limit);
+    const m = this.match(query, filter, limit, opts);
     return { candidates: m.candidates, terms: m.terms, ...this.facetsOf(m, extraDocIds, personLimit) };
   }
 
   /** The `limit` best documents for the query (best passage each) and the whole match set. */
-  match(query: QueryLexeme[], filter: IndexFilter, limit: number): IndexMatches {
+  match(query: QueryLexeme[], filter: IndexFilter, limit: number, opts: MatchOptions = {}): IndexMatches {
     const n = this.livePassages;
     const avgdl = n > 0 ? Math.max(this.lengthSum / n, 1e-9) : 1;
     const terms = query.map((q) => {
@@ -502,9 +787,13 @@ export class LexicalIndex {
     this.docState = grown(this.docState, this.docCount);
     this.checked = grown(this.checked, this.docCount);
     const { acc, docBest, docBestPid, docState, pAlive, pDoc, checked } = this;
-    const pass = this.filterPredicate(filter);
-    const restricted = this.restriction(filter);
-    const unfiltered = restricted === null && Object.values(filter).every((v) => v === undefined);
+    const constrained = this.constraintTest(opts.constraints);
+    const base = this.filterPredicate(filter);
+    const ok = constrained.ok;
+    const pass = ok === null ? base : (d: number) => ok(d) && base(d);
+    let restricted = this.restriction(filter);
+    if (constrained.required !== null) restricted = restricted === null ? constrained.required : intersect(restricted, constrained.required);
+    const unfiltered = restricted === null && ok === null && Object.values(filter).every((v) => v === undefined);
     let nChecked = 0;
     let postingsTotal = 0;
     for (const t of terms) if (t.tid !== undefined) postingsTotal += this.postings[t.tid].n;
@@ -512,9 +801,11 @@ export class LexicalIndex {
     const touched = this.touched;
     let nTouched = 0;
     const scored = terms.filter((t) => t.tid !== undefined && t.df > 0);
-    const weights = scored.map((t) => t.idf * t.qtf);
+    const weights = scored.map((t) => t.idf * t.qtf * (query.find((q) => q.term === t.term)?.weight ?? 1));
     const lists = scored.map((t) => this.postings[t.tid!]);
     const impacts = lists.map((post) => this.impacts(post, avgdl));
+
+    if (opts.browse && query.length === 0) return this.browse(restricted, pass, limit);
 
     if (restricted !== null && restricted.length * scored.length * 8 < postingsTotal) {
       // Few allowed documents (one person's, one thread's) against long postings: look their
@@ -617,6 +908,30 @@ export class LexicalIndex {
     };
   }
 
+  /** Every live document among `restricted` (or all) passing `pass`, the newest `limit` first, score 1. */
+  private browse(restricted: Int32Array | null, pass: (d: number) => boolean, limit: number): IndexMatches {
+    const docs: number[] = [];
+    const take = (d: number) => {
+      if (this.dAlive[d] === 1 && this.dPassages[d].length > 0 && pass(d)) docs.push(d);
+    };
+    if (restricted !== null) for (let j = 0; j < restricted.length; j++) take(restricted[j]);
+    else for (let d = 0; d < this.docCount; d++) take(d);
+    const { dTs, dKey, dUuid } = this;
+    const newest = [...docs]
+      .sort((x, y) => dTs[y] - dTs[x] || dKey[x] - dKey[y] || (dUuid[x]! < dUuid[y]! ? -1 : 1))
+      .slice(0, limit);
+    return {
+      candidates: newest.map((d) => ({
+        doc_id: dUuid[d]!,
+        // The first passage (chunks are in document order).
+        chunk_id: this.pChunk[this.dPassages[d].reduce((a, b) => (this.pChunk[a] <= this.pChunk[b] ? a : b))],
+        score: 1,
+      })),
+      docs: Int32Array.from(docs),
+      terms: [],
+    };
+  }
+
   /**
    * `total` and the facets over a match set: the lexical matches plus the documents the other leg
    * found (already filtered), each once; documents removed since `match` are not counted.
@@ -715,6 +1030,22 @@ export class LexicalIndex {
       .map(([c, count]) => ({ personId: this.persons.values[c], count }));
     return { sourceTypes, hasAttachments, people };
   }
+}
+
+/** The values in both ascending lists. */
+function intersect(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(Math.min(a.length, b.length));
+  let n = 0;
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i] < b[j]) i++;
+    else if (a[i] > b[j]) j++;
+    else {
+      out[n++] = a[i];
+      i++;
+      j++;
+    }
+  }
+  return out.subarray(0, n);
 }
 
 /**

@@ -6,8 +6,11 @@
  * Format (src/backend/utils/adt/tsvector.c, tsvectorout): lexemes are single-quoted with `'` doubled
  * and `\` escaped as `\\`; an optional `:` follows with comma-separated positions, each a number
  * with an optional weight letter A-C. A lexeme stored without positions counts once.
+ *
+ * `positions`, when given, receives each lexeme's word positions (1-based, ascending, as stored:
+ * PostgreSQL keeps at most 256 per lexeme and caps them at 16383); phrases are matched on these.
  */
-export function parseTsvector(text: string | null | undefined): Map<string, number> {
+export function parseTsvector(text: string | null | undefined, positions?: Map<string, number[]>): Map<string, number> {
   const out = new Map<string, number>();
   if (!text) return out;
   let i = 0;
@@ -41,9 +44,22 @@ export function parseTsvector(text: string | null | undefined): Map<string, numb
     if (text[i] === ':') {
       i++;
       tf = 1;
+      const list = positions ? (positions.get(lexeme) ?? []) : null;
+      let pos = 0;
       while (i < n && text[i] !== ' ') {
-        if (text[i] === ',') tf++;
+        const c = text.charCodeAt(i);
+        if (c === 44 /* , */) {
+          tf++;
+          if (list && pos > 0) list.push(pos);
+          pos = 0;
+        } else if (c >= 48 && c <= 57) {
+          pos = pos * 10 + (c - 48);
+        }
         i++;
+      }
+      if (list) {
+        if (pos > 0) list.push(pos);
+        positions!.set(lexeme, list);
       }
     }
     out.set(lexeme, (out.get(lexeme) ?? 0) + tf);

@@ -50,6 +50,21 @@ describe("parseTsvector reads PostgreSQL's to_tsvector('english', …) output", 
     expect(sorted(parseTsvector(text))).toEqual(sorted(expected));
   });
 
+  it.each(inputs)('%s: word positions as PostgreSQL stores them (phrases are matched on these)', async (_name, input) => {
+    const text = (await t.db.query<{ t: string }>(`SELECT to_tsvector('english', $1)::text AS t`, [input])).rows[0].t;
+    const rows = (
+      await t.db.query<{ lexeme: string; positions: number[] | null }>(
+        `SELECT lexeme, positions::int[] AS positions FROM unnest(to_tsvector('english', $1))`,
+        [input],
+      )
+    ).rows;
+    const positions = new Map<string, number[]>();
+    parseTsvector(text, positions);
+    expect([...positions.entries()].sort(([a], [b]) => (a < b ? -1 : 1))).toEqual(
+      rows.filter((r) => r.positions).map((r) => [r.lexeme, r.positions]).sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
+    );
+  });
+
   it('the tricky inputs really reach the escapes: a doubled quote in a URL lexeme', async () => {
     const { text, expected } = await fromPostgres(`to_tsvector('english', $1)`, ["see https://example.com/it's/x"]);
     expect(text).toContain("''");
