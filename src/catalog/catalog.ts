@@ -5,6 +5,7 @@
  */
 import type { Database, Queryable } from '../db/types.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
+import type { IngestStatusResponseT } from '../schemas/ingest.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
 import { refreshDocumentStatus } from '../embedding/store.ts';
@@ -523,7 +524,7 @@ export class Catalog {
    * Status of a submission, or of a batch when the id is a batch id (spec 4.1 rule 4): the
    * batch view lists every submission of the batch with its document's progress.
    */
-  async submissionStatus(id: string): Promise<Record<string, any> | null> {
+  async submissionStatus(id: string): Promise<IngestStatusResponseT | null> {
     if (!isUuid(id)) return null;
     const sub = await this.db.query<Record<string, any>>(
       `SELECT s.submission_id, s.status, s.result_doc_id, s.error_details, d.status AS document_status

@@ -39,7 +39,7 @@ import type { PooledEmbedder } from '../embedding/pool.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { API_VERSION } from './version.ts';
-import { Readiness } from '../schemas/status.ts';
+import { Health, Readiness } from '../schemas/status.ts';
 import { installValidation } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
@@ -179,11 +179,18 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   app.get(
     '/v1/healthz',
-    { schema: { tags: ['health'], security: [], summary: 'Liveness and database reachability' } },
+    {
+      schema: {
+        tags: ['health'],
+        security: [],
+        summary: 'Liveness and database reachability (503 when the database does not answer)',
+        response: { 200: Health, 503: Health },
+      },
+    },
     async (_req, reply) => {
       try {
         await db.query('SELECT 1');
-        return { status: 'ok', version: API_VERSION, database: db.kind };
+        return { status: 'ok' as const, version: API_VERSION, database: db.kind };
       } catch {
         return reply.code(503).send({ status: 'error', version: API_VERSION, database: db.kind });
       }

@@ -7,6 +7,7 @@
  * Only the document changes: validation and serialisation keep using the routes' own schemas.
  */
 import { MAX_META_BYTES } from '../files/meta.ts';
+import { exampleOf } from '../schemas/examples.ts';
 import { FILE_BATCH_MAX_FILES } from './routes/files.ts';
 
 type Operation = {
@@ -26,6 +27,29 @@ const AUTH_ERROR = {
   properties: { detail: { type: 'string' } },
   required: ['detail'],
 };
+/** What the shared error handler (errors.ts) answers for a body too large or of a type no parser takes. */
+const MESSAGE_ERROR = AUTH_ERROR;
+/** The spec's 422 body (ValidationErrorBody in src/schemas/common.ts). */
+const VALIDATION_ERROR = {
+  type: 'object',
+  properties: {
+    detail: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+          msg: { type: 'string' },
+          type: { type: 'string' },
+        },
+        required: ['loc', 'msg', 'type'],
+      },
+    },
+  },
+  required: ['detail'],
+};
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+const json = (schema: object) => ({ 'application/json': { schema } });
 
 /** `post` + `/v1/people/{person_id}/merges` → `postV1PeopleByPersonIdMerges`. */
 export function operationIdFor(method: string, path: string): string {
@@ -86,7 +110,37 @@ export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
       }
       if (method === 'post' && path === '/v1/ingest/file') op.requestBody = FILE_UPLOAD_BODY;
       if (method === 'post' && path === '/v1/ingest/file:batch') op.requestBody = FILE_BATCH_BODY;
+      declareSharedErrors(method, op);
+      addExamples(op);
     }
   }
   return doc;
+}
+
+/**
+ * The answers the shared error handler (errors.ts) gives on any route: a request that may carry a body is refused
+ * when it is too large (413), of a type no parser takes (415) or malformed JSON (422); one with parameters when
+ * they do not validate (422).
+ */
+function declareSharedErrors(method: string, op: Operation): void {
+  op.responses ??= {};
+  const params = Array.isArray(op.parameters) && op.parameters.length > 0;
+  if (BODY_METHODS.has(method)) {
+    op.responses['413'] ??= { description: 'Request body too large (BODY_LIMIT)', content: json(MESSAGE_ERROR) };
+    op.responses['415'] ??= { description: 'Unsupported Content-Type', content: json(MESSAGE_ERROR) };
+  }
+  if (BODY_METHODS.has(method) || params) {
+    op.responses['422'] ??= { description: 'Validation error', content: json(VALIDATION_ERROR) };
+  }
+}
+
+/** A JSON body and every path parameter without a written example get one generated from the schema. */
+function addExamples(op: Operation): void {
+  const media = (op.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined)?.content?.['application/json'];
+  if (media && media.example === undefined && media.examples === undefined) media.example = exampleOf(media.schema as object);
+  for (const p of (op.parameters ?? []) as Record<string, unknown>[]) {
+    if (p.example === undefined && p.examples === undefined && (p.in === 'path' || p.required === true)) {
+      p.example = exampleOf(p.schema as object);
+    }
+  }
 }

@@ -3,10 +3,9 @@
  * and normalised, timestamps in UTC with a type, people kept, idempotency key computed.
  */
 import type { CatalogDocumentRequest } from '../catalog/types.ts';
-import { AttachmentEntry, TIMESTAMP_TYPES } from '../schemas/common.ts';
+import { TIMESTAMP_TYPES } from '../schemas/common.ts';
 import type { IngestRequestT } from '../schemas/ingest.ts';
 import { canonicalJson, normaliseText, sha256Hex } from '../util/hash.ts';
-import { compileBodyValidator, toValidationDetail } from './validation.ts';
 
 /** Preparation failure: a 4xx with the spec's 422 detail item, or another status with an error code. */
 export class PrepareError extends Error {
@@ -87,36 +86,7 @@ export function idempotencyKey(sourceType: string, sourceId: string, textHash: s
   return sha256Hex(`${sourceType}:${sourceId}:${textHash}:${metaHash}`);
 }
 
-let validateAttachment: ReturnType<typeof compileBodyValidator> | null = null;
-
-/**
- * metadata.attachments entries as spec 2.1 defines them; the first bad entry is a 422 that names
- * it (`loc` … "attachments", <index>, <field>). `at` is where metadata sits in the body.
- */
-export function checkAttachments(metadata: unknown, at: (string | number)[]): void {
-  const list = metadata && typeof metadata === 'object' ? (metadata as Record<string, unknown>).attachments : undefined;
-  if (list === undefined || list === null) return;
-  const loc = [...at, 'attachments'];
-  if (!Array.isArray(list)) {
-    throw new PrepareError(422, 'INGEST.INVALID_ATTACHMENTS', 'metadata.attachments must be an array', loc, 'list_type');
-  }
-  validateAttachment ??= compileBodyValidator(AttachmentEntry);
-  list.forEach((entry, i) => {
-    if (validateAttachment!(entry)) return;
-    const [first] = toValidationDetail(validateAttachment!.errors ?? [], 'body');
-    const field = first.loc.slice(1);
-    throw new PrepareError(
-      422,
-      'INGEST.INVALID_ATTACHMENT',
-      `metadata.attachments[${i}]${field.length ? `.${field.join('.')}` : ''}: ${first.msg}`,
-      [...loc, i, ...field],
-      first.type,
-    );
-  });
-}
-
 export function prepareIngest(req: IngestRequestT, now = new Date()): CatalogDocumentRequest {
-  checkAttachments(req.metadata, ['body', 'metadata']);
   const text = normaliseText(extractContentText(req.content));
   if (!text) {
     throw new PrepareError(422, 'INGEST.EMPTY_TEXT', 'content.data is empty after normalisation', ['body', 'content', 'data'], 'value_error.empty');

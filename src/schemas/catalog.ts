@@ -50,3 +50,84 @@ export const CatalogVersionRequest = Type.Object({
   content_timestamp: Type.Optional(Timestamp),
   attachments: Type.Optional(Type.Array(JsonObject)),
 });
+
+export const CatalogDocParams = Type.Object({ doc_id: Uuid });
+export const CatalogSubmissionParams = Type.Object({ submission_id: Uuid });
+
+const EmbeddingItem = Type.Object({
+  chunk_id: Uuid,
+  model: Type.String({ minLength: 1 }),
+  vector: Type.Array(Type.Number(), { minItems: 1, maxItems: 8192 }),
+  dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+/** One embedding (spec-notes A4.6) or several at once. */
+export const CatalogEmbeddingsRequest = Type.Union([
+  EmbeddingItem,
+  Type.Object({ embeddings: Type.Array(EmbeddingItem, { minItems: 1, maxItems: 1000 }) }),
+]);
+export const CatalogEmbeddingsResponse = Type.Object({
+  stored: Type.Integer(),
+  indexed_doc_ids: Type.Array(Type.String()),
+  chunk_id: Type.Optional(Type.String({ description: 'The chunk, when one embedding was sent' })),
+  status: Type.Literal('embedded'),
+});
+
+/** Answer of POST /v1/catalog/documents (202 new, 200 duplicate) and one item of a catalog batch. */
+export const CatalogIngestResponse = Type.Object(
+  {
+    submission_id: Type.String(),
+    doc_id: Type.String(),
+    external_id: Type.String(),
+    version_number: Type.Integer(),
+    status: Type.String({ description: 'Submission status' }),
+    document_status: Type.String(),
+    thread_id: Nullable(Type.String()),
+    file_ids: Type.Array(Type.String()),
+    duplicate: Type.Boolean(),
+    skipped: Type.Optional(Type.String()),
+    total_chunks: Type.Integer(),
+  },
+  { title: 'CatalogIngestResponse' },
+);
+
+export const CatalogBatchResponse = Type.Object(
+  {
+    batch_id: Type.String(),
+    batch_status: Type.String(),
+    total_count: Type.Integer(),
+    success_count: Type.Integer(),
+    failure_count: Type.Integer(),
+    items: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        ok: Type.Boolean(),
+        result: Type.Optional(CatalogIngestResponse),
+        error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String(), status: Type.Integer() })),
+      }),
+    ),
+  },
+  { title: 'CatalogBatchResponse' },
+);
+
+export const CatalogVersionResponse = Type.Object({
+  doc_id: Type.String(),
+  previous_version_id: Type.String(),
+  external_id: Type.String(),
+  version_number: Type.Integer(),
+  thread_id: Nullable(Type.String()),
+  status: Type.String(),
+  file_ids: Type.Array(Type.String()),
+  chunks_queued: Type.Integer(),
+});
+
+export const CatalogDocumentStatus = Type.Object({
+  doc_id: Type.String(),
+  status: Type.String(),
+  total_chunks: Type.Integer(),
+  embedded_chunks: Type.Integer(),
+  pending_chunks: Type.Integer(),
+  failed_chunks: Type.Integer(),
+  embedding_error: Nullable(Type.String()),
+});
+
+export const CatalogDeleteResponse = Type.Object({ doc_id: Type.String(), status: Type.Literal('deleted') });

@@ -55,6 +55,15 @@ export type ErrorEnvelopeT = Static<typeof ErrorEnvelope>;
 export const DetailError = Type.Object({ detail: Type.Unknown() });
 
 /**
+ * A refusal other than a validation error (404, 409, 415 …): `detail` says why; `error_code` (catalog errors) or
+ * `error` (the envelope of ingest refusals) say it for programs.
+ */
+export const ErrorMessage = Type.Object(
+  { detail: Type.String(), error_code: Type.Optional(Type.String()), error: Type.Optional(ErrorEnvelope) },
+  { title: 'ErrorMessage' },
+);
+
+/**
  * One entry of metadata.attachments (gateway spec 2.1): `index` and `mime_type` required, `kind`
  * and `role` from their sets, `size_bytes` an integer; other keys (filename, source_ref, ocr,
  * caption, vision, exif, sha256…) pass through.
@@ -72,3 +81,21 @@ export const AttachmentEntry = Type.Object(
   },
   { additionalProperties: true, title: 'AttachmentEntry' },
 );
+
+/**
+ * A document's metadata (spec 2.1): any keys; `attachments`, when present, a list of AttachmentEntry. The schema
+ * says so, so the OpenAPI document refuses what the route refuses (a bad entry is a 422 whose `loc` names it).
+ */
+export const DocumentMetadata = Type.Object(
+  { attachments: Type.Optional(Type.Union([Type.Array(AttachmentEntry, { maxItems: 10_000 }), Type.Null()])) },
+  { additionalProperties: true, title: 'DocumentMetadata' },
+);
+
+/**
+ * A response that is not JSON (newline-delimited JSON, a tar file, a file's bytes, Prometheus text), for a route's
+ * `response` map: the OpenAPI document shows its media type; the route streams it unserialised.
+ */
+export const MediaResponse = (mediaType: string, description: string) => ({
+  description,
+  content: { [mediaType]: { schema: Type.String({ format: 'binary', description }) } },
+});

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BATCH_STATUSES, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
+  BATCH_STATUSES, DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
 } from './common.ts';
 
 export const DocumentPerson = Type.Object({
@@ -45,7 +45,7 @@ export const IngestRequest = Type.Object(
     title: Type.Optional(Nullable(Type.String())),
     canonical_uri: Type.Optional(Nullable(Type.String())),
     content: IngestContent,
-    metadata: Type.Optional(Nullable(JsonObject)),
+    metadata: Type.Optional(Nullable(DocumentMetadata)),
     content_timestamp: Type.Optional(Nullable(Timestamp)),
     content_timestamp_type: Type.Optional(Nullable(Type.String())),
     content_created_at: Type.Optional(Nullable(Timestamp)),
@@ -62,7 +62,19 @@ export const IngestRequest = Type.Object(
     relevance_score: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
     intent: Type.Optional(Nullable(JsonObject)),
   },
-  { title: 'IngestRequestModel' },
+  {
+    title: 'IngestRequestModel',
+    examples: [
+      {
+        source_type: 'note',
+        source_id: 'note-2026-03-01-trip',
+        title: 'Trip planning',
+        content: { mime_type: 'text/plain', data: 'Book the train to Lisbon for the conference on the 12th.' },
+        metadata: { folder: 'travel' },
+        content_timestamp: '2026-03-01T10:15:00+02:00',
+      },
+    ],
+  },
 );
 export type IngestRequestT = Static<typeof IngestRequest>;
 

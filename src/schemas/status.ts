@@ -113,3 +113,13 @@ export type ReadinessT = Static<typeof Readiness>;
 export const ReindexFailedResponse = Type.Object({
   queued: Type.Integer({ description: 'Failed chunks put back in the embedding queue' }),
 });
+
+/** GET /v1/healthz (spec 4.3: an object mapping string to string). */
+export const Health = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('error')]),
+    version: Type.String(),
+    database: Type.String({ description: 'pglite or postgres' }),
+  },
+  { title: 'Health' },
+);

@@ -1,10 +1,10 @@
 /** v2 envelopes (gateway spec 2.8, spec-notes A2.8) and their responses (spec-notes A2.9). */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, StringEnum, Timestamp, TIMESTAMP_TYPES } from './common.ts';
+import { DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, StringEnum, Timestamp, TIMESTAMP_TYPES } from './common.ts';
 import { IngestSubmissionResponse } from './ingest.ts';
 
 /** "2.0", "2.1", "2.0.3": any 2.x. */
-export const SchemaVersion = Type.String({ pattern: '^2\\.\\d+(\\.\\d+)?$', description: 'semantic version 2.x' });
+export const SchemaVersion = Type.String({ pattern: '^2\\.\\d+(\\.\\d+)?$', description: 'semantic version 2.x', examples: ['2.0'] });
 
 export const EnvelopeSource = Type.Object({
   source_type: Identifier(100),
@@ -70,7 +70,7 @@ export const DocumentPayload = Type.Object(
         }),
       ),
     ),
-    metadata: Type.Optional(Nullable(JsonObject)),
+    metadata: Type.Optional(Nullable(DocumentMetadata)),
     intent: Type.Optional(Nullable(JsonObject)),
   },
   { title: 'DocumentPayload' },

@@ -313,7 +313,7 @@ describe(`batch ingestion on ${backend}`, () => {
       const res = await gw.request('POST', '/v1/ingest', noteBody({ metadata: { attachments } }));
       expect(res.statusCode, JSON.stringify(attachments)).toBe(422);
       expect(res.json().detail[0].loc).toEqual(loc);
-      expect(res.json().detail[0].msg).toContain('metadata.attachments');
+      expect(res.json().detail[0].msg).toMatch(/^(Field required|Input )/);
     }
     const ok = await gw.request('POST', '/v1/ingest', noteBody({
       metadata: { attachments: [{ index: 0, kind: 'image', role: 'inline', mime_type: 'image/png', size_bytes: 10, filename: 'a.png', source_ref: { path: 'x/a.png' } }] },

@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { DEFAULT_CONTACT_SOURCE, getChangeToken, ingestContacts } from '../../people/contacts.ts';
 import { decodeExportToken, planExport } from '../../people/records.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
+import { MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
 import { ContactExportQuery, ContactIngestRequest, ContactIngestResponse } from '../../schemas/people.ts';
 
 export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
@@ -69,7 +69,10 @@ export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
           'X-Since-Token-Next carries the token for the next incremental export.',
         querystring: ContactExportQuery,
         produces: ['application/x-ndjson'],
-        response: { 422: ValidationErrorBody },
+        response: {
+          200: MediaResponse('application/x-ndjson', 'One person per line, with identifiers; X-Since-Token-Next in a header'),
+          422: ValidationErrorBody,
+        },
       },
     },
     async (req, reply) => {

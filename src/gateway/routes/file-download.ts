@@ -9,6 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/types.ts';
+import { MediaResponse } from '../../schemas/common.ts';
 import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
 import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
 
@@ -29,7 +30,7 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         tags: ['files'],
         summary: 'Download a stored file by its SHA-256',
         params: Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
-        response: { 404: NotFound },
+        response: { 200: MediaResponse('application/octet-stream', 'The file as stored'), 404: NotFound },
       },
     },
     async (req, reply) => {

@@ -182,7 +182,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
     async (req, reply) => {
       const status = await catalog.submissionStatus(req.params.submission_id);
       if (!status) return reply.code(404).send({ detail: 'Submission not found' });
-      return status as any;
+      return status;
     },
   );
 };

@@ -9,7 +9,7 @@ import type { ServerConfig } from '../../config/server.ts';
 import { BackupAborted, BackupError, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
+import { ErrorMessage, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
 
 export const GcRequest = Type.Object(
   {
@@ -78,7 +78,10 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
           'Everything as NDJSON: a header line with counts, then active documents (metadata, people, files), threads and people',
         querystring: Type.Object({ format: Type.Optional(Type.Literal('ndjson', { default: 'ndjson' })) }, { additionalProperties: false }),
         produces: ['application/x-ndjson'],
-        response: { 422: ValidationErrorBody },
+        response: {
+          200: MediaResponse('application/x-ndjson', 'A header line with counts, then one JSON object per line'),
+          422: ValidationErrorBody,
+        },
       },
     },
     async (_req, reply) => {
@@ -96,7 +99,10 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         operationId: 'backup',
         summary: 'A consistent copy of everything (database and stored files) as one tar file, made while the server runs',
         produces: ['application/x-tar'],
-        response: { 409: Type.Object({ detail: Type.String() }) },
+        response: {
+          200: MediaResponse('application/x-tar', 'The backup: database dump, stored objects and a manifest last'),
+          409: ErrorMessage,
+        },
       },
     },
     async (req, reply) => {

@@ -10,6 +10,7 @@ import { reindexFailed } from '../../embedding/ops.ts';
 import { serverStatus } from '../../embedding/report.ts';
 import type { EmbeddingWorker } from '../../embedding/worker.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import { MediaResponse } from '../../schemas/common.ts';
 import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
 
 export const statusRoutes: FastifyPluginAsyncTypebox<{
@@ -50,6 +51,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         tags: ['status'],
         summary: 'Prometheus metrics: request latency per route, ingest outcomes, embedding queue, search legs',
         produces: ['text/plain'],
+        response: { 200: MediaResponse('text/plain', 'Prometheus text exposition format') },
       },
     },
     async (_req, reply) => {

@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { personFromV2, upsertPerson, v2PeopleSource, type PersonPayloadV2 } from '../../people/contacts.ts';
-import { SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { ErrorMessage, SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import {
   DocumentEnvelope,
@@ -27,7 +27,7 @@ import { normaliseText, sha256Hex } from '../../util/hash.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
-import { checkAttachments, PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
+import { PrepareError, parseTimestamp, toUtcIso } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
@@ -58,7 +58,6 @@ const validatePerson = ajv.compile(PersonEnvelope);
 /** The catalog request of a v2 document; idempotency from source type, external id and text hash. */
 export function prepareV2Document(env: DocumentEnvelopeT): CatalogDocumentRequest {
   const p = env.payload;
-  checkAttachments(p.metadata, ['body', 'payload', 'metadata']);
   if (!(SOURCE_TYPES as readonly string[]).includes(env.source.source_type)) {
     throw new EnvelopeError(422, 'INGEST.INVALID_ENVELOPE', 'unknown source_type', [
       { loc: ['body', 'source', 'source_type'], msg: `Input should be one of: ${SOURCE_TYPES.join(', ')}`, type: 'enum' },
@@ -183,7 +182,12 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
         tags: ['v2'],
         summary: 'Upsert or delete a person envelope (schema_version 2.x, kind person)',
         body: PersonEnvelope,
-        response: { 200: PersonIngestResponse, 422: ValidationErrorBody },
+        response: {
+          200: PersonIngestResponse,
+          404: { ...ErrorMessage, description: 'A deletion of a person this source never sent' },
+          409: { ...ErrorMessage, description: 'The version is older than the stored one' },
+          422: ValidationErrorBody,
+        },
       },
     },
     async (req) => {
