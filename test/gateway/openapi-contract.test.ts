@@ -250,6 +250,15 @@ describe('the statuses routes answer in particular cases are declared', () => {
     expect(contractProblem(o, again)).toBeNull();
   });
 
+  it('a route answering another media type declares its errors as JSON (a backup refused is a JSON 409)', () => {
+    for (const [method, path] of [['post', '/v1/admin/backup'], ['get', '/v1/export'], ['get', '/catalog/contacts/export']]) {
+      const o = op(method, path);
+      for (const [status, r] of Object.entries<any>(o.op.responses)) {
+        if (status !== '200') expect(Object.keys(r.content ?? { 'application/json': 1 }), `${method} ${path} ${status}`).toEqual(['application/json']);
+      }
+    }
+  });
+
   it('/catalog/contacts/export declares its 200 (newline-delimited JSON)', async () => {
     const o = op('get', '/catalog/contacts/export');
     const res = await send(o);

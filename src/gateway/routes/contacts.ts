@@ -68,7 +68,6 @@ export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
           'Newline-delimited JSON, one person per line with identifiers, streamed in pages. ' +
           'X-Since-Token-Next carries the token for the next incremental export.',
         querystring: ContactExportQuery,
-        produces: ['application/x-ndjson'],
         response: {
           200: MediaResponse('application/x-ndjson', 'One person per line, with identifiers; X-Since-Token-Next in a header'),
           422: ValidationErrorBody,

@@ -77,7 +77,6 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         summary:
           'Everything as NDJSON: a header line with counts, then active documents (metadata, people, files), threads and people',
         querystring: Type.Object({ format: Type.Optional(Type.Literal('ndjson', { default: 'ndjson' })) }, { additionalProperties: false }),
-        produces: ['application/x-ndjson'],
         response: {
           200: MediaResponse('application/x-ndjson', 'A header line with counts, then one JSON object per line'),
           422: ValidationErrorBody,
@@ -98,7 +97,6 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         tags: ['admin'],
         operationId: 'backup',
         summary: 'A consistent copy of everything (database and stored files) as one tar file, made while the server runs',
-        produces: ['application/x-tar'],
         response: {
           200: MediaResponse('application/x-tar', 'The backup: database dump, stored objects and a manifest last'),
           409: ErrorMessage,

@@ -50,7 +50,6 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags: ['status'],
         summary: 'Prometheus metrics: request latency per route, ingest outcomes, embedding queue, search legs',
-        produces: ['text/plain'],
         response: { 200: MediaResponse('text/plain', 'Prometheus text exposition format') },
       },
     },
