@@ -220,6 +220,20 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     embedder: () => embedding.current?.embedder,
     beforeIndexReady: 'refuse',
     onIndexError: (err) => log.warn({ err }, 'search index poll failed'),
+    // Each process keeps its own snapshot in its own DATA_DIR (docs/architecture.md "Search index on disk").
+    indexSnapshotFile: path.join(config.dataDir, 'search-index.snapshot'),
+    onSnapshot: (e) => {
+      if (e.kind === 'loaded') {
+        say(`index: read from its snapshot, ${e.documents} documents (${(e.bytes / 2 ** 20).toFixed(1)} MB), ${e.caughtUp} changed since (${(e.ms / 1000).toFixed(1)} s)`);
+      } else if (e.kind === 'rejected') {
+        say(`index: snapshot not used (${e.reason}); reading the documents from the database`);
+        log.warn({ reason: e.reason }, 'search index snapshot not used; rebuilding from the database');
+      } else if (e.kind === 'written') {
+        log.info({ documents: e.documents, bytes: e.bytes, ms: Math.round(e.ms) }, 'search index snapshot written');
+      } else {
+        log.warn({ err: e.error }, 'search index snapshot could not be written');
+      }
+    },
     onLegTiming: metrics.observeLeg,
   });
   const app = await buildGateway({
@@ -285,7 +299,8 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
       await upkeep?.stop();
       await app.close();
       await port.close();
-      search.close();
+      // Before the database closes: the index's last changes are written to its snapshot.
+      await search.close();
       await ocrEngine?.close();
       await shutdownExtraction();
       await embedding.close();

@@ -36,6 +36,15 @@ export interface SearchConfig {
   /** Background poll of the catalog's change log by the lexical index (ms; 0 = only before queries). */
   indexPollMs: number;
   /**
+   * Keep the lexical index on disk between starts (index-snapshot.ts, DATA_DIR/search-index.snapshot):
+   * a start loads it and catches up from the change log instead of reading every document.
+   */
+  indexSnapshot: boolean;
+  /** Documents changed since the last snapshot that make a new one. */
+  indexSnapshotChanges: number;
+  /** Minutes after the last snapshot after which any change makes a new one. */
+  indexSnapshotMinutes: number;
+  /**
    * How long the vector leg may take (ms): the wait for the query embedding and, on a PostgreSQL
    * server, the k-NN (statement_timeout) together. Past it the search answers from the lexical leg
    * alone (legs.vector_skipped = 'budget'); 0 waits as long as they take.
@@ -91,6 +100,9 @@ export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchCo
     vectorEfSearch: num(env, 'SEARCH_VECTOR_EF_SEARCH', 0, 0, 1000),
     vectorScan: 'vector',
     indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
+    indexSnapshot: (env.SEARCH_INDEX_SNAPSHOT ?? 'true').trim().toLowerCase() !== 'false',
+    indexSnapshotChanges: num(env, 'SEARCH_INDEX_SNAPSHOT_CHANGES', 10_000, 1, 100_000_000),
+    indexSnapshotMinutes: num(env, 'SEARCH_INDEX_SNAPSHOT_MINUTES', 10, 0, 10_080),
     vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
     vectorLeg: oneOf(env, 'SEARCH_VECTOR_LEG', ['auto', 'always'] as const, 'auto'),
     vectorMemoryMb: num(env, 'SEARCH_VECTOR_MEMORY_MB', 256, 0, 1_000_000),

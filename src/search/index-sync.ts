@@ -20,8 +20,18 @@
  *   the retention, and rebuilds when the index has more dead passages than live ones, when a poll
  *   brings more changes than a rebuild would read, or when this process has not polled for longer
  *   than the retention.
+ * - Snapshot (index-snapshot.ts), when a file is given: the first build loads it instead of reading
+ *   every document, then catches up from the log since the position it reflects (horizon and the
+ *   rows applied above it). It is not used, and the index is built from the catalog, when it fails
+ *   its checks, belongs to another database or schema, is older than what the log still holds
+ *   (prunes record how far they went: system_settings `search_changes_pruned_below`), or when the
+ *   caught-up index does not count the catalog's active documents. It is written in the background
+ *   after a build from the catalog, after `everyChanges` documents changed or `everyMs` with any
+ *   change, and at close.
  */
 import type { Database } from '../db/types.ts';
+import { serverInstanceId } from '../db/instance.ts';
+import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
 import { LexicalIndex, type Bm25Params, type IndexedDocument } from './lexical-index.ts';
 import { parseTsvector } from './tsvector.ts';
 
@@ -35,7 +45,26 @@ export interface IndexSyncOptions {
   onError?: (err: unknown) => void;
   /** Called as changes are applied, before any search sees the index reflecting them. */
   onChange?: (change: IndexChange) => void;
+  /** Where the index is kept between starts (DATA_DIR/search-index.snapshot); none when absent. */
+  snapshot?: {
+    file: string;
+    /** Documents changed since the last write that make a new one. */
+    everyChanges: number;
+    /** Time since the last write after which any change makes a new one. */
+    everyMs: number;
+    /** What happened to the snapshot (for the log and `memex serve`'s lines). */
+    onEvent?: (event: SnapshotEvent) => void;
+  };
 }
+
+export type SnapshotEvent =
+  | { kind: 'loaded'; documents: number; bytes: number; caughtUp: number; ms: number }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'written'; documents: number; bytes: number; ms: number }
+  | { kind: 'write_failed'; error: string };
+
+/** system_settings key: change-log rows of transactions below this xid may have been deleted. */
+export const PRUNED_KEY = 'search_changes_pruned_below';
 
 /** What changed in the catalog: documents and people's names, or everything (the index was rebuilt). */
 export type IndexChange = { all: true } | { all: false; docIds: string[]; personIds: string[] };
@@ -122,6 +151,24 @@ export class IndexSync {
   readonly counters = { builds: 0, polls: 0, applied: 0 };
   /** Documents read by the build in progress, of those counted when it started (readiness). */
   private building: { done: number; total: number } | null = null;
+  private readonly snapshotFile: IndexSnapshotFile | null;
+  /** The database's identity (read with the first build), written into snapshots. */
+  private identity: SnapshotIdentity | null = null;
+  private snapshotTried = false;
+  /** Documents applied since this process started (reloads, counted once per poll). */
+  private changes = 0;
+  /** `changes` when the index last matched the snapshot on disk; -1: it does not match any. */
+  private savedAt = -1;
+  /** Bumped by every build from the catalog (a write taken before one does not match after it). */
+  private builds = 0;
+  /** Bumped by every forget (discardSnapshot): a write taken before one is deleted, not kept. */
+  private discards = 0;
+  /** No write until a poll sent after the last forget has been applied. */
+  private blocked = false;
+  private lastSavedAt = Date.now();
+  private saving: Promise<void> | null = null;
+  /** Snapshot loads, writes and rejections, for tests and benchmarks. */
+  readonly snapshotCounters = { loaded: 0, written: 0, rejected: 0 };
 
   constructor(
     private readonly db: Database,
@@ -130,6 +177,7 @@ export class IndexSync {
   ) {
     this.retentionMs = opts.retentionMs ?? 3_600_000;
     this.pageSize = opts.pageSize ?? 2000;
+    this.snapshotFile = opts.snapshot ? new IndexSnapshotFile(opts.snapshot.file) : null;
   }
 
   /**
@@ -200,10 +248,156 @@ export class IndexSync {
     return this.index!;
   }
 
-  close(): void {
+  /** Stops the background poll; with a snapshot file, writes the index if it changed since the last one. */
+  async close(): Promise<void> {
+    if (this.closed) return this.saving ?? undefined;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // After a forget whose deletes are not applied yet nothing is written: the next start rebuilds.
+    // A write in flight may have been taken before the last changes: wait for it, then write again.
+    while (this.saving) await this.saving;
+    if (this.snapshotFile && this.index && this.unsaved() > 0 && !this.blocked) await this.saveSnapshot();
+  }
+
+  /**
+   * Writes the snapshot now (in the background of the caller: searches and polls go on while it is
+   * hashed and written); one write at a time, a request during one waits for it.
+   */
+  saveSnapshot(): Promise<void> {
+    const file = this.snapshotFile;
+    if (!file || !this.index) return Promise.resolve();
+    if (this.saving) return this.saving;
+    const started = performance.now();
+    let again = false;
+    const p = (async () => {
+      // Serialised between two polls, so the position written is exactly the one the arrays reflect.
+      const taken = await this.serial(async () => {
+        this.identity ??= await readIdentity(this.db);
+        return {
+          data: this.index!.serialise(),
+          position: { horizon: this.horizon, applied: new Map(this.applied) },
+          at: this.changes,
+          builds: this.builds,
+          discards: this.discards,
+          identity: this.identity,
+        };
+      });
+      try {
+        const bytes = await file.save(taken.data, taken.position, taken.identity);
+        if (this.discards !== taken.discards) {
+          // Taken before a forget: it may hold what was erased.
+          file.remove();
+          again = true;
+          return;
+        }
+        if (this.builds === taken.builds) this.savedAt = taken.at;
+        this.snapshotCounters.written++;
+        this.opts.snapshot?.onEvent?.({ kind: 'written', documents: taken.data.meta.documents, bytes, ms: performance.now() - started });
+      } catch (err) {
+        this.opts.snapshot?.onEvent?.({ kind: 'write_failed', error: (err as Error).message });
+      } finally {
+        this.lastSavedAt = Date.now();
+      }
+    })();
+    this.saving = p;
+    const done = () => {
+      if (this.saving === p) this.saving = null;
+      if (again) this.maybeSaveSnapshot();
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  /** Deletes the snapshot and writes a new one soon (after a forget). */
+  discardSnapshot(): void {
+    if (!this.snapshotFile) return;
+    const gen = ++this.discards;
+    this.snapshotFile.remove();
+    this.savedAt = -1;
+    this.lastSavedAt = 0;
+    // The next snapshot is taken once the forget's deletes are in the index: after a poll sent now.
+    this.blocked = true;
+    const unblock = () => {
+      if (gen !== this.discards) return;
+      this.blocked = false;
+      this.maybeSaveSnapshot();
+    };
+    if (this.closed) return;
+    this.current().then(unblock, unblock);
+  }
+
+  /** Documents changed since the index matched its snapshot on disk (Infinity: it matches none). */
+  private unsaved(): number {
+    return this.savedAt < 0 ? Infinity : this.changes - this.savedAt;
+  }
+
+  /** A write when enough changed, or anything changed a while ago (after a poll; never awaited). */
+  private maybeSaveSnapshot(): void {
+    const s = this.opts.snapshot;
+    const unsaved = this.unsaved();
+    if (!s || this.closed || this.saving || this.blocked || unsaved === 0) return;
+    if (unsaved >= s.everyChanges || Date.now() - this.lastSavedAt >= s.everyMs) void this.saveSnapshot();
+  }
+
+  /**
+   * The index from the snapshot, caught up from the change log; false (and nothing changed) when
+   * there is none or it cannot be trusted.
+   */
+  private async loadSnapshot(): Promise<boolean> {
+    const file = this.snapshotFile!;
+    const started = performance.now();
+    const reject = (reason: string) => {
+      this.snapshotCounters.rejected++;
+      this.opts.snapshot?.onEvent?.({ kind: 'rejected', reason });
+      return false;
+    };
+    this.identity ??= await readIdentity(this.db);
+    const loaded = await file.load(this.params);
+    if (!loaded.ok) return loaded.reason === 'no snapshot' ? false : reject(loaded.reason);
+    const { header, position } = loaded;
+    const id = this.identity;
+    if (header.identity?.instance !== id.instance) return reject('made from another database');
+    if (header.identity.migrations?.count !== id.migrations.count || header.identity.migrations.latest !== id.migrations.latest) {
+      return reject(`made at schema ${header.identity.migrations?.latest}, the database is at ${id.migrations.latest}`);
+    }
+    const facts = await this.db.query<{ h: string; pruned: string | null }>(
+      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h,
+              (SELECT value #>> '{}' FROM system_settings WHERE key = $1) AS pruned`,
+      [PRUNED_KEY],
+    );
+    const { h, pruned } = facts.rows[0];
+    if (BigInt(h) < position.horizon) return reject('newer than the database (a restored or recreated database)');
+    if (pruned !== null && BigInt(pruned) > position.horizon) return reject('the change log was pruned past it');
+
+    this.index = loaded.index;
+    this.horizon = position.horizon;
+    this.applied = position.applied;
+    this.opts.onChange?.({ all: true });
+    const before = this.counters.applied;
+    this.savedAt = this.changes;
+    const r = await this.poll();
+    await this.applyPoll(r.rows[0], false);
+    // The caught-up index must count what the catalog counts (a write between the two statements
+    // can make them differ once: one more catch-up before giving up on the snapshot).
+    for (let attempt = 0; ; attempt++) {
+      const c = await this.db.query<{ total: number }>('SELECT count(*)::int AS total FROM documents WHERE is_active_version');
+      if (c.rows[0].total === this.index.size.documents) break;
+      if (attempt === 1) {
+        const held = this.index.size.documents;
+        this.index = null;
+        this.applied = new Map();
+        this.horizon = 0n;
+        return reject(`does not match the database after the catch-up (${held} documents, the catalog has ${c.rows[0].total})`);
+      }
+      const again = await this.poll();
+      await this.applyPoll(again.rows[0], false);
+    }
+    const caughtUp = this.counters.applied - before;
+    this.lastSavedAt = Date.now();
+    this.snapshotCounters.loaded++;
+    this.opts.snapshot?.onEvent?.({ kind: 'loaded', documents: this.index.size.documents, bytes: loaded.bytes, caughtUp, ms: performance.now() - started });
+    return true;
   }
 
   private isStale(): boolean {
@@ -231,6 +425,19 @@ export class IndexSync {
   }
 
   private async build(): Promise<void> {
+    if (this.snapshotFile && !this.snapshotTried && !this.index) {
+      this.snapshotTried = true;
+      this.building = { done: 0, total: 0 };
+      try {
+        if (await this.loadSnapshot()) return;
+      } catch (err) {
+        this.index = null;
+        this.snapshotCounters.rejected++;
+        this.opts.snapshot?.onEvent?.({ kind: 'rejected', reason: (err as Error).message });
+      } finally {
+        this.building = null;
+      }
+    }
     // The horizon is taken first: everything committed after it is replayed from the log, and
     // replaying a document the pages below already read is harmless.
     const h = await this.db.query<{ h: string; total: number }>(
@@ -260,6 +467,9 @@ export class IndexSync {
     this.opts.onChange?.({ all: true });
     const r = await this.poll();
     await this.applyPoll(r.rows[0], false);
+    this.builds++;
+    this.savedAt = -1;
+    this.maybeSaveSnapshot();
   }
 
   private async applyPoll(poll: PollResult, mayRebuild = true): Promise<void> {
@@ -280,6 +490,7 @@ export class IndexSync {
       return;
     }
     if (docIds.length > 0) await this.apply(docIds);
+    this.changes += docIds.length;
     if (fresh.size > 0) this.opts.onChange?.({ all: false, docIds, personIds: [...people] });
     // Only now, with the documents reloaded, are the changes recorded and the horizon moved.
     for (const [seq, xid] of fresh) this.applied.set(seq, xid);
@@ -291,6 +502,7 @@ export class IndexSync {
     this.lastPollAt = Date.now();
     this.recordHorizon(this.horizon);
     if (mayRebuild && this.index!.size.deadPassages > Math.max(10_000, this.index!.size.passages)) await this.build();
+    if (mayRebuild) this.maybeSaveSnapshot();
   }
 
   private async apply(docIds: string[]): Promise<void> {
@@ -320,6 +532,23 @@ export class IndexSync {
     let old: bigint | null = null;
     while (this.horizons.length > 1 && this.horizons[1].at <= cut) this.horizons.shift();
     if (this.horizons[0] && this.horizons[0].at <= cut) old = this.horizons.shift()!.horizon;
-    if (old !== null) await this.db.query('DELETE FROM search_changes WHERE xid < $1::xid8', [old.toString()]);
+    if (old === null) return;
+    // How far the log is cut is recorded first (a snapshot at a position below it is not trusted).
+    await this.db.query(
+      `INSERT INTO system_settings (key, value) VALUES ($1, to_jsonb($2::text))
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+        WHERE (system_settings.value #>> '{}')::numeric < (EXCLUDED.value #>> '{}')::numeric`,
+      [PRUNED_KEY, old.toString()],
+    );
+    await this.db.query('DELETE FROM search_changes WHERE xid < $1::xid8', [old.toString()]);
   }
+}
+
+/** The database's instance id and schema level, as a snapshot records them. */
+async function readIdentity(db: Database): Promise<SnapshotIdentity> {
+  const instance = await serverInstanceId(db);
+  const r = await db.query<{ count: number; latest: number }>(
+    'SELECT count(*)::int AS count, coalesce(max(version), 0)::int AS latest FROM schema_migrations',
+  );
+  return { instance, migrations: { count: r.rows[0].count, latest: r.rows[0].latest } };
 }

@@ -3,8 +3,9 @@
  * document plus that document's title), with the search filters and facet counts evaluated on
  * per-document attributes held beside the postings.
  *
- * PostgreSQL stays the only store: this index is derived from it (full build at start, then the
- * change log; see index-sync.ts) and holds nothing that is not there. Why in memory: computing BM25
+ * PostgreSQL stays the only store: this index is derived from it (built at start, or read from its
+ * snapshot on disk, then the change log; see index-sync.ts, index-snapshot.ts) and holds nothing
+ * that is not there. Why in memory: computing BM25
  * in SQL meant reading and unnesting the tsvector of every candidate passage per query, and facets
  * meant a join over the whole match set; at 100k documents that cost 200 ms+ per query. Here a query
  * walks the postings of its few lexemes (typed arrays, no allocation per posting).
@@ -172,6 +173,15 @@ class Interner {
   find(v: string): number | undefined {
     return this.ids.get(v);
   }
+  /** Replaces the contents with `values` (code i is values[i]), for a snapshot's load. */
+  load(values: string[]): void {
+    this.ids.clear();
+    this.values.length = 0;
+    for (let i = 0; i < values.length; i++) {
+      this.values.push(values[i]);
+      this.ids.set(values[i], i);
+    }
+  }
 }
 
 interface Postings {
@@ -213,6 +223,42 @@ class SlotLists {
   get(code: number): Int32Array {
     return this.lists[code]?.subarray(0, this.lens[code]) ?? EMPTY_CODES;
   }
+  /** Codes that have a list (the highest plus one). */
+  get codes(): number {
+    return this.lists.length;
+  }
+  /**
+   * The lists in compressed-row form for a snapshot, codes and slots renumbered (`codeMap` and
+   * `slotMap`: old -> new, -1 dropped); the new codes are 0 .. `codes` - 1.
+   */
+  pack(codeMap: Int32Array, codes: number, slotMap: Int32Array): { offsets: Int32Array; slots: Int32Array } {
+    const offsets = new Int32Array(codes + 1);
+    const byNew: Int32Array[] = new Array(codes).fill(EMPTY_CODES);
+    for (let c = 0; c < this.lists.length; c++) if (c < codeMap.length && codeMap[c] >= 0) byNew[codeMap[c]] = this.get(c);
+    let n = 0;
+    for (let c = 0; c < codes; c++) {
+      const l = byNew[c];
+      for (let i = 0; i < l.length; i++) if (slotMap[l[i]] >= 0) n++;
+      offsets[c + 1] = n;
+    }
+    const slots = new Int32Array(n);
+    n = 0;
+    for (let c = 0; c < codes; c++) {
+      const l = byNew[c];
+      for (let i = 0; i < l.length; i++) if (slotMap[l[i]] >= 0) slots[n++] = slotMap[l[i]];
+    }
+    return { offsets, slots };
+  }
+  /** The lists of a snapshot (views into `slots`: an `add` copies a list before growing it). */
+  load(offsets: Int32Array, slots: Int32Array): void {
+    const codes = offsets.length - 1;
+    this.lists = new Array(codes);
+    this.lens = new Array(codes);
+    for (let c = 0; c < codes; c++) {
+      this.lists[c] = slots.subarray(offsets[c], offsets[c + 1]);
+      this.lens[c] = offsets[c + 1] - offsets[c];
+    }
+  }
 }
 
 /** The first 48 bits of a UUID as a number: orders like the text for lower-case UUIDs, without string compares. */
@@ -235,6 +281,26 @@ function seek(pids: Int32Array, n: number, from: number, target: number): number
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * Bumped whenever what the index derives from the catalog, or the layout `serialise` writes,
+ * changes: a snapshot of another version is not loaded (index-snapshot.ts), the index is rebuilt.
+ */
+export const LEXICAL_INDEX_VERSION = 1;
+
+export type RawArray = Int32Array | Float32Array | Float64Array | Uint8Array;
+
+/**
+ * The index as a snapshot holds it (index-snapshot.ts): a few numbers, typed arrays written as
+ * they are in memory, and lists of strings. Only live documents and passages, and only the terms,
+ * sources, threads, people and identifiers they use: nothing removed from the catalog (a forget)
+ * is written, and a loaded index has no dead postings.
+ */
+export interface SerialisedIndex {
+  meta: { version: number; params: Bm25Params; documents: number; passages: number; lengthSum: number };
+  arrays: Record<string, RawArray>;
+  strings: Record<string, string[]>;
 }
 
 export class LexicalIndex {
@@ -975,6 +1041,239 @@ export class LexicalIndex {
     }
     post.impValid = post.n;
     return imp;
+  }
+
+  /**
+   * The index compacted into raw arrays for a snapshot: live documents and passages renumbered in
+   * their order, codes nobody live uses dropped. Synchronous (a consistent copy between two
+   * changes); the arrays are fresh copies, so the index may change while they are written.
+   */
+  serialise(): SerialisedIndex {
+    const D = this.docCount;
+    const P = this.passageCount;
+    const { dAlive, pAlive, dFacet, dPersonOff, personPool, dPassages, pTerms } = this;
+    const docMap = new Int32Array(D).fill(-1);
+    let nd = 0;
+    for (let d = 0; d < D; d++) if (dAlive[d] === 1) docMap[d] = nd++;
+    const pidMap = new Int32Array(P).fill(-1);
+    let np = 0;
+    for (let p = 0; p < P; p++) if (pAlive[p] === 1) pidMap[p] = np++;
+
+    // Codes still used by a live document, renumbered in their old order.
+    const remap = (used: Uint8Array) => {
+      const map = new Int32Array(used.length).fill(-1);
+      let n = 0;
+      for (let c = 0; c < used.length; c++) if (used[c] === 1) map[c] = n++;
+      return { map, n };
+    };
+    const srcUsed = new Uint8Array(this.sources.values.length);
+    const thrUsed = new Uint8Array(this.threads.values.length);
+    const perUsed = new Uint8Array(this.persons.values.length);
+    for (let d = 0; d < D; d++) {
+      if (dAlive[d] === 0) continue;
+      srcUsed[this.dSource[d]] = 1;
+      if (this.dThread[d] >= 0) thrUsed[this.dThread[d]] = 1;
+      const people = dFacet[4 * d + 1];
+      if (people > 0) perUsed[dFacet[4 * d + 2]] = 1;
+      if (people > 1) perUsed[dFacet[4 * d + 3]] = 1;
+      for (let i = dPersonOff[d], end = i + people - 2; i < end; i++) perUsed[personPool[i]] = 1;
+    }
+    const idUsed = new Uint8Array(this.identifiers.values.length);
+    for (let c = 0; c < idUsed.length; c++) {
+      const l = this.identDocs.get(c);
+      for (let i = 0; i < l.length; i++) if (dAlive[l[i]] === 1) {
+        idUsed[c] = 1;
+        break;
+      }
+    }
+    const termUsed = new Uint8Array(this.terms.values.length);
+    for (let t = 0; t < termUsed.length; t++) if (this.postings[t].df > 0) termUsed[t] = 1;
+    const src = remap(srcUsed);
+    const thr = remap(thrUsed);
+    const per = remap(perUsed);
+    const idn = remap(idUsed);
+    const trm = remap(termUsed);
+    const pick = (values: string[], map: Int32Array, n: number) => {
+      const out: string[] = new Array(n);
+      for (let c = 0; c < map.length; c++) if (map[c] >= 0) out[map[c]] = values[c];
+      return out;
+    };
+
+    // Documents.
+    const docIds: string[] = new Array(nd);
+    const dSource = new Int32Array(nd);
+    const dAtt = new Uint8Array(nd);
+    const dTs = new Float64Array(nd);
+    const dThread = new Int32Array(nd);
+    const dKey = new Float64Array(nd);
+    const facet = new Int32Array(4 * nd);
+    const personOff = new Int32Array(nd);
+    const dPassageCount = new Int32Array(nd);
+    let poolLen = 0;
+    for (let d = 0; d < D; d++) if (dAlive[d] === 1 && dFacet[4 * d + 1] > 2) poolLen += dFacet[4 * d + 1] - 2;
+    const pool = new Int32Array(poolLen);
+    poolLen = 0;
+    for (let d = 0; d < D; d++) {
+      const e = docMap[d];
+      if (e < 0) continue;
+      docIds[e] = this.dUuid[d]!;
+      dSource[e] = src.map[this.dSource[d]];
+      dAtt[e] = this.dAtt[d];
+      dTs[e] = this.dTs[d];
+      dThread[e] = this.dThread[d] < 0 ? -1 : thr.map[this.dThread[d]];
+      dKey[e] = this.dKey[d];
+      const people = dFacet[4 * d + 1];
+      facet[4 * e] = 2 * dSource[e] + dAtt[e];
+      facet[4 * e + 1] = people;
+      facet[4 * e + 2] = people > 0 ? per.map[dFacet[4 * d + 2]] : -1;
+      facet[4 * e + 3] = people > 1 ? per.map[dFacet[4 * d + 3]] : -1;
+      personOff[e] = poolLen;
+      for (let i = dPersonOff[d], end = i + people - 2; i < end; i++) pool[poolLen++] = per.map[personPool[i]];
+      dPassageCount[e] = dPassages[d].length;
+    }
+    const threadDocs = this.threadDocs.pack(thr.map, thr.n, docMap);
+    const personDocs = this.personDocs.pack(per.map, per.n, docMap);
+    const identDocs = this.identDocs.pack(idn.map, idn.n, docMap);
+
+    // Passages.
+    const pDoc = new Int32Array(np);
+    const pLen = new Float32Array(np);
+    const pChunk: string[] = new Array(np);
+    const pTermOff = new Int32Array(np + 1);
+    let nTerms = 0;
+    for (let p = 0; p < P; p++) if (pidMap[p] >= 0) nTerms += pTerms[p].length;
+    const pTermIds = new Int32Array(nTerms);
+    nTerms = 0;
+    for (let p = 0; p < P; p++) {
+      const q = pidMap[p];
+      if (q < 0) continue;
+      pDoc[q] = docMap[this.pDoc[p]];
+      pLen[q] = this.pLen[p];
+      pChunk[q] = this.pChunk[p];
+      const tids = pTerms[p];
+      for (let i = 0; i < tids.length; i++) pTermIds[nTerms++] = trm.map[tids[i]];
+      pTermOff[q + 1] = nTerms;
+    }
+
+    // Postings of the live passages (df of a term is exactly its live postings).
+    const postOff = new Int32Array(trm.n + 1);
+    let nPost = 0;
+    for (let t = 0; t < termUsed.length; t++) {
+      if (trm.map[t] < 0) continue;
+      nPost += this.postings[t].df;
+      postOff[trm.map[t] + 1] = nPost;
+    }
+    const postPids = new Int32Array(nPost);
+    const postTfs = new Float32Array(nPost);
+    nPost = 0;
+    for (let t = 0; t < termUsed.length; t++) {
+      if (trm.map[t] < 0) continue;
+      const { pids, tfs, n } = this.postings[t];
+      for (let i = 0; i < n; i++) {
+        const q = pidMap[pids[i]];
+        if (q < 0) continue;
+        postPids[nPost] = q;
+        postTfs[nPost++] = tfs[i];
+      }
+    }
+
+    return {
+      meta: { version: LEXICAL_INDEX_VERSION, params: { ...this.params }, documents: nd, passages: np, lengthSum: this.lengthSum },
+      arrays: {
+        dSource, dAtt, dTs, dThread, dKey, dFacet: facet, dPersonOff: personOff, personPool: pool, dPassageCount,
+        threadDocsOff: threadDocs.offsets, threadDocs: threadDocs.slots,
+        personDocsOff: personDocs.offsets, personDocs: personDocs.slots,
+        identDocsOff: identDocs.offsets, identDocs: identDocs.slots,
+        pDoc, pLen, pTermOff, pTermIds, postOff, postPids, postTfs,
+      },
+      strings: {
+        docIds,
+        pChunk,
+        terms: pick(this.terms.values, trm.map, trm.n),
+        sources: pick(this.sources.values, src.map, src.n),
+        threads: pick(this.threads.values, thr.map, thr.n),
+        persons: pick(this.persons.values, per.map, per.n),
+        identifiers: pick(this.identifiers.values, idn.map, idn.n),
+      },
+    };
+  }
+
+  /**
+   * The index a snapshot holds. Throws when the parts do not fit together (a snapshot whose checksum
+   * matched but was written by a different layout is refused by its version before this).
+   * Arrays are used in place (not copied): the caller hands over ownership.
+   */
+  static deserialise(s: SerialisedIndex): LexicalIndex {
+    const { meta, arrays: a, strings: str } = s;
+    if (meta.version !== LEXICAL_INDEX_VERSION) throw new Error(`lexical index version ${meta.version}, expected ${LEXICAL_INDEX_VERSION}`);
+    const nd = meta.documents;
+    const np = meta.passages;
+    const need = (name: string, ctor: Function, len?: number) => {
+      const x = a[name];
+      if (!(x instanceof (ctor as any)) || (len !== undefined && x.length !== len)) throw new Error(`snapshot section ${name} is malformed`);
+      return x as any;
+    };
+    const ix = new LexicalIndex(meta.params);
+    const docIds = str.docIds;
+    const pChunk = str.pChunk;
+    if (docIds.length !== nd || pChunk.length !== np) throw new Error('snapshot strings do not match its counts');
+    ix.docCount = nd;
+    ix.dUuid = docIds;
+    for (let d = 0; d < nd; d++) ix.slotOf.set(docIds[d], d);
+    ix.dAlive = new Uint8Array(nd).fill(1);
+    ix.dSource = need('dSource', Int32Array, nd);
+    ix.dAtt = need('dAtt', Uint8Array, nd);
+    ix.dTs = need('dTs', Float64Array, nd);
+    ix.dThread = need('dThread', Int32Array, nd);
+    ix.dKey = need('dKey', Float64Array, nd);
+    ix.dFacet = need('dFacet', Int32Array, 4 * nd);
+    ix.dPersonOff = need('dPersonOff', Int32Array, nd);
+    ix.personPool = need('personPool', Int32Array);
+    ix.personPoolLen = ix.personPool.length;
+    const counts: Int32Array = need('dPassageCount', Int32Array, nd);
+    let pid = 0;
+    ix.dPassages = new Array(nd);
+    for (let d = 0; d < nd; d++) {
+      const list = new Array<number>(counts[d]);
+      for (let i = 0; i < list.length; i++) list[i] = pid++;
+      ix.dPassages[d] = list;
+    }
+    if (pid !== np) throw new Error('snapshot passages do not match its documents');
+    ix.threadDocs.load(need('threadDocsOff', Int32Array, str.threads.length + 1), need('threadDocs', Int32Array));
+    ix.personDocs.load(need('personDocsOff', Int32Array, str.persons.length + 1), need('personDocs', Int32Array));
+    ix.identDocs.load(need('identDocsOff', Int32Array, str.identifiers.length + 1), need('identDocs', Int32Array));
+
+    ix.passageCount = np;
+    ix.pDoc = need('pDoc', Int32Array, np);
+    ix.pLen = need('pLen', Float32Array, np);
+    ix.pAlive = new Uint8Array(np).fill(1);
+    ix.pChunk = pChunk;
+    const pTermOff: Int32Array = need('pTermOff', Int32Array, np + 1);
+    const pTermIds: Int32Array = need('pTermIds', Int32Array, pTermOff[np]);
+    ix.pTerms = new Array(np);
+    for (let p = 0; p < np; p++) ix.pTerms[p] = pTermIds.subarray(pTermOff[p], pTermOff[p + 1]);
+
+    const nTerms = str.terms.length;
+    const postOff: Int32Array = need('postOff', Int32Array, nTerms + 1);
+    const postPids: Int32Array = need('postPids', Int32Array, postOff[nTerms]);
+    const postTfs: Float32Array = need('postTfs', Float32Array, postOff[nTerms]);
+    ix.postings = new Array(nTerms);
+    for (let t = 0; t < nTerms; t++) {
+      const from = postOff[t];
+      const n = postOff[t + 1] - from;
+      // Views of exactly n entries: appending copies a term's postings out before writing.
+      ix.postings[t] = { pids: postPids.subarray(from, from + n), tfs: postTfs.subarray(from, from + n), n, df: n, imp: null, impValid: 0, impAvgdl: 0 };
+    }
+    ix.terms.load(str.terms);
+    ix.sources.load(str.sources);
+    ix.threads.load(str.threads);
+    ix.persons.load(str.persons);
+    ix.identifiers.load(str.identifiers);
+    ix.livePassages = np;
+    ix.liveDocs = nd;
+    ix.deadPassages = 0;
+    ix.lengthSum = meta.lengthSum;
+    return ix;
   }
 
   private countFacets(docs: Int32Array, personLimit: number) {

@@ -10,7 +10,7 @@ import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
 import { boostFactor, fuse, lexicalDecidesPage, type FusedCandidate } from './fusion.ts';
 import { QueryAnalyzer } from './analyzer.ts';
-import { IndexSync } from './index-sync.ts';
+import { IndexSync, type SnapshotEvent } from './index-sync.ts';
 import type { IndexFilter, LexicalIndex } from './lexical-index.ts';
 import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
 import { RowCache } from './row-cache.ts';
@@ -44,6 +44,13 @@ export interface SearchDeps {
    * k-NN, and names why the leg was skipped when it was.
    */
   onLegTiming?: (leg: 'lexical' | 'vector', ms: number, skipped?: VectorSkip) => void;
+  /**
+   * Where the lexical index is kept between starts (index-snapshot.ts; `memex serve`:
+   * DATA_DIR/search-index.snapshot unless SEARCH_INDEX_SNAPSHOT=false); none: built at every start.
+   */
+  indexSnapshotFile?: string;
+  /** What happened to the snapshot (loaded, rejected and why, written). */
+  onSnapshot?: (event: SnapshotEvent) => void;
 }
 
 export interface IndexState {
@@ -77,8 +84,8 @@ export interface Search {
   indexState(): IndexState;
   /** Brings the lexical index up to date with the catalog now (it also does so before every query). */
   refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
-  /** Stops the index's background poll. */
-  close(): void;
+  /** Stops the index's background poll; writes its snapshot if it changed since the last one. */
+  close(): Promise<void>;
   /** Drops every row, text and query vector kept in memory (after a forget: nothing erased may linger). */
   dropCaches(): void;
   /** Number of times the embedder was called for a query (cache misses). */
@@ -306,6 +313,15 @@ export function createSearch(deps: SearchDeps): Search {
     {
       pollIntervalMs: config.indexPollMs,
       onError: deps.onIndexError,
+      snapshot:
+        deps.indexSnapshotFile && config.indexSnapshot
+          ? {
+              file: deps.indexSnapshotFile,
+              everyChanges: config.indexSnapshotChanges,
+              everyMs: config.indexSnapshotMinutes * 60_000,
+              onEvent: deps.onSnapshot,
+            }
+          : undefined,
       onChange: (change) => {
         if (change.all) {
           docRows.clear();
@@ -564,6 +580,8 @@ export function createSearch(deps: SearchDeps): Search {
     indexState,
     close: () => sync.close(),
     dropCaches: () => {
+      // The snapshot on disk may hold what was erased: deleted now, written again soon without it.
+      sync.discardSnapshot();
       docRows.clear();
       chunkTexts.clear();
       personNames.clear();

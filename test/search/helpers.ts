@@ -71,6 +71,8 @@ export interface SearchGateway {
   post(url: string, body: unknown): Promise<{ statusCode: number; json: () => any; body: string }>;
   ingest(doc: Record<string, unknown>): Promise<any>;
   close(): Promise<void>;
+  /** Stops the gateway and its search (writing the index snapshot if it has one), keeps the database. */
+  stop(): Promise<void>;
 }
 
 export async function startSearchGateway(
@@ -80,6 +82,8 @@ export async function startSearchGateway(
     ask?: SearchDeps['ask'];
     testDb?: TestDatabase;
     beforeIndexReady?: SearchDeps['beforeIndexReady'];
+    indexSnapshotFile?: SearchDeps['indexSnapshotFile'];
+    onSnapshot?: SearchDeps['onSnapshot'];
   } = {},
 ): Promise<SearchGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase());
@@ -93,6 +97,8 @@ export async function startSearchGateway(
     config: { vectorBudgetMs: 0, ...opts.config },
     ask: opts.ask ?? { provider: null },
     beforeIndexReady: opts.beforeIndexReady,
+    indexSnapshotFile: opts.indexSnapshotFile,
+    onSnapshot: opts.onSnapshot,
   });
   const app = await buildGateway({ config, db: testDb.db, catalog, search });
   await app.ready();
@@ -111,8 +117,12 @@ export async function startSearchGateway(
     },
     async close() {
       await app.close();
-      search.close();
+      await search.close();
       await testDb.drop();
+    },
+    async stop() {
+      await app.close();
+      await search.close();
     },
   };
 }
