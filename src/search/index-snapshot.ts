@@ -49,12 +49,19 @@ export interface SnapshotIdentity {
   instance: string;
   /** schema_migrations: how many, and the highest version. */
   migrations: { count: number; latest: number };
+  /** The database's OID in its cluster: a database dropped and made again (a restore) has another. */
+  database: string;
 }
 
 /** The change-log position an index reflects (index-sync.ts): horizon, and rows above it applied. */
 export interface SnapshotPosition {
   horizon: bigint;
   applied: Map<number, bigint>;
+  /**
+   * The change log's sequence when the snapshot was taken: a database whose sequence is behind it
+   * (a backup older than the snapshot restored in place) is not the one the snapshot was made from.
+   */
+  logSeq: string;
 }
 
 interface SectionEntry {
@@ -69,7 +76,7 @@ export interface SnapshotHeader {
   lexicalVersion: number;
   analyzer: string;
   identity: SnapshotIdentity;
-  position: { horizon: string; applied: [number, string][] };
+  position: { horizon: string; applied: [number, string][]; logSeq: string };
   params: Bm25Params;
   createdAt: string;
   documents: number;
@@ -164,7 +171,11 @@ export class IndexSnapshotFile {
       lexicalVersion: serialised.meta.version,
       analyzer: ANALYZER_VERSION,
       identity,
-      position: { horizon: position.horizon.toString(), applied: [...position.applied].map(([seq, xid]) => [seq, xid.toString()]) },
+      position: {
+        horizon: position.horizon.toString(),
+        applied: [...position.applied].map(([seq, xid]) => [seq, xid.toString()]),
+        logSeq: position.logSeq,
+      },
       params: serialised.meta.params,
       createdAt: new Date().toISOString(),
       documents: serialised.meta.documents,
@@ -296,6 +307,7 @@ export class IndexSnapshotFile {
     const position: SnapshotPosition = {
       horizon: BigInt(header.position.horizon),
       applied: new Map(header.position.applied.map(([seq, xid]) => [seq, BigInt(xid)])),
+      logSeq: String(header.position.logSeq),
     };
     return { ok: true, index, position, header, bytes: buf.length };
   }

@@ -274,9 +274,10 @@ export class IndexSync {
       // Serialised between two polls, so the position written is exactly the one the arrays reflect.
       const taken = await this.serial(async () => {
         this.identity ??= await readIdentity(this.db);
+        const logSeq = await readLogSeq(this.db);
         return {
           data: this.index!.serialise(),
-          position: { horizon: this.horizon, applied: new Map(this.applied) },
+          position: { horizon: this.horizon, applied: new Map(this.applied), logSeq },
           at: this.changes,
           builds: this.builds,
           discards: this.discards,
@@ -357,7 +358,7 @@ export class IndexSync {
     if (!loaded.ok) return loaded.reason === 'no snapshot' ? false : reject(loaded.reason);
     const { header, position } = loaded;
     const id = this.identity;
-    if (header.identity?.instance !== id.instance) return reject('made from another database');
+    if (header.identity?.instance !== id.instance || header.identity.database !== id.database) return reject('made from another database');
     if (header.identity.migrations?.count !== id.migrations.count || header.identity.migrations.latest !== id.migrations.latest) {
       return reject(`made at schema ${header.identity.migrations?.latest}, the database is at ${id.migrations.latest}`);
     }
@@ -367,7 +368,9 @@ export class IndexSync {
       [PRUNED_KEY],
     );
     const { h, pruned } = facts.rows[0];
-    if (BigInt(h) < position.horizon) return reject('newer than the database (a restored or recreated database)');
+    if (BigInt(h) < position.horizon || BigInt(await readLogSeq(this.db)) < BigInt(position.logSeq)) {
+      return reject('newer than the database (a restored or recreated database)');
+    }
     if (pruned !== null && BigInt(pruned) > position.horizon) return reject('the change log was pruned past it');
 
     this.index = loaded.index;
@@ -550,5 +553,12 @@ async function readIdentity(db: Database): Promise<SnapshotIdentity> {
   const r = await db.query<{ count: number; latest: number }>(
     'SELECT count(*)::int AS count, coalesce(max(version), 0)::int AS latest FROM schema_migrations',
   );
-  return { instance, migrations: { count: r.rows[0].count, latest: r.rows[0].latest } };
+  const d = await db.query<{ oid: string }>('SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()');
+  return { instance, migrations: { count: r.rows[0].count, latest: r.rows[0].latest }, database: d.rows[0].oid };
+}
+
+/** The change log's sequence as it stands (never goes back in one database). */
+async function readLogSeq(db: Database): Promise<string> {
+  const r = await db.query<{ v: string }>('SELECT last_value::text AS v FROM search_changes_seq_seq');
+  return r.rows[0].v;
 }

@@ -155,7 +155,7 @@ describe(`the search index on disk (${backend})`, () => {
     }
   });
 
-  it('a snapshot older than the pruned change log, or of another database, is not used', async () => {
+  it('a snapshot older than the pruned change log, of another database, or newer than the database is not used', async () => {
     const setting = (key: string, value: string) =>
       testDb.db.query(
         `INSERT INTO system_settings (key, value) VALUES ($1, to_jsonb($2::text)) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
@@ -176,6 +176,17 @@ describe(`the search index on disk (${backend})`, () => {
     await stop();
     await setting('instance_id', instance);
     // Written at the stop for the other instance id: rejected once more, then current again.
+    await start();
+    await stop();
+
+    // A backup older than the snapshot restored in place: the change log's sequence is behind it.
+    const seq = (await testDb.db.query<{ v: string }>('SELECT last_value::text AS v FROM search_changes_seq_seq')).rows[0].v;
+    await testDb.db.query(`SELECT setval('search_changes_seq_seq', 1)`);
+    gw = await start();
+    expect(events[0]).toMatchObject({ kind: 'rejected', reason: expect.stringContaining('newer than the database') });
+    expect(await answers(gw)).toEqual(before);
+    await stop();
+    await testDb.db.query(`SELECT setval('search_changes_seq_seq', $1::bigint)`, [seq]);
     await start();
     await stop();
     await start();

@@ -12,7 +12,7 @@ import { IndexSnapshotFile, type SnapshotIdentity } from '../../src/search/index
 import { LexicalIndex, type IndexedDocument, type IndexFilter, type QueryLexeme } from '../../src/search/lexical-index.ts';
 
 const PARAMS = { k1: 1.2, b: 0.4, titleWeight: 2 };
-const IDENTITY: SnapshotIdentity = { instance: '00000000-0000-4000-8000-000000000001', migrations: { count: 3, latest: 147 } };
+const IDENTITY: SnapshotIdentity = { instance: '00000000-0000-4000-8000-000000000001', migrations: { count: 3, latest: 147 }, database: '16384' };
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-snapshot-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -97,7 +97,7 @@ function churn(index: LexicalIndex, c: ReturnType<typeof corpus>) {
   }
 }
 
-const position = { horizon: 1234n, applied: new Map([[77, 1240n]]) };
+const position = { horizon: 1234n, applied: new Map([[77, 1240n]]), logSeq: '80' };
 
 describe('a snapshot answers exactly as the index it was written from', () => {
   it('in memory: serialise then deserialise, after removals and new versions, and after further changes', () => {
