@@ -195,7 +195,7 @@ export function SourcesPage() {
         <section aria-labelledby="sources-h">
           <h2 id="sources-h">Documents by source</h2>
           <div class="table-wrap">
-            <table>
+            <table class="stack">
               <thead>
                 <tr>
                   <th scope="col">Source</th>
@@ -210,12 +210,12 @@ export function SourcesPage() {
               <tbody>
                 {sources.map((s) => (
                   <tr key={`${s.source_type}/${s.source_account_id}`}>
-                    <td><a href={href('search', { source_type: s.source_type })}><SourceBadge type={s.source_type} /></a></td>
-                    <td>{s.source_account_id ?? '—'}</td>
-                    <td>{s.documents}</td>
-                    <td>{s.with_attachments}</td>
-                    <td><When iso={s.last_ingested_at} withTime /></td>
-                    <td><When iso={s.last_content_at} /></td>
+                    <td data-label="Source"><a href={href('search', { source_type: s.source_type })}><SourceBadge type={s.source_type} /></a></td>
+                    <td data-label="Account">{s.source_account_id ?? '—'}</td>
+                    <td data-label="Documents">{s.documents}</td>
+                    <td data-label="With attachments">{s.with_attachments}</td>
+                    <td data-label="Last ingest"><When iso={s.last_ingested_at} withTime /></td>
+                    <td data-label="Newest item"><When iso={s.last_content_at} /></td>
                     <td>
                       <button
                         type="button"
