@@ -74,6 +74,12 @@ export function fuse(
 /** Multipliers of spec-notes 4.3 (the original system's numbers): modest, so relevance leads. */
 export const SOURCE_WEIGHTS: Record<string, number> = { email: 1.05, email_local: 1.05, chatapp: 1.03, sms: 1.02 };
 export const ATTACHMENT_BOOST = 1.05;
+/**
+ * An email attachment (a file uploaded with its message's Message-ID) ranks below its message for
+ * the same match (issue 31: a kernel config or a .patch outranked the mail that carried it). Modest:
+ * an attachment that matches much better than its message still comes first.
+ */
+export const ATTACHMENT_RANK_FACTOR = 0.8;
 const RECENCY_BOOSTS = [
   { underDays: 1, boost: 1.15 },
   { underDays: 7, boost: 1.1 },
@@ -110,7 +116,8 @@ export function lexicalDecidesPage(
   const best = lexical[0].score;
   const kth = lexical[k - 1].score;
   if (!(best > 0) || !(kth > 0)) return false;
-  return cfg.lexicalWeight * (kth / best) > cfg.vectorWeight * (boosts ? MAX_BOOST : 1);
+  // A lexical candidate may be an attachment (ATTACHMENT_RANK_FACTOR): its final score is that much lower.
+  return cfg.lexicalWeight * (kth / best) * ATTACHMENT_RANK_FACTOR > cfg.vectorWeight * (boosts ? MAX_BOOST : 1);
 }
 
 export function boostFactor(

@@ -1026,6 +1026,39 @@ export class LexicalIndex {
     return { total: nSet, ...facets };
   }
 
+  /**
+   * Conversations of a match set (group=thread): how many of its documents each of `threadIds`
+   * holds, and how many groups the whole set makes (each thread once, each document without a
+   * thread on its own). Documents removed since `match` are not counted.
+   */
+  threadsOf(matches: IndexMatches, extraDocIds: string[], threadIds: string[]): { counts: Map<string, number>; groups: number } {
+    const perThread = new Map<number, number>();
+    let alone = 0;
+    this.docState = grown(this.docState, this.docCount);
+    const { docState, dAlive, dThread } = this;
+    const marked: number[] = [];
+    const count = (d: number) => {
+      if (dAlive[d] === 0 || docState[d] === 5) return;
+      docState[d] = 5;
+      marked.push(d);
+      const t = dThread[d];
+      if (t < 0) alone++;
+      else perThread.set(t, (perThread.get(t) ?? 0) + 1);
+    };
+    for (let i = 0; i < matches.docs.length; i++) count(matches.docs[i]);
+    for (const id of extraDocIds) {
+      const d = this.slotOf.get(id);
+      if (d !== undefined) count(d);
+    }
+    for (const d of marked) docState[d] = 0;
+    const counts = new Map<string, number>();
+    for (const id of threadIds) {
+      const c = this.threads.find(id);
+      counts.set(id, c === undefined ? 0 : (perThread.get(c) ?? 0));
+    }
+    return { counts, groups: perThread.size + alone };
+  }
+
   private impacts(post: Postings, avgdl: number): Float32Array {
     if (post.impValid === 0 || Math.abs(post.impAvgdl - avgdl) > IMPACT_TOLERANCE * avgdl) {
       post.impValid = 0;

@@ -8,14 +8,15 @@ import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse, type
 import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
-import { boostFactor, fuse, lexicalDecidesPage, type FusedCandidate } from './fusion.ts';
+import { ATTACHMENT_RANK_FACTOR, boostFactor, fuse, lexicalDecidesPage, type FusedCandidate } from './fusion.ts';
+import { attachedTo, isEmailAttachment, threadPeople } from './grouping.ts';
 import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync, type SnapshotEvent } from './index-sync.ts';
 import type { IndexFilter, LexicalIndex } from './lexical-index.ts';
 import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
 import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
-import type { Attachment, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
+import type { Attachment, Conversation, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
 import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
 
@@ -118,6 +119,9 @@ interface DocRow {
   metadata: Record<string, unknown>;
   text_head: string;
 }
+
+/** group=thread: lexical candidates per hit asked for (k = 50 looks at the best 500 documents). */
+const GROUP_POOL_PER_HIT = 10;
 
 /** Leading characters of a document's text shown when no chunk was matched (thread context). */
 const TEXT_HEAD = 400;
@@ -471,7 +475,9 @@ export function createSearch(deps: SearchDeps): Search {
       throw new IndexNotReadyError(indexState());
     }
     const legs: SearchLegs = { lexical: true, vector: false };
-    const pool = Math.max(config.legCandidates, req.k);
+    const grouped = req.group === 'thread';
+    // Conversations: more candidates, so k threads can be found when one thread holds many of the best.
+    const pool = Math.max(config.legCandidates, req.k * (grouped ? GROUP_POOL_PER_HIT : 1));
 
     // The lexical leg first (the index brought up to date, the query's lexemes and the people a
     // person filter names, in parallel): its candidates decide whether the vector leg can matter.
@@ -510,29 +516,68 @@ export function createSearch(deps: SearchDeps): Search {
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
     // index holds the boost attributes; a vector hit it does not know yet (written since the
-    // catch-up) is read from the catalog.
-    const fused: FusedCandidate[] = fuse(matches.candidates, passing, config).slice(0, Math.max(req.k * 3, 30));
-    const unknown = fused.filter((c) => !index.has(c.doc_id));
-    const unknownRows = unknown.length === 0 ? new Map<string, DocRow>() : (await readRows(unknown.map((c) => c.doc_id), [], [])).docs;
+    // catch-up) is read from the catalog. An email attachment ranks below its message for the same
+    // match (ATTACHMENT_RANK_FACTOR): whether a candidate is one is in its row (metadata).
+    const fused: FusedCandidate[] = fuse(matches.candidates, passing, config).slice(0, grouped ? pool : Math.max(req.k * 3, 30));
+    const candidateRows = (await readRows(fused.map((c) => c.doc_id), [], [])).docs;
     const t = now();
-    const ranked = fused
+    const scored = fused
       .flatMap((c) => {
         const a = index.attributes(c.doc_id);
-        const row = a
-          ? { content_timestamp: a.contentTimestamp, has_attachments: a.hasAttachments, source_type: a.sourceType }
-          : unknownRows.get(c.doc_id);
-        if (!row) return [];
-        return [{ c, score: round(c.fused * (config.boosts ? boostFactor(row, t) : 1)) }];
+        const row = candidateRows.get(c.doc_id);
+        const boostRow = a ? { content_timestamp: a.contentTimestamp, has_attachments: a.hasAttachments, source_type: a.sourceType } : row;
+        if (!boostRow || !row) return [];
+        const attachment = isEmailAttachment(row);
+        const factor = (config.boosts ? boostFactor(boostRow, t) : 1) * (attachment ? ATTACHMENT_RANK_FACTOR : 1);
+        return [{ c, score: round(c.fused * factor), attachment, threadId: a ? a.threadId : row.thread_id }];
       })
-      .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id))
-      .slice(0, req.k);
+      .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id));
+    // The messages of the attachments among the candidates (all of them when grouping: an attachment
+    // joins its message's conversation).
+    const threadOfDoc = (id: string) => index.attributes(id)?.threadId ?? candidateRows.get(id)?.thread_id ?? null;
+    const parents = await attachedTo(
+      db,
+      (grouped ? scored : scored.slice(0, req.k)).filter((x) => x.attachment).map((x) => x.c.doc_id),
+      threadOfDoc,
+    );
+    let ranked = scored;
+    if (grouped) {
+      const seen = new Set<string>();
+      ranked = scored.filter((x) => {
+        const thread = x.attachment ? (parents.get(x.c.doc_id)?.thread_id ?? null) : x.threadId;
+        const key = thread === null ? `doc:${x.c.doc_id}` : `thread:${thread}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        x.threadId = thread;
+        return true;
+      });
+    }
+    ranked = ranked.slice(0, req.k);
     const rows = await readRows(
       ranked.map(({ c }) => c.doc_id),
       ranked.flatMap(({ c }) => (c.chunk_id === null ? [] : [c.chunk_id])),
       counted.people.map((p) => p.personId),
     );
+    const threadIds = grouped ? [...new Set(ranked.flatMap((x) => (x.threadId === null ? [] : [x.threadId])))] : [];
+    const threads = grouped ? index.threadsOf(matches, passing.map((v) => v.doc_id), threadIds) : null;
+    const people = await threadPeople(db, threadIds);
+    const conversation = (threadId: string): Conversation => {
+      const order = index.threadOrder(threadId);
+      const first = order.length > 0 ? index.attributes(order[0])!.contentTimestamp.toISOString() : '';
+      const last = order.length > 0 ? index.attributes(order[order.length - 1])!.contentTimestamp.toISOString() : '';
+      const p = people.get(threadId);
+      return {
+        thread_id: threadId,
+        matching: threads?.counts.get(threadId) ?? 0,
+        messages: order.length,
+        participants: p?.people ?? [],
+        participant_count: p?.count ?? 0,
+        first,
+        last,
+      };
+    };
     const terms = lexemes.map((l) => l.term);
-    const hits = ranked.flatMap(({ c, score }) => {
+    const hits = ranked.flatMap(({ c, score, attachment, threadId }) => {
       const row = rows.docs.get(c.doc_id);
       if (!row) return [];
       const chunk = c.chunk_id === null ? undefined : rows.chunks.get(c.chunk_id);
@@ -546,6 +591,8 @@ export function createSearch(deps: SearchDeps): Search {
             fused: round(c.fused),
           },
           sources: c.sources,
+          ...(attachment ? { attached_to: parents.get(c.doc_id) ?? null } : {}),
+          ...(grouped && threadId !== null ? { conversation: conversation(threadId) } : {}),
         }),
       ];
     });
@@ -556,6 +603,7 @@ export function createSearch(deps: SearchDeps): Search {
       k: req.k,
       hits: [...hits, ...context],
       total: counted.total,
+      ...(threads ? { group: 'thread' as const, total_groups: threads.groups } : {}),
       facets: {
         source_type: counted.sourceTypes,
         has_attachments: counted.hasAttachments,

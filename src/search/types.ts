@@ -29,6 +29,34 @@ export interface SearchRequest {
   k: number;
   filters: SearchFilters;
   context_window: number;
+  /**
+   * `thread`: one hit per conversation (its best document, with `conversation`); documents without
+   * a thread, and attachments whose message is not in one, stand alone. Absent: one hit per document.
+   */
+  group?: 'thread';
+}
+
+/** The message an email attachment hit belongs to (linked by Message-ID, src/catalog/attachments.ts). */
+export interface AttachedTo {
+  doc_id: string;
+  title: string | null;
+  content_timestamp: string;
+  thread_id: string | null;
+}
+
+/** A conversation as a group=thread hit shows it. */
+export interface Conversation {
+  thread_id: string;
+  /** Documents of the thread in the whole match set (the filters applied). */
+  matching: number;
+  /** Active documents of the thread. */
+  messages: number;
+  /** The thread's people, senders first (in the order they first wrote), at most CONVERSATION_PEOPLE. */
+  participants: { identifier: string; display_name: string | null; role: string | null }[];
+  participant_count: number;
+  /** Dates of the thread's first and last documents. */
+  first: string;
+  last: string;
 }
 
 export interface Attachment {
@@ -60,6 +88,10 @@ export interface SearchHit {
   context: boolean;
   /** For context hits: the hit documents this one is a neighbour of. */
   context_for?: string[];
+  /** For an email attachment: its message (null when the message is not stored); absent on other documents. */
+  attached_to?: AttachedTo | null;
+  /** group=thread: the conversation this hit stands for (absent on a document without one). */
+  conversation?: Conversation;
 }
 
 export interface FacetValue {
@@ -96,6 +128,9 @@ export interface SearchResponse {
   hits: SearchHit[];
   /** Documents in the whole match set (both legs, after filters and floors); facets count these. */
   total: number;
+  /** group=thread: the grouping asked for, and the conversations (and thread-less documents) the match set makes. */
+  group?: 'thread';
+  total_groups?: number;
   facets: SearchFacets;
   legs: SearchLegs;
   /** The query's lexemes and their idf in the lexical index (for ask; the HTTP answer leaves them out). */

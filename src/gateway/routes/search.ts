@@ -3,58 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { FilterError, parseFilters } from '../../search/filters.ts';
 import type { Search } from '../../search/search.ts';
-import { Timestamp, Uuid, ValidationErrorBody } from '../../schemas/common.ts';
-
-export const SearchQuery = Type.Object(
-  {
-    q: Type.String({ minLength: 1, maxLength: 2000, description: 'Query text' }),
-    k: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Documents to return' }),
-    has_attachments: Type.Optional(Type.Boolean()),
-    source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    person: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Email, phone, handle, or a person id (the person facet\'s value)' })),
-    start_date: Type.Optional(Timestamp),
-    end_date: Type.Optional({ ...Timestamp, description: 'A bare date includes that whole UTC day' }),
-    thread_id: Type.Optional(Uuid),
-    context_window: Type.Integer({ minimum: 0, maximum: 20, default: 0 }),
-  },
-  { additionalProperties: true },
-);
-
-const Loose = Type.Object({}, { additionalProperties: true });
-const FacetList = Type.Array(Loose);
-
-export const SearchResponseSchema = Type.Object({
-  query: Type.String(),
-  k: Type.Integer(),
-  total: Type.Integer({ description: 'Documents in the whole match set' }),
-  hits: Type.Array(
-    Type.Object(
-      {
-        document_id: Type.String(),
-        chunk_id: Type.Union([Type.String(), Type.Null()]),
-        title: Type.Union([Type.String(), Type.Null()]),
-        url: Type.Union([Type.String(), Type.Null()]),
-        snippet: Type.String({ description: 'Matched terms are wrapped in « and »' }),
-        score: Type.Number(),
-        scores: Loose,
-        sources: Type.Array(Type.String()),
-        source_type: Type.String(),
-        thread_id: Type.Union([Type.String(), Type.Null()]),
-        content_timestamp: Type.String(),
-        people: Type.Array(Type.Unknown()),
-        has_attachments: Type.Boolean(),
-        attachment_count: Type.Integer(),
-        attachments: Type.Array(Loose),
-        metadata: Loose,
-        context: Type.Boolean(),
-        context_for: Type.Optional(Type.Array(Type.String())),
-      },
-      { additionalProperties: true },
-    ),
-  ),
-  facets: Type.Object({ source_type: FacetList, has_attachments: FacetList, person: FacetList }),
-  legs: Loose,
-});
+import { ValidationErrorBody } from '../../schemas/common.ts';
+import { Loose, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
 
 export const AskRequest = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 2000 }),
@@ -125,7 +75,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
           .code(422)
           .send({ detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }] });
       }
-      return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window }) as any;
+      return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group }) as any;
     },
   );
 
