@@ -58,15 +58,6 @@ export function isPublicAddress(address: string): boolean {
   return !NON_PUBLIC.check(a, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** A URL as logs may show it: host and path, never the query string or fragment (presigned signatures). */
-export function urlForLog(raw: string | URL): string {
-  try {
-    const u = typeof raw === 'string' ? new URL(raw) : raw;
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
 
 function isAllowed(url: URL, allowedHosts: string[]): boolean {
   const host = url.hostname.toLowerCase();

@@ -19,7 +19,7 @@ import type { Queryable } from '../db/types.ts';
 import { linkPeople } from '../people/linking.ts';
 import type { AttachedToT, DocumentAttachmentT } from '../schemas/documents.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
-import { attachmentColumns } from './ingest.ts';
+import type { AttachmentEntry, CatalogDocumentRequest } from './types.ts';
 
 const EMAIL_TYPES = ['email', 'email_local'];
 /** The partial indexes' predicate, for a table alias. */
@@ -308,4 +308,28 @@ export async function attachmentsOf(db: Queryable, doc: { doc_id: string; source
     for (const a of list) a.stored = a.sha256 !== null && stored.has(a.sha256);
   }
   return list;
+}
+
+function attachmentFacets(attachments: unknown): { has: boolean; count: number } | null {
+  if (!Array.isArray(attachments)) return null;
+  const count = attachments.filter(
+    (a) => a && typeof a === 'object' && ((a as AttachmentEntry).role ?? 'attachment') === 'attachment',
+  ).length;
+  return { has: count > 0, count };
+}
+
+/** has_attachments / attachment_count: explicit overrides, else the attachment list, else metadata hints. */
+export function attachmentColumns(
+  metadata: Record<string, unknown>,
+  overrides?: CatalogDocumentRequest['facet_overrides'],
+): { has_attachments: boolean; attachment_count: number } {
+  const facets = attachmentFacets(metadata.attachments);
+  const hinted =
+    typeof metadata.attachment_count === 'number' && Number.isInteger(metadata.attachment_count) && metadata.attachment_count >= 0
+      ? (metadata.attachment_count as number)
+      : undefined;
+  const has =
+    overrides?.has_attachments ?? facets?.has ?? (metadata.has_attachments === true || (hinted ?? 0) > 0);
+  const count = overrides?.attachment_count ?? facets?.count ?? hinted ?? (has ? 1 : 0);
+  return { has_attachments: has, attachment_count: count };
 }

@@ -11,7 +11,8 @@ import { chunkText } from './chunking.ts';
 import { refreshDocumentStatus } from '../embedding/store.ts';
 import { filterSql } from '../search/filters.ts';
 import type { SearchFilters } from '../search/types.ts';
-import { attachmentColumns, ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
+import { attachmentColumns } from './attachments.ts';
+import { ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {
   CatalogError,
   type AttachmentEntry,

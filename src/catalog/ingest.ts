@@ -8,17 +8,16 @@
  * (see planRounds); the version logic relies on it.
  */
 import type { Queryable } from '../db/types.ts';
-import { addBlocks, judge, readBlockList, skippedResult } from '../forget/blocklist.ts';
 import { linkPeople } from '../people/linking.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
-import { emailKeysOf, linkAttachments, withMessagePeople } from './attachments.ts';
+import { attachmentColumns, emailKeysOf, linkAttachments, withMessagePeople } from './attachments.ts';
+import { addBlocks, judge, readBlockList, skippedResult } from './blocklist.ts';
 import { chunkText, type TextChunk } from './chunking.ts';
 import { refreshEmailThreads } from './email-threads.ts';
 import { resolveThreads } from './threads.ts';
 import {
   CatalogError,
-  type AttachmentEntry,
   type BatchItemOutcome,
   type CatalogDocumentRequest,
   type CatalogIngestResult,
@@ -76,14 +75,6 @@ export function planRounds(items: IngestItem[]): IngestItem[][] {
   return rounds.map((r) => r.items);
 }
 
-function attachmentFacets(attachments: unknown): { has: boolean; count: number } | null {
-  if (!Array.isArray(attachments)) return null;
-  const count = attachments.filter(
-    (a) => a && typeof a === 'object' && ((a as AttachmentEntry).role ?? 'attachment') === 'attachment',
-  ).length;
-  return { has: count > 0, count };
-}
-
 export function documentMetadata(req: CatalogDocumentRequest, now: string): Record<string, unknown> {
   const metadata: Record<string, unknown> = { ...(req.metadata ?? {}) };
   if (req.attachments) metadata.attachments = req.attachments;
@@ -99,22 +90,6 @@ export function documentMetadata(req: CatalogDocumentRequest, now: string): Reco
   metadata.timestamps = timestamps;
   metadata.ingested_at = now;
   return metadata;
-}
-
-/** has_attachments / attachment_count: explicit overrides, else the attachment list, else metadata hints. */
-export function attachmentColumns(
-  metadata: Record<string, unknown>,
-  overrides?: CatalogDocumentRequest['facet_overrides'],
-): { has_attachments: boolean; attachment_count: number } {
-  const facets = attachmentFacets(metadata.attachments);
-  const hinted =
-    typeof metadata.attachment_count === 'number' && Number.isInteger(metadata.attachment_count) && metadata.attachment_count >= 0
-      ? (metadata.attachment_count as number)
-      : undefined;
-  const has =
-    overrides?.has_attachments ?? facets?.has ?? (metadata.has_attachments === true || (hinted ?? 0) > 0);
-  const count = overrides?.attachment_count ?? facets?.count ?? hinted ?? (has ? 1 : 0);
-  return { has_attachments: has, attachment_count: count };
 }
 
 /** Most attachment text added to one document's chunks (OCR of a long scan is already in a file document's text). */

@@ -1,9 +1,11 @@
 /** Shapes the catalog accepts and returns (gateway spec 4.6). The gateway prepares them. */
-import type { BlockReason } from '../forget/blocklist.ts';
+import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
+
+/** Why the block list (blocklist.ts) skipped a document or card. */
+export type BlockReason = 'blocked_source' | 'blocked_identifier' | 'blocked_message';
 
 /** Why an ingest stored nothing: the block list, or an email attachment that is a signature part. */
 export type SkipReason = BlockReason | 'email_signature';
-import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
 
 export interface AttachmentEntry {
   index: number;

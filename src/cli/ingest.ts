@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServerClient, resolveServerTarget, type ServerTarget } from './client.ts';
+import { createServerClient } from '../client/server.ts';
+import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -126,7 +126,7 @@ async function operatorDatabase(config: ServerConfig): Promise<Database> {
 /** Over HTTP when a server answers, else from the database. */
 async function status(): Promise<void> {
   const op = await import('./operator.ts');
-  const { serverOrDatabase } = await import('./client.ts');
+  const { serverOrDatabase } = await import('../client/server.ts');
   const report = await serverOrDatabase(
     { openDatabase: () => operatorDatabase(loadServerConfig()) },
     (server) => op.statusOverHttp(server),
@@ -143,7 +143,7 @@ async function reindex(args: string[]): Promise<void> {
   if (values.failed === Boolean(values.model)) throw new UsageError('reindex needs exactly one of --failed or --model NAME');
   if (values.failed) {
     const op = await import('./operator.ts');
-    const server = await (await import('./client.ts')).runningServer();
+    const server = await (await import('../client/server.ts')).runningServer();
     if (server) {
       const r = await server.request<{ queued: number }>('POST', '/v1/admin/embedding/reindex-failed');
       console.log(`${r.queued} failed chunk(s) queued again`);

@@ -1,9 +1,9 @@
 /**
  * What `memex status` and `memex reindex --failed --wait` print, the same whether they asked the running
- * server or read the database (src/cli/client.ts, serverOrDatabase, decides which).
+ * server or read the database (src/client/server.ts, serverOrDatabase, decides which).
  */
 import type { StatusResponseT } from '../schemas/status.ts';
-import type { ServerClient } from './client.ts';
+import type { ServerClient } from '../client/server.ts';
 
 const rate = (x: number) => x.toFixed(1);
 

@@ -1,11 +1,12 @@
 /**
  * `memex search QUERY`, `memex ask QUESTION` and `memex open ID`: the running server's search, ask and document
  * routes (GET /v1/search, POST /v1/ask, GET /v1/doc/{id}/view) printed for a person, or as the server's JSON with
- * --json. The server and token are found by the client rule (src/cli/client.ts).
+ * --json. The server and token are found by the client rule (src/client/target.ts).
  */
 import { parseArgs } from 'node:util';
 import type { DocumentViewResponseT } from '../schemas/documents.ts';
-import { ClientUsageError, createServerClient, resolveServerTarget, ServerError, type ServerClient } from './client.ts';
+import { createServerClient, ServerError, type ServerClient } from '../client/server.ts';
+import { ClientUsageError, resolveServerTarget } from '../client/target.ts';
 
 export interface CommandIo {
   out?: { write(s: string): unknown; isTTY?: boolean };

@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
 import type { RevokedSessionsT, SessionInfoT, SessionListT } from '../schemas/sessions.ts';
-import { resolveServerTarget, serverOrDatabase, ServerError, type ServerClient } from './client.ts';
+import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
+import { resolveServerTarget } from '../client/target.ts';
 
 export const SESSIONS_USAGE = `usage: memex sessions [--json]            the web UI's signed-in browsers, last used first
        memex sessions revoke ID...        sign those out (an id or its first 8 or more characters)

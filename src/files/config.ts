@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { ConfigError, parseByteSize } from '../config/server.ts';
 import { LocalObjectStore, type ObjectStore } from './object-store.ts';
-import { DEFAULT_LIMITS, type ExtractLimits } from './extract.ts';
+import { DEFAULT_LIMITS, type ExtractLimits } from './limits.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 
 export interface S3Config {

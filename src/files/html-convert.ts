@@ -8,7 +8,7 @@
  * file is stored with `extraction_failed` and that reason). One long-lived worker (WorkerPool) runs one conversion
  * at a time.
  */
-import type { ExtractLimits } from './extract.ts';
+import type { ExtractLimits } from './limits.ts';
 import { WorkerPool } from './worker-pool.ts';
 
 export class HtmlConversionError extends Error {

@@ -21,7 +21,7 @@ import type { Queryable } from '../db/types.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { OcrError } from '../ocr/engine.ts';
 import type { FilesConfig } from './config.ts';
-import { blockedAmong, skippedResult } from '../forget/blocklist.ts';
+import { blockedAmong, skippedResult } from '../catalog/blocklist.ts';
 import type { SkipReason } from '../catalog/types.ts';
 import { isSignaturePart } from '../util/email-signature.ts';
 import { buildFileDocument, fileIdempotencyKey, fileIdentity, type FileDocument, type FileEnrichmentStatus } from './document.ts';

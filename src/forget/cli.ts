@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import readline from 'node:readline/promises';
-import { createServerClient, resolveServerTarget, ServerError } from '../cli/client.ts';
+import { createServerClient, ServerError } from '../client/server.ts';
+import { resolveServerTarget } from '../client/target.ts';
 import type { ForgetResponseT } from '../schemas/forget.ts';
 
 export const FORGET_USAGE = `usage: memex forget (--person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE [--type KIND])

@@ -25,7 +25,7 @@ import type { ForgetResponseT } from '../schemas/forget.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { isUuid } from '../util/ids.ts';
-import { addBlocks, type NewBlock } from './blocklist.ts';
+import { addBlocks, type NewBlock } from '../catalog/blocklist.ts';
 
 export type ForgetTarget =
   | { person_id: string }

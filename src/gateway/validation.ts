@@ -6,7 +6,7 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { parseTimestamp } from './prepare.ts';
+import { parseTimestamp } from '../util/timestamp.ts';
 import { NO_NUL_PATTERN, type ValidationErrorItemT } from '../schemas/common.ts';
 
 // Both packages are CommonJS with a default export; under NodeNext it sits on `.default`.

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { serverOrDatabase, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../client/server.ts';
 import { loadServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import { restorePgliteDataDir } from '../db/pglite.ts';

@@ -3,7 +3,7 @@
  * database directly — then nothing keeps a search index, so the change log is emptied too.
  */
 import { parseArgs } from 'node:util';
-import { serverOrDatabase, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../client/server.ts';
 import { loadServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { serverOrDatabase, ServerError } from '../cli/client.ts';
+import { serverOrDatabase, ServerError } from '../client/server.ts';
 import type { Database } from '../db/types.ts';
 import { exportNdjson, type ExportHeader } from './export.ts';
 

@@ -5,7 +5,8 @@
  * to know the address the server listens on.
  */
 import type { FastifyInstance } from 'fastify';
-import { createServerClient, ServerError, type ServerTarget } from '../cli/client.ts';
+import { createServerClient, ServerError } from '../client/server.ts';
+import { type ServerTarget } from '../client/target.ts';
 
 export interface ApiRequest {
   method: 'GET' | 'POST';
@@ -43,7 +44,7 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** The routes of a running memex server (stdio transport), found by the client verbs' rule (src/cli/client.ts). */
+/** The routes of a running memex server (stdio transport), found by the client verbs' rule (src/client/target.ts). */
 export function httpApi(target: ServerTarget, timeoutMs = 60_000): MemexApi {
   const client = createServerClient(target);
   return {

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ClientUsageError, resolveServerTarget } from '../cli/client.ts';
+import { ClientUsageError, resolveServerTarget } from '../client/target.ts';
 import { httpApi } from './api.ts';
 import { createMcpServer, mcpAllowWrite } from './tools.ts';
 

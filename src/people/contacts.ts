@@ -17,7 +17,7 @@ import type {
   ContactValueT,
   PersonPayloadT,
 } from '../schemas/people.ts';
-import { judgeCard, readBlockList, type BlockList, type BlockReason } from '../forget/blocklist.ts';
+import { judgeCard, readBlockList, type BlockList, type BlockReason } from '../catalog/blocklist.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import { canonicalEmail, canonicalIdentifier, canonicalPhone, type IdentifierKind } from './identifiers.ts';

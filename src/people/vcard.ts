@@ -14,7 +14,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { ContactIngestResponseT, PersonPayloadT } from '../schemas/people.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { ingestContacts } from './contacts.ts';
-import { resolveServerTarget, type ServerTarget } from '../cli/client.ts';
+import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import { vcardTexts, type CardText, type VcfProblem } from './vcard-lines.ts';
 
 export type { VcfProblem };

@@ -1,6 +1,6 @@
 /**
  * `memex relationships --recompute [--self <person_id>] [--json]`: a full recompute of the relationship
- * edges, printed as a short summary (the result as JSON with --json). When a server answers (src/cli/client.ts)
+ * edges, printed as a short summary (the result as JSON with --json). When a server answers (src/client/target.ts)
  * it asks it over HTTP (POST /v1/admin/relationships/recompute); otherwise it opens the database directly.
  * `--self` needs the database (the route computes for the stored or detected self person). The database
  * modules are imported only on that path, so asking the server starts fast.
@@ -51,7 +51,7 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
     return null;
   }
   if (values.self !== undefined && !isUuid(values.self)) throw new ConfigError('--self must be a person id (uuid)');
-  const { runningServer } = await import('../cli/client.ts');
+  const { runningServer } = await import('../client/server.ts');
   const running = await runningServer({}, env);
   const server = loadServerConfig(env);
   if (running && values.self === undefined) {

@@ -3,7 +3,7 @@
  * alias so both legs, facets and thread context apply exactly the same rules. Parameterised only.
  */
 import { canonicalLookupValues } from '../people/identifiers.ts';
-import { parseTimestamp } from '../gateway/prepare.ts';
+import { parseTimestamp } from '../util/timestamp.ts';
 import type { SearchFilters } from './types.ts';
 
 export interface RawFilters {

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentServer } from '../../src/agent/server.ts';
-import { isPublicAddress, urlForLog } from '../../src/agent/url-fetch.ts';
+import { isPublicAddress } from '../../src/agent/url-fetch.ts';
+import { urlForLog } from '../../src/util/url.ts';
 import { auth, testConfig } from './helpers.ts';
 import { renderTextImage } from '../ocr/render-text.ts';
 

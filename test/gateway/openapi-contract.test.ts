@@ -12,7 +12,7 @@
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTimestamp } from '../../src/gateway/prepare.ts';
+import { parseTimestamp } from '../../src/util/timestamp.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 import { multipart } from '../files/multipart.ts';
 

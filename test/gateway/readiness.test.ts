@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServerClient } from '../../src/cli/client.ts';
+import { createServerClient } from '../../src/client/server.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import { listenEarly } from '../../src/gateway/early-listener.ts';
 import { startServer } from '../../src/server.ts';

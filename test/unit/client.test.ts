@@ -1,5 +1,5 @@
 /**
- * The one rule every client verb uses to find the server and its token (src/cli/client.ts), and the
+ * The one rule every client verb uses to find the server and its token (src/client/target.ts), and the
  * messages a user sees when the server is absent or refuses the token.
  */
 import fs from 'node:fs';
@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { text } from 'node:stream/consumers';
-import { createServerClient, resolveServerTarget, runningServer, serverOrDatabase, ServerError } from '../../src/cli/client.ts';
+import { createServerClient, runningServer, serverOrDatabase, ServerError } from '../../src/client/server.ts';
+import { resolveServerTarget } from '../../src/client/target.ts';
 import type { Database } from '../../src/db/types.ts';
 
 describe('resolveServerTarget', () => {

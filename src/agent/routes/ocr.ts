@@ -5,7 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OcrError, type OcrErrorCode } from '../../ocr/engine.ts';
 import type { AgentContext, AgentModule } from '../modules.ts';
-import { fetchUrlBytes, UrlFetchError, urlForLog } from '../url-fetch.ts';
+import { urlForLog } from '../../util/url.ts';
+import { fetchUrlBytes, UrlFetchError } from '../url-fetch.ts';
 
 const OCR_STATUS: Record<OcrErrorCode, number> = {
   invalid_image: 400,

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/types.ts';
 import { sourceSummary, timeline } from '../../catalog/stats.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { SourcesResponse, TimelineQuery, TimelineResponse } from '../../schemas/stats.ts';
-import { parseTimestamp } from '../prepare.ts';
+import { parseTimestamp } from '../../util/timestamp.ts';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ db: Queryable }> = async (app, { db }) => {
   app.get(

@@ -8,14 +8,14 @@
  * source be skipped without reading it, so re-importing an unchanged folder takes about as long as
  * listing it. Progress: a cli-progress bar on a TTY, plain lines (every 500 messages and at the end) otherwise.
  *
- * Server and token: the rule of every client verb (src/cli/client.ts: --url / MEMEX_URL, --token / AUTH_TOKEN),
+ * Server and token: the rule of every client verb (src/client/target.ts: --url / MEMEX_URL, --token / AUTH_TOKEN),
  * then an agent configuration file's gateway.base_url / gateway.auth_token, then DATA_DIR/auth-token.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
-import { resolveServerTarget, type ServerTarget } from '../../../cli/client.ts';
+import { resolveServerTarget, type ServerTarget } from '../../../client/target.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../../config.ts';
 import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
 import { createGatewayClient, type GatewayClient } from '../../gateway-client.ts';
@@ -502,7 +502,7 @@ export async function confirmManifest(manifest: MailManifest, target: ServerTarg
   }
 }
 
-/** Server URL and token: the client rule (src/cli/client.ts), with an agent config file after the variables. */
+/** Server URL and token: the client rule (src/client/target.ts), with an agent config file after the variables. */
 export function resolveGatewayTarget(
   args: Pick<ImportArgs, 'url' | 'gateway' | 'token'>,
   config: AgentConfig,

@@ -7,8 +7,10 @@
  * The Message-IDs of erased email are kept the same way: an attachment uploaded later with one of them
  * is skipped (`blocked_message`), as is the message itself.
  */
-import { emailKeysOf, withMessagePeople } from '../catalog/attachments.ts';
-import type { CatalogIngestResult, SkipReason } from '../catalog/types.ts';
+import { emailKeysOf, withMessagePeople } from './attachments.ts';
+import type { BlockReason, CatalogIngestResult, SkipReason } from './types.ts';
+
+export type { BlockReason };
 import type { Queryable } from '../db/types.ts';
 import { resolvePeople } from '../people/linking.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
@@ -31,7 +33,6 @@ export interface BlockableDocument {
   metadata?: Record<string, unknown> | null;
 }
 
-export type BlockReason = 'blocked_source' | 'blocked_identifier' | 'blocked_message';
 
 export type BlockVerdict = { skip: true; reason: BlockReason } | { skip: false; people?: DocumentPersonT[] };
 

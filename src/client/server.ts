@@ -1,117 +1,14 @@
 /**
- * How every client verb (`memex ingest`, `import`, `import mail`, `search`, `ask`, `open`, `mcp`, `forget`) finds
- * the running server and its token, and how the verbs that also work without one (`status`, `reindex --failed`,
- * `relationships`, `gc`, `export`, `backup`) decide between it and the database (serverOrDatabase). One rule,
- * documented in docs/configuration.md:
- *
- *   server URL  --url, else MEMEX_URL, else http://127.0.0.1:$PORT (PORT defaults to 8085)
- *   token       --token, else AUTH_TOKEN, else the file DATA_DIR/auth-token (DATA_DIR defaults to ./data),
- *               which is the token a server without AUTH_TOKEN generates on its first start
- *
- * Older names still work and print a deprecation note: the flag --gateway, the variables MEMEX_GATEWAY_URL and
- * SVC_GATEWAY_URL (URL) and SVC_GATEWAY_TOKEN (token).
+ * The client of the public API that the CLI verbs, MCP over stdio, contact import and the operator verbs share:
+ * requests with the bearer token from the target rule (target.ts), errors fit for a terminal, patience with a
+ * server that is starting, and the choice between a running server and the database (serverOrDatabase).
  *
  * The module imports nothing heavy: `memex help` and the client verbs load it on every start.
  */
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Database } from '../db/types.ts';
-
-export interface ServerTarget {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:8085. */
-  url: string;
-  token: string | undefined;
-  /** Where the token came from, for error messages: "--token", "AUTH_TOKEN", a file path, or "none". */
-  tokenSource: string;
-}
-
-export interface TargetFlags {
-  url?: string;
-  token?: string;
-  /** Deprecated spelling of --url. */
-  gateway?: string;
-}
-
-/** Deprecated variable → the name that replaces it. */
-const DEPRECATED_URL_VARS = ['MEMEX_GATEWAY_URL', 'SVC_GATEWAY_URL'] as const;
-const DEPRECATED_TOKEN_VARS = ['SVC_GATEWAY_TOKEN'] as const;
-
-export class ClientUsageError extends Error {}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  const t = v?.trim();
-  return t ? t : undefined;
-}
-
-/** The data directory a local server uses (DATA_DIR, default ./data), as the server resolves it. */
-export function clientDataDir(env: NodeJS.ProcessEnv): string {
-  return path.resolve(nonEmpty(env.DATA_DIR) ?? './data');
-}
-
-/**
- * Applies the rule above. `warn` receives one line per deprecated name in use (default: stderr).
- * Throws ClientUsageError for a URL that is not http(s).
- */
-export function resolveServerTarget(
-  flags: TargetFlags,
-  env: NodeJS.ProcessEnv = process.env,
-  warn: (message: string) => void = (m) => process.stderr.write(`memex: ${m}\n`),
-  /**
-   * A configuration file the verb was given (`import mail` reads the host agent's gateway settings), consulted
-   * after the variables and before the defaults.
-   */
-  configured?: { url?: string; token?: string; source: string },
-): ServerTarget {
-  let url = nonEmpty(flags.url);
-  if (!url && nonEmpty(flags.gateway)) {
-    url = nonEmpty(flags.gateway);
-    warn('--gateway is deprecated; use --url');
-  }
-  url ??= nonEmpty(env.MEMEX_URL);
-  if (!url) {
-    for (const name of DEPRECATED_URL_VARS) {
-      const v = nonEmpty(env[name]);
-      if (v) {
-        url = v;
-        warn(`${name} is deprecated; set MEMEX_URL instead`);
-        break;
-      }
-    }
-  }
-  url ??= nonEmpty(configured?.url);
-  url ??= `http://127.0.0.1:${nonEmpty(env.PORT) ?? '8085'}`;
-  url = url.replace(/\/+$/, '');
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    /* reported below */
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new ClientUsageError(`the server URL must be http(s)://…, got "${url}"`);
-  }
-
-  if (nonEmpty(flags.token)) return { url, token: nonEmpty(flags.token), tokenSource: '--token' };
-  if (nonEmpty(env.AUTH_TOKEN)) return { url, token: nonEmpty(env.AUTH_TOKEN), tokenSource: 'AUTH_TOKEN' };
-  for (const name of DEPRECATED_TOKEN_VARS) {
-    const v = nonEmpty(env[name]);
-    if (v) {
-      warn(`${name} is deprecated for memex client commands; set AUTH_TOKEN instead`);
-      return { url, token: v, tokenSource: name };
-    }
-  }
-  if (nonEmpty(configured?.token)) return { url, token: nonEmpty(configured?.token), tokenSource: configured!.source };
-  const file = path.join(clientDataDir(env), 'auth-token');
-  try {
-    const token = nonEmpty(fs.readFileSync(file, 'utf8'));
-    if (token) return { url, token, tokenSource: file };
-  } catch {
-    /* no token file: the server may run without one on loopback */
-  }
-  return { url, token: undefined, tokenSource: 'none' };
-}
+import { resolveServerTarget, type ServerTarget, type TargetFlags } from './target.ts';
 
 /** A request the server refused or could not answer, with a message fit for a terminal. */
 export class ServerError extends Error {
