@@ -29,6 +29,23 @@ const NONE_LIMIT = 10_000;
 /** Thumbnails being made: a second request for the same object waits for the first. */
 const making = new Map<string, Promise<Buffer | null>>();
 
+/** Thumbnails made at once: each reads its file whole (up to THUMBNAIL_MAX_SOURCE_BYTES). */
+const MAKING_AT_ONCE = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function limited<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= MAKING_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 /** The image types sharp or raster.ts decodes (HEIC is not in sharp's prebuilt binaries). */
 const IMAGE_TYPES = new Set(['png', 'jpeg', 'webp', 'gif', 'tiff', 'bmp', 'pnm']);
 
@@ -80,7 +97,7 @@ export async function thumbnailOf(db: Queryable, store: ObjectStore, sha256: str
   if (kept) return kept;
   let job = making.get(sha256);
   if (!job) {
-    job = make(db, store, sha256, file).finally(() => making.delete(sha256));
+    job = limited(() => make(db, store, sha256, file)).finally(() => making.delete(sha256));
     making.set(sha256, job);
   }
   return job;

@@ -85,6 +85,15 @@ describe('thumbnails', () => {
     expect(meta.width! / meta.height!).toBeCloseTo(2, 1);
   });
 
+  it('answers many asked at once (made a few at a time), the same one asked twice made once', async () => {
+    const shas = [];
+    for (let i = 0; i < 5; i++) shas.push((await upload(makePng(200 + i * 10, 100), `many-${i}.png`, 'image/png')).sha);
+    const answers = await Promise.all([...shas, shas[0]].map((s) => gw.request('GET', `/v1/files/${s}/thumbnail`)));
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers[5].rawPayload).toEqual(answers[0].rawPayload);
+    expect((await sharp(answers[4].rawPayload).metadata()).width).toBe(240);
+  });
+
   it('has none for a text file or an unknown hash, and none without signing in', async () => {
     const { sha } = await upload(Buffer.from('Just words, nothing to look at.'), 'words.txt', 'text/plain');
     expect((await gw.request('GET', `/v1/files/${sha}/thumbnail`)).statusCode).toBe(404);
