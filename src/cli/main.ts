@@ -34,6 +34,8 @@ commands:
                                       search until the new ones are complete)
   relationships --recompute           recompute every relationship edge now
   mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
+  coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
+                                      the rest was not (docs/coverage.md)
   sessions [revoke ID... | revoke --all]
                                       the web UI's signed-in browsers, and signing them out (docs/ui.md)
   forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
@@ -262,6 +264,11 @@ async function main(argv: string[]): Promise<void> {
     case 'gc': {
       const { runGcCommand } = await import('../maintenance/cli.ts');
       process.exitCode = await runGcCommand(rest, () => operatorDatabase(loadServerConfig()));
+      return;
+    }
+    case 'coverage': {
+      const { runCoverageCommand } = await import('./coverage.ts');
+      process.exitCode = await runCoverageCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'sessions': {

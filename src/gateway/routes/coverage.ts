@@ -40,7 +40,8 @@ const REQUEST_NOTES = {
     'The host agent retries the failed items of this source at its next check (within a minute while it runs); ' +
     'for memex import mail, memex ingest and contact imports, run the same command again.',
   reconcile:
-    'The host agent recounts this source at its next check; for sources of the memex command, run memex coverage --reconcile.',
+    'The host agent recounts this source at its next check; sources of the memex command (import mail, ingest, ' +
+    'contact imports) are recounted when the same command runs again.',
 };
 
 export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async (app, { db }) => {
