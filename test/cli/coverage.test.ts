@@ -44,7 +44,7 @@ beforeAll(async () => {
   for (let n = 1; n <= 10; n++) writeFileSync(path.join(maildir, 'cur', `17000000${n}.M${n}.host:2,S`), simpleMessage(9100 + n));
   writeFileSync(path.join(maildir, 'new', '1700000099.M99.host'), '\u0000\u0001 not a mail message \u0002');
   const sink = { write: () => true, isTTY: false };
-  const code = await runMailImport(['mail', maildir, '--url', server.url, '--token', TOKEN], {
+  const code = await runMailImport(['mail', maildir, '--url', String(server!.url), '--token', TOKEN], {
     stdout: sink,
     stderr: sink,
     env: { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(dir, 'import-state.json') },
