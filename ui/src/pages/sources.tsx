@@ -8,6 +8,7 @@ import { api, uploadFile } from '../api.ts';
 import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.tsx';
 import { ForgetPanel } from '../forget.tsx';
 import { href } from '../router.ts';
+import { CoverageSection } from './coverage.tsx';
 
 interface SourceRow {
   source_type: string;
@@ -190,6 +191,8 @@ export function SourcesPage() {
           {retried && <p role="status">{retried}</p>}
         </section>
       )}
+
+      <CoverageSection />
 
       {sources && (
         <section aria-labelledby="sources-h">
