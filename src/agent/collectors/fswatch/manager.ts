@@ -26,6 +26,15 @@ import { GatewayHttpError, type GatewayClient } from '../../gateway-client.ts';
 import { globMatches } from './glob.ts';
 import { isUnder } from './paths.ts';
 import { FsWatchStore, type FileRecord, type WatchEntry } from './store.ts';
+import { RunRecorder } from '../../../coverage/recorder.ts';
+import type { SourceIdentity } from '../../../coverage/identity.ts';
+import type { Census } from '../../../coverage/reconcile.ts';
+import type { CoverageReporter } from '../../../coverage/reporter.ts';
+
+/** The coverage source of a watch: its folder (docs/coverage.md). */
+export function fswatchCoverageSource(folder: string): SourceIdentity {
+  return { collector: 'fswatch', source_type: 'localfs', source_account_id: null, source_ref: folder };
+}
 
 export interface FsEvent {
   at: string;
@@ -64,6 +73,8 @@ export interface FsWatchManagerOptions {
   log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
   /** Retry delays for gateway failures, ms (default 2 s doubling to 60 s). */
   retryBaseMs?: number;
+  /** Where each rescan's coverage report goes (docs/coverage.md). */
+  coverage?: CoverageReporter;
 }
 
 /** Hidden files, editor swap/backup and temp files are never documents (spec-notes B9 exclude list). */
@@ -250,6 +261,8 @@ export class FsWatchManager {
     const w = this.store.watches.get(watchId);
     if (!w) return;
     const seen = new Set<string>();
+    const started = new Date();
+    const thrown = new Map<string, string>();
     const walk = async (dir: string): Promise<void> => {
       let entries: fs.Dirent[];
       try {
@@ -270,6 +283,7 @@ export class FsWatchManager {
             await this.handle(p, watchId, true);
           } catch (err) {
             this.counters.errors++;
+            thrown.set(p, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
             this.event({ type: 'error', watch_id: watchId, path: p, detail: (err as Error).message });
           } finally {
             this.inFlight.delete(p);
@@ -287,6 +301,76 @@ export class FsWatchManager {
       if (r.watch_id === watchId && !seen.has(p) && !this.inFlight.has(p)) this.enqueue(p, watchId);
     }
     this.event({ type: 'rescan', watch_id: watchId, detail: `${seen.size} files` });
+    if (this.opts.coverage) {
+      const report = this.coverageOf(w, seen, thrown, started).report({ cursor: { files: seen.size, glob: w.glob } });
+      await this.opts.coverage.sendRun(report);
+    }
+  }
+
+  /**
+   * What a rescan found (docs/coverage.md): every matching file in one state, from its record. Stored (new or
+   * updated by this rescan, else unchanged); skipped too large, with no text (empty) or whose text cannot be
+   * extracted (unsupported); refused by the gateway or unreadable (failed); waiting for a retry after the
+   * gateway did not answer (pending).
+   */
+  private coverageOf(w: WatchEntry, seen: Set<string>, thrown: Map<string, string>, started: Date): RunRecorder {
+    const rec = new RunRecorder(fswatchCoverageSource(w.path));
+    for (const p of seen) {
+      const r = this.store.files.get(p);
+      const error = thrown.get(p);
+      if (error) rec.failed(p, `unreadable: ${error}`, 'unreadable');
+      else if (this.retries.has(p) || !r) rec.pending(p, 'the gateway did not accept it yet; retried with a growing delay', 'gateway_unavailable');
+      else if (r.skipped === 'too_large') rec.skipped(p, 'too_large', `larger than max_file_bytes (${this.opts.maxFileBytes})`);
+      else if (r.skipped === 'no text' || /\bno text\b/.test(r.skipped ?? '')) rec.skipped(p, 'empty', 'no text in the file');
+      else if (r.skipped?.startsWith('extraction failed')) rec.skipped(p, 'unsupported', r.skipped);
+      else if (r.skipped?.startsWith('rejected')) rec.failed(p, r.skipped, 'rejected');
+      else if (r.skipped) rec.failed(p, r.skipped);
+      else if (r.submitted_at && Date.parse(r.submitted_at) >= started.getTime()) rec.stored(p, (r.version_number ?? 1) > 1 ? 'updated' : 'new');
+      else rec.stored(p, 'unchanged');
+    }
+    return rec;
+  }
+
+  /** Recount of a watched folder (nothing submitted): matching files, and how many changed since `since`. */
+  async census(folder: string, since: Date | null): Promise<Census> {
+    const watches = [...this.store.watches.values()].filter((w) => w.path === folder);
+    if (!watches.length) throw new Error(`no watch of ${folder}`);
+    if (!fs.existsSync(folder)) throw new Error(`the watched folder ${folder} is missing`);
+    let files = 0;
+    let changed = 0;
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => [] as fs.Dirent[]);
+      for (const e of entries) {
+        if (ignoredName(e.name)) continue;
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (e.isFile() && watches.some((w) => this.matches(w, p))) {
+          files++;
+          if (since && (await fsp.stat(p).catch(() => null))?.mtimeMs! >= since.getTime()) changed++;
+        }
+      }
+    };
+    await walk(folder);
+    return { in_source: files, changed: since ? changed : null, facts: { files } };
+  }
+
+  /**
+   * Retry (docs/coverage.md): files refused by the gateway or whose text could not be extracted are read and
+   * sent again by a rescan of the folder (their records no longer answer for them); waiting ones are retried now.
+   */
+  retryFailed(folder: string): number {
+    let n = 0;
+    for (const w of this.store.watches.values()) {
+      if (w.path !== folder) continue;
+      for (const [p, r] of this.store.files) {
+        if (r.watch_id === w.id && (r.skipped?.startsWith('rejected') || r.skipped?.startsWith('extraction failed'))) {
+          this.store.files.set(p, { ...r, sha256: null, skipped: undefined });
+          n++;
+        }
+      }
+      this.queueRescan(w.id);
+    }
+    return n;
   }
 
   private matches(w: WatchEntry, p: string): boolean {

@@ -18,7 +18,7 @@ import { GatewayHttpError } from '../../gateway-client.ts';
 import type { AgentContext, AgentModule } from '../../modules.ts';
 import { engineOcrFunction } from '../chatapp/ocr.ts';
 import { checkGlob } from './glob.ts';
-import { FsWatchManager, type DeleteDocumentFn } from './manager.ts';
+import { FsWatchManager, fswatchCoverageSource, type DeleteDocumentFn } from './manager.ts';
 import { resolveWatchPath } from './paths.ts';
 import type { WatchEntry } from './store.ts';
 
@@ -102,6 +102,7 @@ export function fswatchModule(ctx: AgentContext, extra: FsWatchModuleOptions = {
       queueSize: cfg.event_queue_size,
       ocr: ocrCfg.enabled ? engineOcrFunction(() => ctx.ocr(), ocrCfg.languages) : undefined,
       log: ctx.log,
+      coverage: ctx.coverage,
     });
     // Watches from the configuration file: trusted (the user wrote them), so their folders are roots too.
     for (const [i, raw] of cfg.watches.entries()) {
@@ -132,6 +133,14 @@ export function fswatchModule(ctx: AgentContext, extra: FsWatchModuleOptions = {
     name: 'fswatch',
     enabled: cfg.enabled,
     manager,
+    coverage: manager
+      ? {
+          collector: 'fswatch',
+          configured: () => [...new Set(manager!.list().map((w) => w.path))].map(fswatchCoverageSource),
+          census: (s, last) => manager!.census(s.source_ref, last.startedAt),
+          retry: async (s) => void manager!.retryFailed(s.source_ref),
+        }
+      : undefined,
     permissions: () => ({}),
     status: () => (cfg.enabled ? 'ready' : 'disabled'),
     publicConfig: () => ({ watches_count: manager?.list().length ?? cfg.watches.length, debounce_ms: cfg.debounce_ms }),
