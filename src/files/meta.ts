@@ -11,6 +11,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { cleanStrings, MAX_JSON_DEPTH, tooDeepAt } from '../util/json-input.ts';
+import { SIZE_MAX } from '../schemas/bounds.ts';
 
 /** Epoch seconds (number) or an ISO 8601 date/date-time string. */
 const Timestamp = Type.Union([Type.Number({ minimum: 0, maximum: 253402300799 }), Type.String({ minLength: 1, maxLength: 64 })], {
@@ -27,7 +28,7 @@ export const FileMetaSchema = Type.Object(
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
     mime_type: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
-    size: Type.Optional(Type.Integer({ minimum: 0 })),
+    size: Type.Optional(Type.Integer({ minimum: 0, maximum: SIZE_MAX })),
     message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
     content_id: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
     intent: Type.Optional(

@@ -7,6 +7,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { parseTimestamp } from '../util/timestamp.ts';
+import { withNumberBounds } from '../schemas/bounds.ts';
 import { NO_NUL_PATTERN, type ValidationErrorItemT } from '../schemas/common.ts';
 
 // Both packages are CommonJS with a default export; under NodeNext it sits on `.default`.
@@ -28,14 +29,15 @@ function makeAjv(coerce: boolean): AjvInstance {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
-/** A validator for JSON values with the rules request bodies get (defaults filled in place). */
+/** A validator for JSON values with the rules request bodies get (defaults filled in place, numbers bounded). */
 export function compileBodyValidator(schema: object) {
-  return bodyAjv.compile(schema);
+  return bodyAjv.compile(withNumberBounds(schema));
 }
 
+/** Every route's query, path, header and body schemas; every number in them is range-checked (src/schemas/bounds.ts). */
 export function installValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any,
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(withNumberBounds(schema as object)) as any,
   );
 }
 

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SIZE_MAX } from './bounds.ts';
 
 /** Values of Document.source_type (gateway spec 2.1). */
 export const SOURCE_TYPES = [
@@ -76,7 +77,7 @@ export const AttachmentEntry = Type.Object(
     kind: Type.Optional(StringEnum(ATTACHMENT_KINDS)),
     role: Type.Optional(StringEnum(ATTACHMENT_ROLES)),
     mime_type: Type.String({ minLength: 1, maxLength: 255 }),
-    size_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    size_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: SIZE_MAX }), Type.Null()])),
     source_ref: Type.Optional(Type.Union([JsonObject, Type.Null()])),
   },
   { additionalProperties: true, title: 'AttachmentEntry' },

@@ -10,6 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { personFromV2, upsertPerson, v2PeopleSource, type PersonPayloadV2 } from '../../people/contacts.ts';
+import { withNumberBounds } from '../../schemas/bounds.ts';
 import { ErrorMessage, SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import {
@@ -53,8 +54,8 @@ const addFormats = addFormatsModule.default;
 const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
 addFormats(ajv);
 ajv.addFormat('timestamp', { type: 'string', validate: (s: string) => parseTimestamp(s) !== null });
-const validateDocument = ajv.compile(DocumentEnvelope);
-const validatePerson = ajv.compile(PersonEnvelope);
+const validateDocument = ajv.compile(withNumberBounds(DocumentEnvelope));
+const validatePerson = ajv.compile(withNumberBounds(PersonEnvelope));
 
 /** The catalog request of a v2 document; idempotency from source type, external id and text hash. */
 export function prepareV2Document(env: DocumentEnvelopeT): CatalogDocumentRequest {
