@@ -6,7 +6,9 @@
  *      the embedding worker off (EMBEDDING_WORKER=false: the model's rate is bench/embed's subject);
  *   2. the database's size and the server's RSS once everything is stored;
  *   3. a restart: process start to GET /v1/readyz 200 (searches answered from a complete index),
- *      the server's own phase lines, and its RSS then;
+ *      the server's own phase lines, and its RSS then; twice: with the index read from the
+ *      database (SEARCH_INDEX_SNAPSHOT=false), then from its snapshot (DATA_DIR/search-index.snapshot,
+ *      written at the stop before);
  *   4. lexical search p50/p95/p99 at 1 and 8 clients (the planned queries of bench/search: keywords,
  *      phrases, a person, a date range, a thread).
  *
@@ -221,17 +223,29 @@ try {
     const rate = await ingestAll();
     console.log(`ingest: ${N} documents at ${Math.round(rate)} docs/s (2 clients, ${BATCH} a request); load ${load()}`);
     console.log(`database: ${await databaseMb()} MB; server RSS after ingest ${rssMb(first.child.pid!)} MB`);
+    let stopping = performance.now();
     await stop(first);
+    const snapshotFile = path.join(dataDir, 'search-index.snapshot');
+    const snapshotMb = () => (fs.existsSync(snapshotFile) ? (fs.statSync(snapshotFile).size / 2 ** 20).toFixed(1) : 'none');
+    console.log(`stop: ${((performance.now() - stopping) / 1000).toFixed(1)} s (the index snapshot written: ${snapshotMb()} MB)`);
+
+    // The same restart twice: reading every document (the snapshot switched off), then from the snapshot.
+    const rebuilt = await serve({ EMBEDDING_WORKER: 'false', SEARCH_INDEX_SNAPSHOT: 'false' });
+    console.log(`restart with ${N} documents, index read from the database: ready in ${rebuilt.readyS.toFixed(1)} s; RSS at ready ${rssMb(rebuilt.child.pid!)} MB; load ${load()}`);
+    for (const l of rebuilt.lines) console.log(`    ${l}`);
+    await stop(rebuilt);
 
     const again = await serve({ EMBEDDING_WORKER: 'false' });
-    console.log(`restart with ${N} documents: ready in ${again.readyS.toFixed(1)} s; RSS at ready ${rssMb(again.child.pid!)} MB; load ${load()}`);
+    console.log(`restart with ${N} documents, index read from its snapshot: ready in ${again.readyS.toFixed(1)} s; RSS at ready ${rssMb(again.child.pid!)} MB; load ${load()}`);
     for (const l of again.lines) console.log(`    ${l}`);
     const queries = corpus.plan(20_000).map(url);
     for (const clients of [1, 8]) {
       await latencies(queries.slice(0, 50), clients); // warm-up
       console.log(`lexical, ${clients} client(s): ${fmt(await latencies(queries, clients))}; RSS ${rssMb(again.child.pid!)} MB; load ${load()}`);
     }
+    stopping = performance.now();
     await stop(again);
+    console.log(`stop: ${((performance.now() - stopping) / 1000).toFixed(1)} s (snapshot ${snapshotMb()} MB)`);
   }
 } finally {
   fs.rmSync(dataDir, { recursive: true, force: true });

@@ -155,6 +155,8 @@ export class IndexSync {
   /** The database's identity (read with the first build), written into snapshots. */
   private identity: SnapshotIdentity | null = null;
   private snapshotTried = false;
+  /** The index was read from its snapshot and is being caught up (not ready yet). */
+  private catchingUp = false;
   /** Documents applied since this process started (reloads, counted once per poll). */
   private changes = 0;
   /** `changes` when the index last matched the snapshot on disk; -1: it does not match any. */
@@ -186,7 +188,7 @@ export class IndexSync {
    */
   get state(): { ready: boolean; building: boolean; done: number; total: number; documents: number } {
     const b = this.building;
-    return { ready: this.index !== null, building: b !== null, done: b?.done ?? 0, total: b?.total ?? 0, documents: this.index?.size.documents ?? 0 };
+    return { ready: this.index !== null && !this.catchingUp, building: b !== null, done: b?.done ?? 0, total: b?.total ?? 0, documents: this.index?.size.documents ?? 0 };
   }
 
   /** The change-log read from the current horizon. */
@@ -431,6 +433,7 @@ export class IndexSync {
     if (this.snapshotFile && !this.snapshotTried && !this.index) {
       this.snapshotTried = true;
       this.building = { done: 0, total: 0 };
+      this.catchingUp = true;
       try {
         if (await this.loadSnapshot()) return;
       } catch (err) {
@@ -439,6 +442,7 @@ export class IndexSync {
         this.opts.snapshot?.onEvent?.({ kind: 'rejected', reason: (err as Error).message });
       } finally {
         this.building = null;
+        this.catchingUp = false;
       }
     }
     // The horizon is taken first: everything committed after it is replayed from the log, and
