@@ -287,7 +287,7 @@ function seek(pids: Int32Array, n: number, from: number, target: number): number
  * Bumped whenever what the index derives from the catalog, or the layout `serialise` writes,
  * changes: a snapshot of another version is not loaded (index-snapshot.ts), the index is rebuilt.
  */
-export const LEXICAL_INDEX_VERSION = 1;
+export const LEXICAL_INDEX_VERSION = 2;
 
 export type RawArray = Int32Array | Float32Array | Float64Array | Uint8Array;
 
@@ -1119,12 +1119,21 @@ export class LexicalIndex {
         break;
       }
     }
+    const roleUsed = new Uint8Array(this.roleKeys.values.length);
+    for (let c = 0; c < roleUsed.length; c++) {
+      const l = this.roleDocs.get(c);
+      for (let i = 0; i < l.length; i++) if (dAlive[l[i]] === 1) {
+        roleUsed[c] = 1;
+        break;
+      }
+    }
     const termUsed = new Uint8Array(this.terms.values.length);
     for (let t = 0; t < termUsed.length; t++) if (this.postings[t].df > 0) termUsed[t] = 1;
     const src = remap(srcUsed);
     const thr = remap(thrUsed);
     const per = remap(perUsed);
     const idn = remap(idUsed);
+    const rol = remap(roleUsed);
     const trm = remap(termUsed);
     const pick = (values: string[], map: Int32Array, n: number) => {
       const out: string[] = new Array(n);
@@ -1167,6 +1176,7 @@ export class LexicalIndex {
     const threadDocs = this.threadDocs.pack(thr.map, thr.n, docMap);
     const personDocs = this.personDocs.pack(per.map, per.n, docMap);
     const identDocs = this.identDocs.pack(idn.map, idn.n, docMap);
+    const roleDocs = this.roleDocs.pack(rol.map, rol.n, docMap);
 
     // Passages.
     const pDoc = new Int32Array(np);
@@ -1186,6 +1196,33 @@ export class LexicalIndex {
       const tids = pTerms[p];
       for (let i = 0; i < tids.length; i++) pTermIds[nTerms++] = trm.map[tids[i]];
       pTermOff[q + 1] = nTerms;
+    }
+
+    // Positions: each stored passage's bytes run to where the next stored one's start (the pool is
+    // appended in passage order); the live ones are copied in order.
+    const { pPosOff, posPool } = this;
+    const posEnd = new Float64Array(P);
+    let next = this.posPoolLen;
+    for (let p = P - 1; p >= 0; p--) {
+      if (!(pPosOff[p] >= 0)) continue;
+      posEnd[p] = next;
+      next = pPosOff[p];
+    }
+    let posBytes = 0;
+    for (let p = 0; p < P; p++) if (pidMap[p] >= 0 && pPosOff[p] >= 0) posBytes += posEnd[p] - pPosOff[p];
+    const posOut = new Uint8Array(posBytes);
+    const posOff = new Float64Array(np);
+    posBytes = 0;
+    for (let p = 0; p < P; p++) {
+      const q = pidMap[p];
+      if (q < 0) continue;
+      if (!(pPosOff[p] >= 0)) {
+        posOff[q] = -1;
+        continue;
+      }
+      posOff[q] = posBytes;
+      posOut.set(posPool.subarray(pPosOff[p], posEnd[p]), posBytes);
+      posBytes += posEnd[p] - pPosOff[p];
     }
 
     // Postings of the live passages (df of a term is exactly its live postings).
@@ -1217,6 +1254,8 @@ export class LexicalIndex {
         threadDocsOff: threadDocs.offsets, threadDocs: threadDocs.slots,
         personDocsOff: personDocs.offsets, personDocs: personDocs.slots,
         identDocsOff: identDocs.offsets, identDocs: identDocs.slots,
+        roleDocsOff: roleDocs.offsets, roleDocs: roleDocs.slots,
+        pPosOff: posOff, posPool: posOut,
         pDoc, pLen, pTermOff, pTermIds, postOff, postPids, postTfs,
       },
       strings: {
@@ -1227,6 +1266,7 @@ export class LexicalIndex {
         threads: pick(this.threads.values, thr.map, thr.n),
         persons: pick(this.persons.values, per.map, per.n),
         identifiers: pick(this.identifiers.values, idn.map, idn.n),
+        roleKeys: pick(this.roleKeys.values, rol.map, rol.n),
       },
     };
   }
@@ -1275,12 +1315,18 @@ export class LexicalIndex {
     ix.threadDocs.load(need('threadDocsOff', Int32Array, str.threads.length + 1), need('threadDocs', Int32Array));
     ix.personDocs.load(need('personDocsOff', Int32Array, str.persons.length + 1), need('personDocs', Int32Array));
     ix.identDocs.load(need('identDocsOff', Int32Array, str.identifiers.length + 1), need('identDocs', Int32Array));
+    ix.roleDocs.load(need('roleDocsOff', Int32Array, str.roleKeys.length + 1), need('roleDocs', Int32Array));
+    ix.roleKeys.load(str.roleKeys);
 
     ix.passageCount = np;
     ix.pDoc = need('pDoc', Int32Array, np);
     ix.pLen = need('pLen', Float32Array, np);
     ix.pAlive = new Uint8Array(np).fill(1);
     ix.pChunk = pChunk;
+    ix.pPosOff = need('pPosOff', Float64Array, np);
+    ix.posPool = need('posPool', Uint8Array);
+    ix.posPoolLen = ix.posPool.length;
+    for (let p = 0; p < np; p++) if (ix.pPosOff[p] > ix.posPoolLen) throw new Error('snapshot positions out of bounds');
     const pTermOff: Int32Array = need('pTermOff', Int32Array, np + 1);
     const pTermIds: Int32Array = need('pTermIds', Int32Array, pTermOff[np]);
     ix.pTerms = new Array(np);

@@ -9,7 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IndexSnapshotFile, type SnapshotIdentity } from '../../src/search/index-snapshot.ts';
-import { LexicalIndex, type IndexedDocument, type IndexFilter, type QueryLexeme } from '../../src/search/lexical-index.ts';
+import {
+  LexicalIndex,
+  type DocCondition,
+  type IndexedDocument,
+  type IndexFilter,
+  type QueryConstraints,
+  type QueryLexeme,
+} from '../../src/search/lexical-index.ts';
 
 const PARAMS = { k1: 1.2, b: 0.4, titleWeight: 2 };
 const IDENTITY: SnapshotIdentity = { instance: '00000000-0000-4000-8000-000000000001', migrations: { count: 3, latest: 147 }, database: '16384' };
@@ -27,19 +34,24 @@ function corpus(seed: number, size: number) {
   const uuid = () => `${hex(8)}-${hex(4)}-4${hex(3)}-8${hex(3)}-${hex(12)}`;
   // Non-Latin-1 words too: their list is stored as UTF-16.
   const vocab = [...Array.from({ length: 40 }, (_, i) => `w${i}`), 'café', 'naïve', '東京', 'straße'];
-  const terms = (n: number) => {
-    const m = new Map<string, number>();
+  // Words at positions 1, 2, ... (phrases), as the stored tsvectors give them.
+  const text = (n: number) => {
+    const terms = new Map<string, number>();
+    const positions = new Map<string, number[]>();
     for (let i = 0; i < n; i++) {
       const w = vocab[Math.floor(rnd() ** 2 * vocab.length)];
-      m.set(w, (m.get(w) ?? 0) + 1);
+      terms.set(w, (terms.get(w) ?? 0) + 1);
+      positions.set(w, [...(positions.get(w) ?? []), i + 1]);
     }
-    return m;
+    return { terms, positions };
   };
   const people = Array.from({ length: 10 }, () => uuid());
   const idents = Array.from({ length: 10 }, (_, i) => `p${i}@example.com`);
   const threads = Array.from({ length: 8 }, () => uuid());
   const sources = ['email', 'chatapp', 'sms', 'note'];
-  const make = (docId = uuid()): IndexedDocument => ({
+  const make = (docId = uuid()): IndexedDocument => {
+    const title = rnd() < 0.4 ? text(1 + Math.floor(rnd() * 3)) : null;
+    return {
     docId,
     sourceType: pick(sources),
     hasAttachments: rnd() < 0.3,
@@ -47,9 +59,17 @@ function corpus(seed: number, size: number) {
     threadId: rnd() < 0.6 ? pick(threads) : null,
     personIds: rnd() < 0.8 ? Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => pick(people)) : [],
     identifiers: rnd() < 0.5 ? [pick(idents)] : [],
-    title: rnd() < 0.4 ? terms(1 + Math.floor(rnd() * 3)) : new Map(),
-    passages: Array.from({ length: rnd() < 0.3 ? 3 : 1 }, () => ({ chunkId: uuid(), terms: terms(1 + Math.floor(rnd() * 12)) })),
-  });
+    title: title?.terms ?? new Map(),
+    titlePositions: title?.positions,
+    // Some passages without positions (stored before positions were read).
+    passages: Array.from({ length: rnd() < 0.3 ? 3 : 1 }, () => {
+      const t = text(1 + Math.floor(rnd() * 12));
+      return { chunkId: uuid(), terms: t.terms, positions: rnd() < 0.9 ? t.positions : undefined };
+    }),
+    senders: rnd() < 0.5 ? [pick(people), pick(idents)] : [],
+    recipients: rnd() < 0.5 ? [pick(people)] : [],
+    };
+  };
   const docs = Array.from({ length: size }, () => make());
   const query = (): QueryLexeme[] => Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({ term: pick([...vocab, 'absent']), qtf: 1 }));
   const filter = (): IndexFilter => {
@@ -64,7 +84,17 @@ function corpus(seed: number, size: number) {
     if (rnd() < 0.3) f.person = { personIds: new Set([pick(people)]), identifiers: new Set(rnd() < 0.5 ? [pick(idents)] : []) };
     return f;
   };
-  return { docs, make, query, filter, rnd, threads };
+  /** Operators: a phrase of two words, a title-only word, a person in a role, an exclusion. */
+  const constraints = (): QueryConstraints => {
+    const all: DocCondition[][] = [];
+    const none: DocCondition[] = [];
+    if (rnd() < 0.5) all.push([{ kind: 'phrase', terms: [{ term: pick(vocab.slice(0, 8)), at: 0 }, { term: pick(vocab.slice(0, 8)), at: 1 }] }]);
+    if (rnd() < 0.3) all.push([{ kind: 'terms', terms: [pick(vocab.slice(0, 10))], title: true }]);
+    if (rnd() < 0.4) all.push([{ kind: 'person', personIds: [pick(people)], identifiers: [pick(idents)], role: rnd() < 0.5 ? 'sender' : 'recipient' }]);
+    if (rnd() < 0.3) none.push({ kind: 'terms', terms: [pick(vocab.slice(0, 5))] });
+    return { all, none };
+  };
+  return { docs, make, query, filter, constraints, rnd, threads };
 }
 
 /** Facet entries with equal counts have no defined order. */
@@ -75,6 +105,7 @@ const normal = (r: ReturnType<LexicalIndex['search']>) => ({
 });
 
 /** Everything a search answers, from both indexes, for many queries and filters. */
+let matched = 0;
 function expectSameAnswers(a: LexicalIndex, b: LexicalIndex, c: ReturnType<typeof corpus>, n = 200) {
   for (let i = 0; i < n; i++) {
     const q = c.query();
@@ -82,7 +113,18 @@ function expectSameAnswers(a: LexicalIndex, b: LexicalIndex, c: ReturnType<typeo
     const limit = [1, 5, 20, 1000][i % 4];
     expect(normal(b.search(q, f, limit, [], 3))).toEqual(normal(a.search(q, f, limit, [], 3)));
     expect(b.allowedPassages(f, 10_000)).toEqual(a.allowedPassages(f, 10_000));
+    // Phrases, title-only words, people in a role (positions and roles come back too).
+    const cons = c.constraints();
+    const m = (ix: LexicalIndex) => {
+      const r = ix.match(q, f, limit, { constraints: cons });
+      return { candidates: r.candidates, docs: r.docs.length, terms: r.terms };
+    };
+    expect(m(b)).toEqual(m(a));
+    const browse = (ix: LexicalIndex) => ix.match([], f, limit, { constraints: cons, browse: true }).candidates;
+    expect(browse(b)).toEqual(browse(a));
+    matched += a.match(q, f, limit, { constraints: cons }).candidates.length > 0 && cons.all.some((g) => g[0].kind === 'phrase') ? 1 : 0;
   }
+  expect(b.expand(['w1', 'ca'], 10)).toEqual(a.expand(['w1', 'ca'], 10));
   for (const t of c.threads) expect(b.threadOrder(t)).toEqual(a.threadOrder(t));
   expect(b.size.documents).toBe(a.size.documents);
   expect(b.size.passages).toBe(a.size.passages);
@@ -118,6 +160,8 @@ describe('a snapshot answers exactly as the index it was written from', () => {
       for (const d of c.docs.slice(50, 80)) ix.upsert({ ...d, passages: [{ chunkId: `${d.docId}-v3`, terms: new Map([['w2', 1]]) }] });
     }
     expectSameAnswers(index, loaded, c);
+    // Phrase conditions matched something (the positions were exercised, not only their absence).
+    expect(matched).toBeGreaterThan(10);
   });
 
   it('on disk: written, read back, the same answers; the position and identity come back', async () => {
