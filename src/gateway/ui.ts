@@ -32,7 +32,7 @@ export const UI_CSP = [
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
-  // pdf.js's worker (ui/src/pdf-viewer.tsx), a module file of the build.
+  // pdf.js's worker (ui/src/viewers.tsx), a module file of the build.
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',

@@ -4,7 +4,7 @@
  * entries carry `sha256` at the top), each attachment through POST /v1/ingest/file with the message's
  * Message-ID. Its document page links every attachment to its download and to its own document (which
  * links back); images and PDFs show thumbnails there and in results; a PDF opens in the page (pdf.js
- * and its worker from the app's own origin, under the page's CSP).
+ * and its worker from the app's own origin, under the page's CSP), and so does an image.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -134,7 +134,7 @@ describe('previews', () => {
     expect(errors).toEqual([]);
   });
 
-  it('opens a PDF in the page with pdf.js from its own origin, page by page', async () => {
+  it('opens a PDF in the page with pdf.js from its own origin, page by page, and an image', async () => {
     const worker: string[] = [];
     page.on('response', (r) => {
       if (/\/assets\/pdf\.worker[^/]*\.mjs$/.test(r.url())) worker.push(`${r.status()} ${r.headers()['content-type']}`);
@@ -159,6 +159,13 @@ describe('previews', () => {
     expect(await viewer.locator('.pdf-page-number').textContent()).toBe('Page 2 of 2');
     expect(await dark()).toBeGreaterThan(50);
     expect(worker).toEqual(['200 text/javascript; charset=utf-8']);
+    // An image opens in the page at its own size.
+    await page.getByRole('button', { name: 'View the image: boiler.png' }).click();
+    const full = page.locator('.image-viewer img.full');
+    await full.waitFor();
+    await page.waitForFunction(() => document.querySelector('.image-viewer img.full')?.complete);
+    expect(await full.evaluate((i: any) => [i.naturalWidth, i.naturalHeight])).toEqual([640, 480]);
+    expect(await full.getAttribute('alt')).toBe('boiler.png');
     expect(await axeViolations(page)).toEqual([]);
     expect(consoleProblems).toEqual([]);
     expect(foreignRequests).toEqual([]);

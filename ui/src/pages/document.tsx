@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { DocumentAttachmentT, DocumentViewResponseT } from '../../../src/schemas/documents.ts';
 import { api, ApiError, fileUrl, qs } from '../api.ts';
 import { ErrorNote, formatBytes, isUuid, NotFound, previewable, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
-import { PdfViewer } from '../pdf-viewer.tsx';
+import { ImageViewer, PdfViewer } from '../viewers.tsx';
 import { href, navigate } from '../router.ts';
 
 /** The view as the API answers it; the schema leaves the stored record open, the page names what it shows. */
@@ -200,6 +200,7 @@ function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string })
   const name = a.filename ?? '(no name)';
   const file = a.stored && a.sha256 ? a.sha256 : null;
   const isPdf = a.kind === 'pdf' || /pdf/i.test(a.mime_type ?? '');
+  const image = !isPdf && previewable(a.mime_type, a.kind) ? (a.mime_type?.startsWith('image/') ? a.mime_type : 'image/*') : null;
   const own = a.doc_id !== null && a.doc_id !== docId ? a.doc_id : null;
   return (
     <li class="attachment">
@@ -237,6 +238,11 @@ function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string })
               {viewing ? 'Close the PDF' : 'View the PDF'}
             </button>
           )}
+          {file && image && (
+            <button type="button" class="link" aria-expanded={viewing} onClick={() => setViewing(!viewing)} aria-label={`${viewing ? 'Close the image' : 'View the image'}: ${name}`}>
+              {viewing ? 'Close the image' : 'View the image'}
+            </button>
+          )}
         </p>
         {a.caption && <p class="caption">Caption: <bdi>{a.caption}</bdi></p>}
         {a.ocr?.text && (
@@ -246,7 +252,8 @@ function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string })
           </details>
         )}
       </div>
-      {viewing && file && <PdfViewer sha256={file} name={name} />}
+      {viewing && file && isPdf && <PdfViewer sha256={file} name={name} />}
+      {viewing && file && image && <ImageViewer sha256={file} name={name} mimeType={image} />}
     </li>
   );
 }

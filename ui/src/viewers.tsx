@@ -1,5 +1,7 @@
 /**
- * An in-page PDF viewer: pdf.js from npm (pdfjs-dist), bundled by the build and loaded only when a PDF
+ * Stored files shown in the page: a PDF (below) and an image (ImageViewer, at the end).
+ *
+ * The PDF viewer: pdf.js from npm (pdfjs-dist), bundled by the build and loaded only when a PDF
  * is opened. Its worker is a file of the build served from the app's own origin, as the page's CSP
  * requires (script-src 'self', no CDN); no code is compiled from the document (isEvalSupported: false).
  * The bytes come from GET /v1/files/{sha256} with the session cookie; one page at a time on a canvas
@@ -98,4 +100,39 @@ export function PdfViewer({ sha256, name }: { sha256: string; name: string }) {
       )}
     </figure>
   );
+}
+
+/**
+ * A stored image at its own size (up to the column's width), in the page. Downloads are served as
+ * attachments (never rendered on the app's origin), so the bytes are fetched and shown from a blob: URL
+ * of the image's type, which the CSP's img-src allows; an <img> never runs script, SVG included.
+ */
+export function ImageViewer({ sha256, name, mimeType }: { sha256: string; name: string; mimeType: string }) {
+  const [url, setUrl] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let gone = false;
+    let made: string | null = null;
+    fetch(fileUrl(sha256), { credentials: 'same-origin' })
+      .then(async (res) => {
+        if (!res.ok) throw new Error(`the file could not be read (HTTP ${res.status})`);
+        const blob = new Blob([await res.arrayBuffer()], { type: mimeType });
+        if (gone) return;
+        made = URL.createObjectURL(blob);
+        setUrl(made);
+      })
+      .catch((err: Error) => gone || setError(err?.message ?? String(err)));
+    return () => {
+      gone = true;
+      if (made) URL.revokeObjectURL(made);
+    };
+  }, [sha256, mimeType]);
+  if (error) {
+    return (
+      <p class="error" role="alert">
+        The image could not be shown: {error}
+      </p>
+    );
+  }
+  return <figure class="image-viewer">{url ? <img class="full" src={url} alt={name} /> : <p class="status">Opening…</p>}</figure>;
 }
