@@ -69,7 +69,7 @@ export function createGatewayMetrics(opts: {
   });
   const skipped = new Counter({
     name: 'search_vector_skipped_total',
-    help: 'Searches answered without the vector leg, by reason (lexical_sufficient, budget, no_vectors, model_starting, no_embedder).',
+    help: 'Searches answered without the vector leg, by reason (lexical_sufficient, budget, no_vectors, model_starting, no_embedder, no_text).',
     labelNames: ['reason'],
     registers,
   });

@@ -33,7 +33,13 @@ export const Conversation = Type.Object(
 
 export const SearchQuery = Type.Object(
   {
-    q: Type.String({ minLength: 1, maxLength: 2000, description: 'Query text' }),
+    q: Type.String({
+      minLength: 1,
+      maxLength: 10000,
+      description:
+        'Query text: words (ranked), "phrases", -exclusions, OR, and operators from: to: with: subject: type: has:attachment ' +
+        'in:thread/ID before: after: on: (docs/search.md). Beyond the per-query term budget the most common words are left out (legs says so).',
+    }),
     k: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Documents to return' }),
     has_attachments: Type.Optional(Type.Boolean()),
     source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),

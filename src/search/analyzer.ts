@@ -58,6 +58,52 @@ export class QueryAnalyzer {
     return [...qtf.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((term) => ({ term, qtf: qtf.get(term)! }));
   }
 
+  /**
+   * Each text's lexemes with their word positions (1-based, stop words counted, as PostgreSQL
+   * numbers them): what a phrase is matched with. Plain texts come from the remembered words (one
+   * word token per run of letters); the others are analysed by PostgreSQL in one statement.
+   */
+  async positions(texts: string[]): Promise<Map<string, number[]>[]> {
+    const out: (Map<string, number[]> | null)[] = texts.map(() => null);
+    const plain = texts.map((t) => (PLAIN.test(t) ? (t.match(WORD) ?? []).map((w) => w.toLowerCase()) : null));
+    const unknown = new Set<string>();
+    for (const ws of plain) for (const w of ws ?? []) if (w.length <= MAX_WORD && this.words.get(w) === undefined) unknown.add(w);
+    if (unknown.size > 0) {
+      this.counters.asked++;
+      const r = await this.db.query<{ w: string; lexeme: string | null }>(
+        `SELECT w, (SELECT lexeme FROM unnest(to_tsvector('english', w)) LIMIT 1) AS lexeme FROM unnest($1::text[]) AS w`,
+        [[...unknown]],
+        { name: 'memex_search_words' },
+      );
+      for (const row of r.rows) this.words.set(row.w, row.lexeme);
+    }
+    const whole: number[] = [];
+    plain.forEach((ws, i) => {
+      if (ws === null || ws.some((w) => w.length > MAX_WORD || this.words.get(w) === undefined)) {
+        whole.push(i);
+        return;
+      }
+      const m = new Map<string, number[]>();
+      ws.forEach((w, k) => {
+        const lexeme = this.words.get(w);
+        if (lexeme) m.set(lexeme, [...(m.get(lexeme) ?? []), k + 1]);
+      });
+      out[i] = m;
+    });
+    if (whole.length > 0) {
+      this.counters.asked++;
+      const r = await this.db.query<{ i: number; term: string; positions: number[] | null }>(
+        `SELECT t.i::int AS i, v.lexeme AS term, v.positions::int[] AS positions
+           FROM unnest($1::text[]) WITH ORDINALITY AS t(s, i), unnest(to_tsvector('english', t.s)) AS v`,
+        [whole.map((i) => texts[i])],
+        { name: 'memex_search_positions' },
+      );
+      for (const i of whole) out[i] = new Map();
+      for (const row of r.rows) out[whole[row.i - 1]]!.set(row.term, row.positions ?? []);
+    }
+    return out.map((m) => m ?? new Map());
+  }
+
   /** The query's vector computed by PostgreSQL. */
   async whole(q: string): Promise<QueryLexeme[]> {
     this.counters.asked++;

@@ -19,6 +19,8 @@ import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, Conversation, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
 import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
+import { parseQuery } from './query-parse.ts';
+import { analyseQuery, planQuery, QUERY_TERM_BUDGET } from './query-plan.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -52,6 +54,8 @@ export interface SearchDeps {
   indexSnapshotFile?: string;
   /** What happened to the snapshot (loaded, rejected and why, written). */
   onSnapshot?: (event: SnapshotEvent) => void;
+  /** Region for phone numbers an operator names (`from:+1 555…`), as the person filter's. */
+  phoneRegion?: string;
 }
 
 export interface IndexState {
@@ -400,6 +404,12 @@ export function createSearch(deps: SearchDeps): Search {
     legs: SearchLegs,
     lexical: { index: LexicalIndex; filter: IndexFilter },
   ): Promise<VectorCandidate[]> {
+    if (normaliseQuery(req.q) === '') {
+      deps.onLegTiming?.('vector', 0, 'no_text');
+      legs.vector_error = 'the query has no words to embed, only operators';
+      legs.vector_skipped = 'no_text';
+      return [];
+    }
     const skip = (why: VectorSkip, message: string): VectorCandidate[] => {
       legs.vector_error = message;
       legs.vector_skipped = why;
@@ -479,26 +489,53 @@ export function createSearch(deps: SearchDeps): Search {
     // Conversations: more candidates, so k threads can be found when one thread holds many of the best.
     const pool = Math.max(config.legCandidates, req.k * (grouped ? GROUP_POOL_PER_HIT : 1));
 
-    // The lexical leg first (the index brought up to date, the query's lexemes and the people a
-    // person filter names, in parallel): its candidates decide whether the vector leg can matter.
+    // The lexical leg first (the index brought up to date, the query parsed and its lexemes, and the
+    // people a person filter names, in parallel): its candidates decide whether the vector leg can matter.
     const started = performance.now();
-    const f = req.filters;
-    const [index, lexemes, persons] = await Promise.all([
+    const parsed = parseQuery(req.q);
+    const [index, analysed, persons] = await Promise.all([
       sync.current(),
-      analyzer.lexemes(req.q),
-      f.person === undefined ? [] : personsOwning(db, f.person),
+      analyseQuery(parsed, req.q, analyzer, db, deps.phoneRegion),
+      req.filters.person === undefined ? [] : personsOwning(db, req.filters.person),
     ]);
+    // The request's filters and the query's operators, both applied (AND).
+    const plan = planQuery(analysed, req.filters, index);
     deps.onLegTiming?.('lexical', performance.now() - started);
+    if (plan.dropped > 0) {
+      legs.lexical_terms_dropped = plan.dropped;
+      legs.lexical_note = `the query has ${QUERY_TERM_BUDGET + plan.dropped} distinct words; the lexical leg ranks the ${QUERY_TERM_BUDGET} most informative and left out the ${plan.dropped} most common`;
+    }
+    if (plan.never) {
+      legs.lexical = false;
+      legs.vector_skipped = 'no_text';
+      legs.vector_error = 'the query\'s operators contradict each other or the filters: nothing can match';
+      return {
+        query: req.q,
+        k: req.k,
+        hits: [],
+        total: 0,
+        ...(req.group === 'thread' ? { group: 'thread' as const, total_groups: 0 } : {}),
+        facets: { source_type: [], has_attachments: [], person: [] },
+        legs,
+        terms: [],
+      };
+    }
+    const f = plan.filters;
+    const lexemes = plan.lexemes;
     const filter = indexFilter(f, persons);
+    const constrained = plan.constraints.all.length > 0 || plan.constraints.none.length > 0;
     // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
     const queried = config.lexicalEnabled ? lexemes : [];
-    if (queried.length === 0) legs.lexical = false;
-    const matches = index.match(queried, filter, pool);
+    if (queried.length === 0 && !plan.browse) legs.lexical = false;
+    const matches = index.match(queried, filter, pool, { constraints: plan.constraints, browse: plan.browse });
+    // The vector leg embeds the words and phrases only, with the same filters.
+    const vreq: SearchRequest = { ...req, q: plan.text, filters: f };
 
     let vector: VectorCandidate[];
     const embedder = embedderNow();
     if (
       embedder &&
+      plan.text !== '' &&
       config.vectorLeg === 'auto' &&
       config.lexicalEnabled &&
       lexicalDecidesPage(matches.candidates, req.k, config, config.boosts)
@@ -509,9 +546,14 @@ export function createSearch(deps: SearchDeps): Search {
       deps.onLegTiming?.('vector', 0, 'lexical_sufficient');
       vector = [];
     } else {
-      vector = await vectorLeg(req, legs, { index, filter });
+      vector = await vectorLeg(vreq, legs, { index, filter });
     }
-    const passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
+    let passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
+    if (constrained && passing.length > 0) {
+      // A phrase, an exclusion or a person operator holds for the vector leg's documents too.
+      const admitted = index.admits(plan.constraints, passing.map((v) => v.doc_id));
+      passing = passing.filter((v) => admitted.has(v.doc_id));
+    }
     const counted = index.facetsOf(matches, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
 
     // Boosts before the final sort, over candidates beyond k too so a boosted one can enter. The
@@ -529,9 +571,15 @@ export function createSearch(deps: SearchDeps): Search {
         if (!boostRow || !row) return [];
         const attachment = isEmailAttachment(row);
         const factor = (config.boosts ? boostFactor(boostRow, t) : 1) * (attachment ? ATTACHMENT_RANK_FACTOR : 1);
-        return [{ c, score: round(c.fused * factor), attachment, threadId: a ? a.threadId : row.thread_id }];
+        const ts = new Date(boostRow.content_timestamp).getTime();
+        return [{ c, score: round(c.fused * factor), attachment, threadId: a ? a.threadId : row.thread_id, ts }];
       })
-      .sort((x, y) => y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id));
+      // Operators alone (nothing to rank by): the newest first, as a mail client lists them.
+      .sort((x, y) =>
+        plan.browse && vector.length === 0
+          ? y.ts - x.ts || x.c.doc_id.localeCompare(y.c.doc_id)
+          : y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id),
+      );
     // The messages of the attachments among the candidates (all of them when grouping: an attachment
     // joins its message's conversation).
     const threadOfDoc = (id: string) => index.attributes(id)?.threadId ?? candidateRows.get(id)?.thread_id ?? null;
@@ -597,7 +645,7 @@ export function createSearch(deps: SearchDeps): Search {
       ];
     });
 
-    const context = await threadContext(index, req, hits);
+    const context = await threadContext(index, vreq, hits);
     return {
       query: req.q,
       k: req.k,

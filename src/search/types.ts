@@ -110,9 +110,10 @@ export interface SearchFacets {
  * Why the vector leg did not run: no embedder, its model threads still starting (`model_starting`), no vectors stored for the model yet, the query
  * embedding, or on a PostgreSQL server the k-NN, was not done within SEARCH_VECTOR_BUDGET_MS (the
  * answer is lexical-only), or the lexical leg's best k outrank anything the vector leg could add
- * (`lexical_sufficient`, SEARCH_VECTOR_LEG=auto: fusion.ts, lexicalDecidesPage).
+ * (`lexical_sufficient`, SEARCH_VECTOR_LEG=auto: fusion.ts, lexicalDecidesPage), or the query has
+ * no words to embed, only operators (`no_text`, query-parse.ts).
  */
-export type VectorSkip = 'no_embedder' | 'model_starting' | 'no_vectors' | 'budget' | 'lexical_sufficient';
+export type VectorSkip = 'no_embedder' | 'model_starting' | 'no_vectors' | 'budget' | 'lexical_sufficient' | 'no_text';
 
 export interface SearchLegs {
   lexical: boolean;
@@ -120,6 +121,9 @@ export interface SearchLegs {
   vector_model?: string;
   vector_error?: string;
   vector_skipped?: VectorSkip;
+  /** Distinct query lexemes left out of the lexical leg by the per-query term budget (the most common ones). */
+  lexical_terms_dropped?: number;
+  lexical_note?: string;
 }
 
 export interface SearchResponse {
