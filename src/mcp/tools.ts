@@ -240,7 +240,7 @@ const NoteOutput = { document_id: z.string(), status: z.string(), duplicate: z.b
 // ---------------------------------------------------------------- input schemas (built once)
 
 const SearchInput = {
-  query: z.string().min(1).max(2000).describe('What to look for, in words'),
+  query: z.string().min(1).max(10000).describe('What to look for, in words'),
   k: z.number().int().min(1).max(50).default(10).describe('Hits to return, 1..50'),
   source_type: z.string().min(1).max(64).optional().describe('email, chatapp, sms, note, file, …'),
   person: z.string().min(1).max(320).optional().describe("Only documents involving this email, phone or handle"),
