@@ -25,6 +25,11 @@ export interface ServerConfig {
   bodyLimitBytes: number;
   /** Region used to read national phone numbers (ISO 3166 alpha-2). */
   defaultPhoneRegion: string;
+  /**
+   * CONTEXT_REQUIRE_CATALOG_TOKEN: GET /v1/context/general takes CATALOG_TOKEN instead of AUTH_TOKEN (spec 4.3
+   * rule 6, 5.4); the server refuses to start without CATALOG_TOKEN then.
+   */
+  contextRequireCatalogToken: boolean;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +89,14 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     throw new ConfigError(`DEFAULT_PHONE_REGION must be a two-letter region code, got "${env.DEFAULT_PHONE_REGION}"`);
   }
   const authToken = optional(env, 'AUTH_TOKEN');
+  const contextFlag = (optional(env, 'CONTEXT_REQUIRE_CATALOG_TOKEN') ?? 'false').toLowerCase();
+  if (!['true', 'false', '1', '0', 'yes', 'no'].includes(contextFlag)) {
+    throw new ConfigError(`CONTEXT_REQUIRE_CATALOG_TOKEN must be true or false, got "${env.CONTEXT_REQUIRE_CATALOG_TOKEN}"`);
+  }
+  const contextRequireCatalogToken = ['true', '1', 'yes'].includes(contextFlag);
+  if (contextRequireCatalogToken && !optional(env, 'CATALOG_TOKEN')) {
+    throw new ConfigError('CONTEXT_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
+  }
   if (!isLoopbackHost(host) && (!authToken || authToken === DEV_PLACEHOLDER_TOKEN)) {
     throw new ConfigError(
       `refusing to listen on non-loopback HOST=${host} without AUTH_TOKEN (unset or the development placeholder)`,
@@ -100,5 +113,6 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     logFormat,
     bodyLimitBytes,
     defaultPhoneRegion,
+    contextRequireCatalogToken,
   };
 }

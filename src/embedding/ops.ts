@@ -1,6 +1,6 @@
 /** Operator actions the CLI wires: `memex reindex --failed`, `memex reindex --model NAME`, `memex status`. */
 import type { Database } from '../db/types.ts';
-import { getModels, validateModelName } from './store.ts';
+import { getModels, reviveFailedDocuments, validateModelName } from './store.ts';
 
 /**
  * A chunk's place in the embedding queue, newest first (migration 143): the latest time of the
@@ -9,14 +9,20 @@ import { getModels, validateModelName } from './store.ts';
 const NEWEST_AT = `coalesce((SELECT max(least(d.content_timestamp, d.ingested_at)) FROM chunk_documents cd
   JOIN documents d ON d.doc_id = cd.doc_id WHERE cd.chunk_id = chunks.chunk_id), chunks.newest_at)`;
 
-/** failed -> pending (spec §3 "manual reset"). Returns the number of chunks queued again. */
+/**
+ * failed -> pending (spec §3 "manual reset"); the documents that were `failed` for them wait for their vectors
+ * again (`enriched`). Returns the number of chunks queued again.
+ */
 export async function reindexFailed(db: Database): Promise<number> {
-  const r = await db.query(
-    `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now(),
-            newest_at = ${NEWEST_AT}
-      WHERE embedding_status = 'failed'`,
-  );
-  return r.rowCount;
+  return db.transaction(async (tx) => {
+    const r = await tx.query(
+      `UPDATE chunks SET embedding_status = 'pending', embedding_error = NULL, lease_expires_at = NULL, updated_at = now(),
+              newest_at = ${NEWEST_AT}
+        WHERE embedding_status = 'failed'`,
+    );
+    await reviveFailedDocuments(tx);
+    return r.rowCount;
+  });
 }
 
 export class ReindexError extends Error {
@@ -59,6 +65,7 @@ export async function reindexModel(db: Database, newModel: string): Promise<{ mo
               newest_at = ${NEWEST_AT}
         WHERE embedding_status IN ('embedded', 'failed', 'processing') AND btrim(text) <> ''`,
     );
+    await reviveFailedDocuments(tx);
     return { model: newModel, queued: r.rowCount, replaced };
   });
 }

@@ -198,6 +198,19 @@ export async function refreshDocumentStatus(
     [locked.rows.map((r) => r.doc_id)],
   );
   const indexed = done.rows.map((r) => r.doc_id);
+  // A chunk whose embedding failed is not retried (spec §3: failed until an operator resets it), so its
+  // documents can never be indexed: a fatal failure, `failed` (reindexFailed brings them back).
+  await tx.query(
+    `UPDATE documents d
+        SET status = 'failed', updated_at = now(),
+            error_details = coalesce(d.error_details, '{}'::jsonb) || jsonb_build_object('embedding_error',
+              (SELECT min(c.embedding_error) FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
+                WHERE cd.doc_id = d.doc_id AND c.embedding_status = 'failed'))
+      WHERE d.doc_id = ANY($1::uuid[]) AND d.status = 'enriched'
+        AND EXISTS (SELECT 1 FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
+                     WHERE cd.doc_id = d.doc_id AND c.embedding_status = 'failed')`,
+    [locked.rows.map((r) => r.doc_id)],
+  );
   if (indexed.length) {
     await tx.query(
       `UPDATE ingest_submissions SET status = 'completed', updated_at = now()
@@ -305,13 +318,33 @@ export async function reuseStoredVectors(db: Database, model: string, chunkIds: 
 export const MAX_ERROR_CHARS = 1000;
 
 /** An embedding error: `failed` with the error recorded; no automatic retry (spec §3). */
-export async function markFailed(db: Queryable, failures: { chunk_id: string; error: string }[]): Promise<number> {
+export async function markFailed(db: Database, failures: { chunk_id: string; error: string }[]): Promise<number> {
   if (failures.length === 0) return 0;
-  const r = await db.query(
-    `UPDATE chunks c SET embedding_status = 'failed', embedding_error = u.e, lease_expires_at = NULL, updated_at = now()
-       FROM unnest($1::uuid[], $2::text[]) AS u(id, e)
-      WHERE c.chunk_id = u.id AND c.embedding_status IN ('pending', 'processing')`,
-    [failures.map((f) => f.chunk_id), failures.map((f) => (f.error || 'embedding failed').slice(0, MAX_ERROR_CHARS))],
+  return db.transaction(async (tx) => {
+    const r = await tx.query<{ chunk_id: string }>(
+      `UPDATE chunks c SET embedding_status = 'failed', embedding_error = u.e, lease_expires_at = NULL, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[]) AS u(id, e)
+        WHERE c.chunk_id = u.id AND c.embedding_status IN ('pending', 'processing')
+        RETURNING c.chunk_id`,
+      [failures.map((f) => f.chunk_id), failures.map((f) => (f.error || 'embedding failed').slice(0, MAX_ERROR_CHARS))],
+    );
+    // Their documents are `failed` (refreshDocumentStatus).
+    if (r.rows.length) await refreshDocumentStatus(tx, { chunkIds: r.rows.map((x) => x.chunk_id) });
+    return r.rows.length;
+  });
+}
+
+/**
+ * Documents `failed` for a chunk that is queued again (reindex) go back to `enriched`, waiting for their vectors.
+ * Called in the transaction that reset the chunks.
+ */
+export async function reviveFailedDocuments(tx: Queryable): Promise<number> {
+  const r = await tx.query(
+    `UPDATE documents d SET status = 'enriched', updated_at = now(),
+            error_details = nullif(d.error_details - 'embedding_error', '{}'::jsonb)
+      WHERE d.status = 'failed' AND d.error_details ? 'embedding_error'
+        AND NOT EXISTS (SELECT 1 FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
+                         WHERE cd.doc_id = d.doc_id AND c.embedding_status = 'failed')`,
   );
   return r.rowCount;
 }

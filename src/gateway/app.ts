@@ -19,6 +19,7 @@ import { FileIngestService } from '../files/ingest-service.ts';
 import { removeObjects, type ObjectStore } from '../files/object-store.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
+import { contextRoutes } from './routes/context.ts';
 import { coverageRoutes } from './routes/coverage.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { forgetRoutes } from './routes/forget.ts';
@@ -301,6 +302,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard([config.authToken, config.catalogToken], 'token', sessions));
     await scope.register(contactIngestRoutes, { catalog });
     await scope.register(contactExportRoutes, { catalog });
+  });
+
+  // Spec 4.3 rule 6, 5.4: the context route may require the catalog token instead of the gateway token.
+  await app.register(async (scope) => {
+    scope.addHook(
+      'onRequest',
+      config.contextRequireCatalogToken ? bearerGuard(config.catalogToken, 'catalog token') : bearerGuard(config.authToken, 'token', sessions),
+    );
+    await scope.register(contextRoutes, { search });
   });
 
   // Spec 5.4: the relationship route may require the catalog token instead of the gateway token.

@@ -54,12 +54,24 @@ export function extractContentText(content: IngestRequestT['content']): string {
 
 /**
  * The idempotency key: SHA-256 of source type, source id, text hash and the canonical JSON of
- * the metadata. The same content sent twice is one submission; changed text or metadata is an
- * edit and becomes a new version.
+ * the metadata, and the account when there is one (spec 2.1: a version's identity includes
+ * source_account_id, so the same message in two accounts is two documents). The same content sent
+ * twice is one submission; changed text or metadata is an edit and becomes a new version.
  */
-export function idempotencyKey(sourceType: string, sourceId: string, textHash: string, metadata: unknown): string {
+export function idempotencyKey(
+  sourceType: string,
+  sourceId: string,
+  textHash: string,
+  metadata: unknown,
+  accountId?: string | null,
+): string {
   const metaHash = sha256Hex(canonicalJson(metadata ?? {}));
-  return sha256Hex(`${sourceType}:${sourceId}:${textHash}:${metaHash}`);
+  return sha256Hex(`${sourceType}:${sourceId}:${textHash}:${metaHash}${accountKeyPart(accountId)}`);
+}
+
+/** The account's part of an idempotency key: none without an account, so keys made before it stay the same. */
+export function accountKeyPart(accountId: string | null | undefined): string {
+  return accountId ? `:account:${accountId}` : '';
 }
 
 export function prepareIngest(req: IngestRequestT, now = new Date()): CatalogDocumentRequest {
@@ -82,7 +94,7 @@ export function prepareIngest(req: IngestRequestT, now = new Date()): CatalogDoc
   }
   const metadata = req.metadata ?? {};
   return {
-    idempotency_key: idempotencyKey(req.source_type, req.source_id, textHash, metadata),
+    idempotency_key: idempotencyKey(req.source_type, req.source_id, textHash, metadata, req.source_account_id),
     source_type: req.source_type,
     source_id: req.source_id,
     content_sha256: textHash,

@@ -7,6 +7,8 @@ export const SOURCE_TYPES = [
   'calendar_event', 'contact',
 ] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
+/** Values of Thread.source_type (gateway spec 2.2). A thread sent without one takes its document's. */
+export const THREAD_SOURCE_TYPES = ['chatapp', 'sms', 'email', 'slack', 'whatsapp', 'signal'] as const;
 
 export const TIMESTAMP_TYPES = [
   'sent', 'received', 'modified', 'created', 'event_start', 'event_end', 'due', 'completed',

@@ -4,7 +4,12 @@ import { JsonObject, Nullable, SOURCE_TYPES, StringEnum, Timestamp } from './com
 /** The filters of GET /v1/search without a query: the documents they select, newest first (a timeline drill-down). */
 export const DocumentListQuery = Type.Object({
   source_type: Type.Optional(StringEnum(SOURCE_TYPES)),
-  has_attachments: Type.Optional(Type.Boolean()),
+  has_attachments: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: 'true: only documents with attachments. false, the default (spec 4.2), does not filter: omitting it is the same',
+    }),
+  ),
   thread_id: Type.Optional(Type.String({ format: 'uuid' })),
   person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Documents linked to this person (merges followed)' })),
   person: Type.Optional(

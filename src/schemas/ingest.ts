@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BATCH_STATUSES, DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
+  BATCH_STATUSES, THREAD_SOURCE_TYPES, DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
 } from './common.ts';
 
 export const DocumentPerson = Type.Object({
@@ -15,7 +15,7 @@ export type DocumentPersonT = Static<typeof DocumentPerson>;
 
 export const ThreadPayload = Type.Object({
   external_id: Identifier(500),
-  source_type: Type.Optional(Nullable(Identifier(100))),
+  source_type: Type.Optional(Nullable(StringEnum(THREAD_SOURCE_TYPES))),
   source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
   source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
   title: Type.Optional(Nullable(Type.String())),

@@ -156,8 +156,11 @@ describe('chunk and document status (spec §3)', () => {
     expect((await chunkRow(db, d.chunkIds[0])).embedding_status).toBe('embedded');
     expect((await chunkRow(db, d.chunkIds[2])).embedding_status).toBe('embedded');
     expect(stats.failed).toBe(1);
-    // The document cannot be indexed with a failed chunk; nothing picks the failed chunk up again.
-    expect(await docStatus(db, d.docId)).toEqual({ doc: 'enriched', submission: 'cataloged' });
+    // The document cannot be indexed with a failed chunk: it is `failed` (spec §3, a fatal failure), the error kept
+    // on it; nothing picks the failed chunk up again.
+    expect(await docStatus(db, d.docId)).toEqual({ doc: 'failed', submission: 'cataloged' });
+    const details = await db.query<{ error_details: any }>('SELECT error_details FROM documents WHERE doc_id = $1', [d.docId]);
+    expect(details.rows[0].error_details.embedding_error).toContain('POISON token');
     const before = calls.length;
     const watched = watchClaims(db);
     worker = startEmbeddingWorker({ db: watched.db, embedder: flaky, pollMs: 20 });
@@ -169,6 +172,7 @@ describe('chunk and document status (spec §3)', () => {
     // Operator reset: failed -> pending, then a healthy model finishes the document.
     expect(await reindexFailed(db)).toBe(1);
     expect((await chunkRow(db, d.chunkIds[1])).embedding_status).toBe('pending');
+    expect(await docStatus(db, d.docId)).toEqual({ doc: 'enriched', submission: 'cataloged' });
     await drain(inner);
     expect((await chunkRow(db, d.chunkIds[1])).embedding_error).toBeNull();
     expect(await docStatus(db, d.docId)).toEqual({ doc: 'indexed', submission: 'completed' });

@@ -32,7 +32,9 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
       const { start_date, end_date, person, source_type, has_attachments, thread_id, person_id, limit, offset } = req.query;
       let filters;
       try {
-        filters = parseFilters({ start_date, end_date, person, source_type, has_attachments, thread_id }, phoneRegion);
+        // has_attachments=false is the declared default (spec 4.2): the same as leaving it out, no filter.
+        const attachments = has_attachments ? true : undefined;
+        filters = parseFilters({ start_date, end_date, person, source_type, has_attachments: attachments, thread_id }, phoneRegion);
       } catch (err) {
         if (!(err instanceof FilterError)) throw err;
         return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });

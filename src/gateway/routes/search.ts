@@ -6,9 +6,14 @@ import type { Search } from '../../search/search.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { Loose, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
 
+/** Ask reads at most this many hits; a larger k is read as this (as the original did), not refused. */
+export const ASK_MAX_K = 20;
+
 export const AskRequest = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 2000 }),
-  k: Type.Integer({ minimum: 1, maximum: 20, default: 5 }),
+  k: Type.Optional(
+    Type.Integer({ minimum: 1, default: 5, description: `Hits the answer is drawn from (spec 8: default 5); above ${ASK_MAX_K} is read as ${ASK_MAX_K}` }),
+  ),
 });
 
 export const AskCitation = Type.Object(
@@ -95,29 +100,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
           .code(422)
           .send({ detail: [{ loc: ['body', 'query'], msg: 'Query must contain text', type: 'string_too_short' }] });
       }
-      return search.ask(req.body.query, req.body.k);
+      return search.ask(req.body.query, Math.min(req.body.k ?? 5, ASK_MAX_K));
     },
-  );
-
-  app.get(
-    '/v1/context/general',
-    {
-      schema: {
-        tags: ['search'],
-        summary: 'Totals, busiest threads and recent highlights of the active documents',
-        querystring: Type.Object({
-          days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Only documents of the last N days' })),
-          source_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-          include_automated: Type.Optional(
-            Type.Boolean({
-              default: false,
-              description: 'Also list the threads of automated senders (machine mail, no-reply senders, one-way traffic) among the busiest; each thread says automated',
-            }),
-          ),
-        }),
-        response: { 200: Loose, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => search.generalContext(req.query) as any,
   );
 };

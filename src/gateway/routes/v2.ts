@@ -11,7 +11,7 @@ import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { personFromV2, upsertPerson, v2PeopleSource, type PersonPayloadV2 } from '../../people/contacts.ts';
 import { withNumberBounds } from '../../schemas/bounds.ts';
-import { ErrorMessage, SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { ErrorMessage, SOURCE_TYPES, THREAD_SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import {
   DocumentEnvelope,
@@ -29,12 +29,11 @@ import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { parseTimestamp, toUtcIso } from '../../util/timestamp.ts';
-import { PrepareError } from '../prepare.ts';
+import { accountKeyPart, PrepareError } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 
-const THREAD_SOURCE_TYPES = new Set(['chatapp', 'sms', 'email', 'slack', 'whatsapp', 'signal']);
 
 /** Failure of one envelope: a status and a 422-style detail list or a message. */
 export class EnvelopeError extends Error {
@@ -74,13 +73,13 @@ export function prepareV2Document(env: DocumentEnvelopeT): CatalogDocumentReques
   const textSha = p.text_sha256?.toLowerCase() ?? sha256Hex(p.text);
   const rel = p.relationships ?? {};
   const threadExternal = p.thread?.external_id ?? (rel.thread_id && !isUuidLike(rel.thread_id) ? rel.thread_id : null);
-  const threadAllowed = THREAD_SOURCE_TYPES.has(env.source.source_type);
+  const threadAllowed = (THREAD_SOURCE_TYPES as readonly string[]).includes(env.source.source_type);
   const f = p.facets ?? {};
   const overrides: { has_attachments?: boolean; attachment_count?: number } = {};
   if (typeof f.has_attachments === 'boolean') overrides.has_attachments = f.has_attachments;
   if (typeof f.attachment_count === 'number') overrides.attachment_count = f.attachment_count;
   return {
-    idempotency_key: sha256Hex(`${env.source.source_type}:${p.external_id}:${textSha}`),
+    idempotency_key: sha256Hex(`${env.source.source_type}:${p.external_id}:${textSha}${accountKeyPart(env.source.source_account_id)}`),
     source_type: env.source.source_type,
     source_provider: env.source.source_provider ?? null,
     source_account_id: env.source.source_account_id ?? null,
