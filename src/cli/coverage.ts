@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
 import type { MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
-import { serverOrDatabase, ServerError, type ServerClient } from './client.ts';
+import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
 import { ago } from './sessions.ts';
 
 export const COVERAGE_USAGE = `usage: memex coverage [--source S] [--missing] [--json]
