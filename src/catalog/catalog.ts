@@ -4,6 +4,7 @@
  * its items in groups, each item inside a savepoint so one bad item never stops the others.
  */
 import type { Database, Queryable } from '../db/types.ts';
+import { boundTitle } from '../schemas/bounds.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import type { IngestStatusResponseT } from '../schemas/ingest.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
@@ -388,7 +389,7 @@ export class Catalog {
                 NULL, NULL, NULL, now(), now(), now()
            FROM documents WHERE doc_id = $1`,
         [
-          docId, newDocId, changes.title !== undefined ? changes.title : old.title, text, sha256Hex(text), ts,
+          docId, newDocId, changes.title !== undefined ? boundTitle(changes.title) : old.title, text, sha256Hex(text), ts,
           facets ? facets.has_attachments : old.has_attachments, facets ? facets.attachment_count : old.attachment_count,
           JSON.stringify(metadata),
         ],

@@ -9,6 +9,7 @@
  */
 import type { Queryable } from '../db/types.ts';
 import { linkPeople } from '../people/linking.ts';
+import { boundTitle, URI_MAX_CHARS } from '../schemas/bounds.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
 import { attachmentColumns, emailKeysOf, linkAttachments, withMessagePeople } from './attachments.ts';
@@ -275,6 +276,13 @@ export async function ingestMany(
 ): Promise<BatchItemOutcome[]> {
   const outcomes = new Map<number, BatchItemOutcome>();
   const now = new Date().toISOString();
+  // Titles are stored cut at TITLE_MAX_CHARS (documents and threads), on every path that stores one.
+  items = items.map((item) => {
+    const r = item.request;
+    const title = boundTitle(r.title);
+    const thread = r.thread && boundTitle(r.thread.title) !== r.thread.title ? { ...r.thread, title: boundTitle(r.thread.title) } : r.thread;
+    return title === r.title && thread === r.thread ? item : { ...item, request: { ...r, title, thread } };
+  });
   const all = items;
   // Attachments whose message is already stored take its people first: the block list judges them with them.
   const adopted = await withMessagePeople(tx, items.map((i) => i.request));
@@ -310,6 +318,11 @@ export async function ingestMany(
     const tooLong = identityTooLong(item.request);
     if (tooLong) {
       outcomes.set(item.index, { index: item.index, ok: false, error: { code: 'INGEST.IDENTITY_TOO_LONG', message: tooLong, status: 422 } });
+      continue;
+    }
+    if ((item.request.canonical_uri?.length ?? 0) > URI_MAX_CHARS) {
+      const message = `canonical_uri is longer than ${URI_MAX_CHARS} characters`;
+      outcomes.set(item.index, { index: item.index, ok: false, error: { code: 'INGEST.FIELD_TOO_LONG', message, status: 422 } });
       continue;
     }
     const p = prior.get(item.request.idempotency_key);

@@ -34,6 +34,16 @@ export const LIMITS = {
   highlightChars: 500,
   noteChars: 100_000,
   metadataChars: 8_000,
+  /** Titles, names and URLs in any result (stored titles are at most 1,000 characters). */
+  titleChars: 300,
+  urlChars: 2_000,
+  nameChars: 200,
+  /** Identifiers (emails, phones, nicknames) listed per person. */
+  listItems: 20,
+  /** memex://document/{id}: the text read through the resource (get_document reads up to maxDocumentChars). */
+  resourceChars: 20_000,
+  /** get_document: what the result may hold beyond max_chars (field names, ids, dates, markers). */
+  documentOverhead: 2_000,
 } as const;
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID (as returned by search)');
@@ -41,6 +51,17 @@ const isoDate = z.string().min(4).max(40).describe('ISO 8601 date (2026-03-01) o
 const nullableString = z.string().nullable();
 
 export const documentUri = (id: string) => `memex://document/${id}`;
+
+/** A title, name or URL at most `max` characters, cut with "…". */
+function short<T extends string | null | undefined>(s: T, max: number = LIMITS.titleChars): T {
+  if (typeof s !== 'string' || s.length <= max) return s;
+  return (max <= 0 ? '' : `${s.slice(0, max - 1)}…`) as T;
+}
+
+/** A list of short strings: at most LIMITS.listItems, each at most LIMITS.nameChars. */
+function shortList(xs: unknown): string[] {
+  return (Array.isArray(xs) ? xs : []).slice(0, LIMITS.listItems).map((x) => short(String(x), LIMITS.nameChars));
+}
 
 function cut(text: string, max: number): { text: string; truncated: boolean } {
   if (text.length <= max) return { text, truncated: false };
@@ -59,18 +80,25 @@ function peopleNames(people: unknown): string[] {
       if (typeof name === 'string' && name) out.push(name);
     }
   }
-  return [...new Set(out)].slice(0, 20);
+  return [...new Set(out)].slice(0, LIMITS.listItems).map((n) => short(n, LIMITS.nameChars));
 }
 
 /** Metadata as stored, or when its JSON is longer than the cap, its scalar fields (strings cut) and a marker. */
-function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
-  if (JSON.stringify(metadata).length <= LIMITS.metadataChars) return metadata;
+function boundedMetadata(metadata: Record<string, unknown>, max: number = LIMITS.metadataChars): Record<string, unknown> {
+  if (JSON.stringify(metadata).length <= max) return metadata;
   const out: Record<string, unknown> = {};
+  let used = 0;
   for (const [k, v] of Object.entries(metadata)) {
-    if (typeof v === 'string') out[k] = v.length > 200 ? `${v.slice(0, 200)}…` : v;
-    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+    let value: unknown;
+    if (typeof v === 'string') value = v.length > 200 ? `${v.slice(0, 200)}…` : v;
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) value = v;
+    else continue;
+    const size = JSON.stringify(k).length + JSON.stringify(value).length + 2;
+    if (used + size > max) break;
+    out[k] = value;
+    used += size;
   }
-  out._truncated = `metadata over ${LIMITS.metadataChars} characters: nested fields left out`;
+  out._truncated = `metadata over ${max} characters: nested and further fields left out`;
   return out;
 }
 
@@ -316,7 +344,8 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       title: 'Search personal data',
       description:
         'Hybrid (keyword + semantic) search over messages, email, files and notes. Returns up to k hits (max 50) with ' +
-        `document ids, titles, snippets (≤ ${LIMITS.snippetChars} chars), dates and people. Filters narrow by source, person ` +
+        `document ids, titles (≤ ${LIMITS.titleChars} chars), snippets (≤ ${LIMITS.snippetChars} chars), URLs (≤ ${LIMITS.urlChars}), ` +
+        `dates and people (≤ ${LIMITS.listItems}). Filters narrow by source, person ` +
         '(email, phone or handle), dates, attachments or thread. Read a hit in full with get_document.',
       inputSchema: SearchInput,
       outputSchema: SearchOutput,
@@ -345,13 +374,13 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         );
         const hits = (r.hits as any[]).map((h) => ({
           document_id: h.document_id,
-          title: h.title ?? null,
+          title: short(h.title ?? null),
           snippet: cut(h.snippet ?? '', LIMITS.snippetChars).text,
           source_type: h.source_type,
           date: h.content_timestamp,
           people: peopleNames(h.people),
           thread_id: h.thread_id ?? null,
-          url: h.url ?? null,
+          url: short(h.url ?? null, LIMITS.urlChars),
           score: Number(h.score) || 0,
           has_attachments: Boolean(h.has_attachments),
           context: Boolean(h.context),
@@ -401,7 +430,9 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         `The document with its metadata, text (cut with a marker after max_chars, default ${LIMITS.documentChars}, ` +
         `max ${LIMITS.maxDocumentChars}), metadata (nested fields dropped past ${LIMITS.metadataChars} chars), its ` +
         `attachments' text (≤ ${LIMITS.attachmentChars} chars each, ≤ 20) and, with ` +
-        `include_thread, up to ${LIMITS.threadNeighbours} thread neighbours on each side.`,
+        `include_thread, up to ${LIMITS.threadNeighbours} thread neighbours on each side. max_chars bounds the whole ` +
+        `result: title, URL, people, text, metadata, attachments and neighbours together, in that order, hold at most ` +
+        `max_chars characters (plus ≤ ${LIMITS.documentOverhead} for field names, ids and dates).`,
       inputSchema: DocumentInput,
       outputSchema: DocumentOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -429,11 +460,11 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         );
         const people = (r.results as any[]).map((p) => ({
           person_id: p.person_id,
-          display_name: p.display_name,
-          organization: p.organization ?? null,
-          emails: p.emails ?? [],
-          phones: p.phones ?? [],
-          nicknames: p.nicknames ?? [],
+          display_name: short(p.display_name, LIMITS.nameChars),
+          organization: short(p.organization ?? null, LIMITS.nameChars),
+          emails: shortList(p.emails),
+          phones: shortList(p.phones),
+          nicknames: shortList(p.nicknames),
         }));
         const lines = people.map(
           (p, i) =>
@@ -482,9 +513,9 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         const relationships = (r.relationships as any[]).map((e, i) => ({
           rank: a.offset + i + 1,
           person_id: e.person_id,
-          display_name: e.display_name,
-          organization: e.organization ?? null,
-          emails: e.emails ?? [],
+          display_name: short(e.display_name, LIMITS.nameChars),
+          organization: short(e.organization ?? null, LIMITS.nameChars),
+          emails: shortList(e.emails),
           score: Number(e.score),
           last_contact_at: e.last_contact_at ?? null,
           summary: describeFeatures(e.features ?? {}),
@@ -525,7 +556,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           last_activity_at: r.last_message_ts ?? null,
           busiest_threads: (r.top_threads as any[]).map((t) => ({
             thread_id: t.thread_id,
-            title: t.title ?? null,
+            title: short(t.title ?? null),
             source_type: t.source_type,
             documents: t.message_count,
             last_activity_at: t.last_message_ts ?? null,
@@ -533,10 +564,10 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           })),
           highlights: (r.recent_highlights as any[]).map((h) => ({
             document_id: h.doc_id,
-            title: h.title ?? null,
+            title: short(h.title ?? null),
             source_type: h.source_type,
             date: h.ts,
-            sender: h.sender ?? null,
+            sender: short(h.sender ?? null, LIMITS.nameChars),
             text: cut(h.text ?? '', LIMITS.highlightChars).text,
           })),
         };
@@ -601,47 +632,92 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     new ResourceTemplate('memex://document/{id}', { list: undefined }),
     {
       title: 'memex document',
-      description: 'The text of one document (find ids with the search tool).',
+      description:
+        `The text of one document (find ids with the search tool): its title (≤ ${LIMITS.titleChars} chars), source and date, ` +
+        `then its first ${LIMITS.resourceChars} characters, cut with a marker (get_document reads up to ${LIMITS.maxDocumentChars}).`,
       mimeType: 'text/plain',
     },
     async (uri, vars) => {
       const id = String(vars.id);
       if (!uuid.safeParse(id).success) throw new ToolError(`${uri.href}: the id must be a document UUID`);
       const doc = await callOk(api, { method: 'GET', path: `/v1/doc/${id}` });
-      const header = [doc.title ? `# ${doc.title}` : null, `${doc.source_type} · ${doc.content_timestamp}`].filter(Boolean).join('\n');
-      return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${header}\n\n${doc.text ?? ''}` }] };
+      const header = [doc.title ? `# ${short(doc.title)}` : null, `${doc.source_type} · ${doc.content_timestamp}`].filter(Boolean).join('\n');
+      return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${header}\n\n${cut(doc.text ?? '', LIMITS.resourceChars).text}` }] };
     },
   );
 
   return server;
 }
 
+/**
+ * get_document: max_chars bounds the whole result, not only the text. Title, URL and people come
+ * first, the text takes what is left, then metadata, attachments' text and thread neighbours fill
+ * whatever remains; everything else in the result (field names, ids, dates, markers) stays under
+ * LIMITS.documentOverhead, for the structured result and the text alike.
+ */
 async function getDocument(api: MemexApi, id: string, includeThread: boolean, maxChars: number): Promise<CallToolResult> {
   const res = await api.call({ method: 'GET', path: `/v1/doc/${id}` });
   if (res.status === 404) throw new ToolError(`no document has id ${id}; use an id returned by search or ask`);
   const doc = okBody(api, res);
-  const body = cut(doc.text ?? '', maxChars);
-  const { attachments: rawAttachments, ...metadata } = (doc.metadata ?? {}) as Record<string, unknown>;
-  const attachments = (Array.isArray(rawAttachments) ? rawAttachments : []).slice(0, 20).map((x: any) => ({
-    filename: x?.filename ?? null,
-    mime_type: x?.mime_type ?? null,
-    kind: x?.kind ?? null,
-    text: cut([x?.ocr?.text, x?.caption].filter((t) => typeof t === 'string' && t).join('\n'), LIMITS.attachmentChars).text,
-  }));
+  let budget = maxChars;
+  const take = (n: number) => {
+    budget = Math.max(0, budget - n);
+  };
+  const title = short(doc.title ?? null, Math.min(LIMITS.titleChars, budget));
+  take(title?.length ?? 0);
+  const url = short(doc.canonical_uri ?? null, Math.min(LIMITS.urlChars, budget));
+  take(url?.length ?? 0);
+  const people: string[] = [];
+  for (const name of peopleNames(doc.people)) {
+    if (name.length > budget) break;
+    people.push(name);
+    take(name.length);
+  }
+  const fullText = String(doc.text ?? '');
+  const body = cut(fullText, budget);
+  take(Math.min(fullText.length, budget));
+  const { attachments: rawAttachments, ...rest } = (doc.metadata ?? {}) as Record<string, unknown>;
+  const metadata = boundedMetadata(rest, Math.min(LIMITS.metadataChars, budget));
+  take(JSON.stringify(metadata).length);
+  const attachments: { filename: string | null; mime_type: string | null; kind: string | null; text: string }[] = [];
+  for (const x of (Array.isArray(rawAttachments) ? rawAttachments : []).slice(0, 20) as any[]) {
+    if (budget <= 0) break;
+    const entry = {
+      filename: short(typeof x?.filename === 'string' ? x.filename : null, Math.min(LIMITS.nameChars, budget)),
+      mime_type: short(typeof x?.mime_type === 'string' ? x.mime_type : null, 100),
+      kind: short(typeof x?.kind === 'string' ? x.kind : null, 20),
+      text: '',
+    };
+    take(entry.filename?.length ?? 0);
+    const text = [x?.ocr?.text, x?.caption].filter((t) => typeof t === 'string' && t).join('\n');
+    entry.text = cut(text, Math.min(LIMITS.attachmentChars, budget)).text;
+    take(Math.min(text.length, LIMITS.attachmentChars));
+    attachments.push(entry);
+  }
   let thread: { thread_id: string; documents_in_thread: number; neighbours: z.infer<typeof Neighbour>[] } | null = null;
-  if (includeThread && doc.thread_id) thread = await threadNeighbours(api, doc.thread_id, id);
+  if (includeThread && doc.thread_id) {
+    thread = await threadNeighbours(api, doc.thread_id, id);
+    const kept: z.infer<typeof Neighbour>[] = [];
+    for (const n of thread.neighbours) {
+      const size = (n.title?.length ?? 0) + n.snippet.length;
+      if (size > budget) break;
+      kept.push(n);
+      take(size);
+    }
+    thread.neighbours = kept;
+  }
   const out = {
     document_id: doc.doc_id,
-    title: doc.title ?? null,
+    title,
     source_type: doc.source_type,
     date: doc.content_timestamp,
-    url: doc.canonical_uri ?? null,
-    people: peopleNames(doc.people),
+    url,
+    people,
     is_active_version: Boolean(doc.is_active_version),
     text: body.text,
-    text_chars: (doc.text ?? '').length,
+    text_chars: fullText.length,
     truncated: body.truncated,
-    metadata: boundedMetadata(metadata),
+    metadata,
     attachments,
     thread,
     resource_uri: documentUri(doc.doc_id),
@@ -674,7 +750,7 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
   }
   const summary = (d: any, position: 'before' | 'after') => ({
     document_id: d.doc_id,
-    title: d.title ?? null,
+    title: short(d.title ?? null),
     date: d.content_timestamp,
     snippet: cut(String(d.text ?? '').replace(/\s+/g, ' '), 200).text,
     position,
@@ -706,18 +782,18 @@ async function getPerson(api: MemexApi, personId: string, recent: number): Promi
   const docs = await callOk(api, { method: 'GET', path: '/v1/documents', query: { person_id: p.person_id, limit: recent } });
   const out = {
     person_id: p.person_id,
-    display_name: p.display_name,
-    given_name: p.given_name ?? null,
-    family_name: p.family_name ?? null,
-    organization: p.organization ?? null,
-    nicknames: p.nicknames ?? [],
-    identifiers: (p.identifiers as any[]).slice(0, 50).map((i) => ({ kind: i.kind, value: i.value_raw, label: i.label ?? null })),
-    merged_from: p.merged_from ?? [],
+    display_name: short(p.display_name, LIMITS.nameChars),
+    given_name: short(p.given_name ?? null, LIMITS.nameChars),
+    family_name: short(p.family_name ?? null, LIMITS.nameChars),
+    organization: short(p.organization ?? null, LIMITS.nameChars),
+    nicknames: shortList(p.nicknames),
+    identifiers: (p.identifiers as any[]).slice(0, 50).map((i) => ({ kind: i.kind, value: short(String(i.value_raw), LIMITS.nameChars), label: short(i.label ?? null, LIMITS.nameChars) })),
+    merged_from: (p.merged_from ?? []).slice(0, 50),
     relationship,
     relationship_note: note,
     recent_documents: (docs.documents as any[]).map((d) => ({
       document_id: d.doc_id,
-      title: d.title ?? null,
+      title: short(d.title ?? null),
       source_type: d.source_type,
       date: d.content_timestamp,
     })),

@@ -58,3 +58,22 @@ export function withNumberBounds<T>(schema: T): T {
   cache.set(schema as object, out);
   return out as T;
 }
+
+/**
+ * Stored strings (issue 33 item 5). A title longer than TITLE_MAX_CHARS is kept, cut there with "…"
+ * (an email with a long subject is still stored); a canonical URI longer than URI_MAX_CHARS, a MIME
+ * type, an encoding or a timestamp type past its bound is refused (422 naming the field): a cut URI
+ * would point elsewhere.
+ */
+export const TITLE_MAX_CHARS = 1000;
+export const URI_MAX_CHARS = 8192;
+export const MIME_MAX_CHARS = 255;
+export const SHORT_MAX_CHARS = 64;
+
+/** A title as stored: at most TITLE_MAX_CHARS characters (code points), cut with "…". */
+export function boundTitle<T extends string | null | undefined>(title: T): T {
+  if (typeof title !== 'string' || title.length <= TITLE_MAX_CHARS) return title;
+  const points = Array.from(title);
+  if (points.length <= TITLE_MAX_CHARS) return title;
+  return `${points.slice(0, TITLE_MAX_CHARS - 1).join('')}…` as T;
+}

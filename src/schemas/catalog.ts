@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Identifier, JsonObject, Nullable, SOURCE_TYPES, StringEnum, TIMESTAMP_TYPES, Timestamp, Uuid } from './common.ts';
+import { MIME_MAX_CHARS, SHORT_MAX_CHARS, TITLE_MAX_CHARS, URI_MAX_CHARS } from './bounds.ts';
 import { DocumentPerson, ThreadPayload } from './ingest.ts';
 
 /** Body of the internal POST /v1/catalog/documents (gateway spec 4.6). */
@@ -15,9 +16,9 @@ export const CatalogDocument = Type.Object(
     source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
     source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
     external_id: Type.Optional(Nullable(Identifier(1000))),
-    title: Type.Optional(Nullable(Type.String())),
-    mime_type: Type.Optional(Nullable(Type.String())),
-    canonical_uri: Type.Optional(Nullable(Type.String())),
+    title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
+    mime_type: Type.Optional(Nullable(Type.String({ maxLength: MIME_MAX_CHARS }))),
+    canonical_uri: Type.Optional(Nullable(Type.String({ maxLength: URI_MAX_CHARS }))),
     metadata: Type.Optional(Nullable(JsonObject)),
     people: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),
     thread_id: Type.Optional(Nullable(Uuid)),
@@ -45,7 +46,7 @@ export const CatalogBatch = Type.Object({
 
 export const CatalogVersionRequest = Type.Object({
   text: Type.Optional(Type.String()),
-  title: Type.Optional(Nullable(Type.String())),
+  title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
   metadata: Type.Optional(JsonObject),
   content_timestamp: Type.Optional(Timestamp),
   attachments: Type.Optional(Type.Array(JsonObject)),

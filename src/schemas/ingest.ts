@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import {
   BATCH_STATUSES, THREAD_SOURCE_TYPES, DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, SOURCE_TYPES, StringEnum, Timestamp, Uuid,
 } from './common.ts';
+import { MIME_MAX_CHARS, SHORT_MAX_CHARS, TITLE_MAX_CHARS, URI_MAX_CHARS } from './bounds.ts';
 
 export const DocumentPerson = Type.Object({
   identifier: Identifier(500),
@@ -18,7 +19,7 @@ export const ThreadPayload = Type.Object({
   source_type: Type.Optional(Nullable(StringEnum(THREAD_SOURCE_TYPES))),
   source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
   source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
-  title: Type.Optional(Nullable(Type.String())),
+  title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
   participants: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),
   thread_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   is_group: Type.Optional(Nullable(Type.Boolean())),
@@ -30,9 +31,9 @@ export const ThreadPayload = Type.Object({
 export type ThreadPayloadT = Static<typeof ThreadPayload>;
 
 export const IngestContent = Type.Object({
-  mime_type: Type.Optional(Type.String({ default: 'text/plain' })),
+  mime_type: Type.Optional(Type.String({ default: 'text/plain', maxLength: MIME_MAX_CHARS })),
   data: Type.String(),
-  encoding: Type.Optional(Nullable(Type.String())),
+  encoding: Type.Optional(Nullable(Type.String({ maxLength: SHORT_MAX_CHARS }))),
 });
 
 export const IngestRequest = Type.Object(
@@ -42,12 +43,12 @@ export const IngestRequest = Type.Object(
     source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
     source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
     external_id: Type.Optional(Nullable(Identifier(1000))),
-    title: Type.Optional(Nullable(Type.String())),
-    canonical_uri: Type.Optional(Nullable(Type.String())),
+    title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
+    canonical_uri: Type.Optional(Nullable(Type.String({ maxLength: URI_MAX_CHARS }))),
     content: IngestContent,
     metadata: Type.Optional(Nullable(DocumentMetadata)),
     content_timestamp: Type.Optional(Nullable(Timestamp)),
-    content_timestamp_type: Type.Optional(Nullable(Type.String())),
+    content_timestamp_type: Type.Optional(Nullable(Type.String({ maxLength: SHORT_MAX_CHARS }))),
     content_created_at: Type.Optional(Nullable(Timestamp)),
     content_modified_at: Type.Optional(Nullable(Timestamp)),
     people: Type.Optional(Nullable(Type.Array(DocumentPerson, { maxItems: 1000 }))),

@@ -1,6 +1,7 @@
 /** v2 envelopes (gateway spec 2.8, spec-notes A2.8) and their responses (spec-notes A2.9). */
 import { Type, type Static } from '@sinclair/typebox';
 import { DocumentMetadata, ErrorEnvelope, Identifier, JsonObject, Nullable, PERSON_ROLES, StringEnum, Timestamp, TIMESTAMP_TYPES } from './common.ts';
+import { MIME_MAX_CHARS, SHORT_MAX_CHARS, TITLE_MAX_CHARS, URI_MAX_CHARS } from './bounds.ts';
 import { IngestSubmissionResponse } from './ingest.ts';
 
 /** "2.0", "2.1", "2.0.3": any 2.x. */
@@ -27,7 +28,7 @@ export const ThreadHint = Type.Object({
   external_id: Type.Optional(Nullable(Identifier(500))),
   thread_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   is_group: Type.Optional(Nullable(Type.Boolean())),
-  title: Type.Optional(Nullable(Type.String())),
+  title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
   participants: Type.Optional(Nullable(Type.Array(PersonReference, { maxItems: 1000 }))),
   metadata: Type.Optional(Nullable(JsonObject)),
 });
@@ -36,11 +37,11 @@ export const DocumentPayload = Type.Object(
   {
     external_id: Identifier(1000),
     version_number: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-    title: Type.Optional(Nullable(Type.String())),
+    title: Type.Optional(Nullable(Type.String({ description: `Stored cut at ${TITLE_MAX_CHARS} characters (with …)` }))),
     text: Type.String(),
     text_sha256: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{64}$' }))),
-    mime_type: Type.Optional(Nullable(Type.String())),
-    canonical_uri: Type.Optional(Nullable(Type.String())),
+    mime_type: Type.Optional(Nullable(Type.String({ maxLength: MIME_MAX_CHARS }))),
+    canonical_uri: Type.Optional(Nullable(Type.String({ maxLength: URI_MAX_CHARS }))),
     content_timestamp: Timestamp,
     content_timestamp_type: StringEnum(TIMESTAMP_TYPES),
     content_created_at: Type.Optional(Nullable(Timestamp)),
