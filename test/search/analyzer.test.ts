@@ -67,3 +67,25 @@ describe('QueryAnalyzer: remembered words give what to_tsvector gives for the wh
     expect(await analyzer.lexemes(q)).toContainEqual({ term: 'cat', qtf: 4 });
   });
 });
+
+describe('QueryAnalyzer.positions: phrase positions from remembered words are PostgreSQL\'s', () => {
+  it('on 200 random plain phrases and a few that go to PostgreSQL whole', async () => {
+    const rnd = rng(23);
+    const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)];
+    const analyzer = new QueryAnalyzer(t.db);
+    const texts: string[] = ['e-mail from bob.smith@example.com', "don't stop", 'version 1.2.3 of the app'];
+    for (let i = 0; i < 200; i++) {
+      const n = 1 + Math.floor(rnd() * 5);
+      texts.push(Array.from({ length: n }, () => pick(WORDS)).join(pick([' ', ', ', ' ; '])));
+    }
+    const got = await analyzer.positions(texts);
+    const r = await t.db.query<{ i: number; lexeme: string; positions: number[] | null }>(
+      `SELECT t.i::int AS i, v.lexeme, v.positions::int[] AS positions
+         FROM unnest($1::text[]) WITH ORDINALITY AS t(s, i), unnest(to_tsvector('english', t.s)) AS v`,
+      [texts],
+    );
+    const expected = texts.map(() => new Map<string, number[]>());
+    for (const row of r.rows) expected[row.i - 1].set(row.lexeme, row.positions ?? []);
+    texts.forEach((text, i) => expect(new Map([...got[i]].sort()), text).toEqual(new Map([...expected[i]].sort())));
+  });
+});
