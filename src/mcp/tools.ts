@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { callOk, okBody, ToolError, type MemexApi } from './api.ts';
@@ -646,7 +646,31 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
   );
 
+  rejectNonObjectArguments(server);
   return server;
+}
+
+/**
+ * tools/call whose `arguments` is not a JSON object (a string, an array, a number, null) failed the
+ * SDK's request schema and came back as -32603 with the validator's raw output. Like every other bad
+ * argument it is invalid params (-32602) with a message that says what to send.
+ */
+function rejectNonObjectArguments(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, (req: any, extra: any) => unknown> })._requestHandlers;
+  const callTool = handlers?.get('tools/call');
+  if (!handlers || !callTool) return;
+  handlers.set('tools/call', (req, extra) => {
+    const params = req?.params;
+    const args = params?.arguments;
+    if (!params || typeof params !== 'object' || typeof params.name !== 'string') {
+      throw new McpError(ErrorCode.InvalidParams, 'tools/call needs params {name, arguments}: name is the tool name, a string');
+    }
+    if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+      const got = args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`;
+      throw new McpError(ErrorCode.InvalidParams, `arguments of ${params.name} must be a JSON object of named arguments, not ${got}`);
+    }
+    return callTool(req, extra);
+  });
 }
 
 /**

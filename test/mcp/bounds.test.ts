@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../helpers/db.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
@@ -129,5 +129,24 @@ describe(`MCP outputs keep their bounds on ${backend}`, () => {
     expect(text.length).toBeLessThanOrEqual(20_000 + 1_000);
     expect(text).toContain('zorblax');
     expect(text).toMatch(/\[… truncated: \d+ more characters\]$/);
+  });
+});
+
+describe(`MCP arguments of the wrong JSON type on ${backend}`, () => {
+  it('tools/call with arguments that are not an object answers -32602 with a short message', async () => {
+    for (const args of ['zorblax', [1, 2], 7, null, true]) {
+      const err = await client
+        .request({ method: 'tools/call', params: { name: 'search', arguments: args as any } }, CallToolResultSchema)
+        .then(() => undefined, (e: { code?: number; message?: string }) => e);
+      expect(err, JSON.stringify(args)).toBeDefined();
+      expect(err!.code, JSON.stringify(args)).toBe(-32602);
+      expect(err!.message).toMatch(/arguments of search must be a JSON object/);
+      expect(err!.message.length).toBeLessThan(200);
+    }
+    // The server keeps serving, and fields of the wrong type stay tool errors naming the field.
+    const r = await call('search', { query: 5 } as any);
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/query/);
+    expect((await call('search', { query: 'zorblax' })).isError).toBeFalsy();
   });
 });
