@@ -219,6 +219,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     db: opened,
     embedder: () => embedding.current?.embedder,
     beforeIndexReady: 'refuse',
+    phoneRegion: config.defaultPhoneRegion,
     onIndexError: (err) => log.warn({ err }, 'search index poll failed'),
     // Each process keeps its own snapshot in its own DATA_DIR (docs/architecture.md "Search index on disk").
     indexSnapshotFile: path.join(config.dataDir, 'search-index.snapshot'),

@@ -21,7 +21,9 @@ const COMMON = `  --url URL          server URL (default: MEMEX_URL, else http:/
 
 export const SEARCH_USAGE = `usage: memex search QUERY... [options]
 
-Hybrid search (words and meaning) over everything the server holds.
+Hybrid search (words and meaning) over everything the server holds. QUERY takes the
+search terms of docs/search.md: '"a phrase"', -word, OR, from: to: with: subject:
+type: has:attachment in:thread/ID before: after: on: (2026-10-05, 2026-10).
 
 options:
   -k, --limit N      documents to show (1-50, default 10)

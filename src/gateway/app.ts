@@ -202,6 +202,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     deps.search ??
     createSearch({
       db,
+      phoneRegion: config.defaultPhoneRegion,
       embedder: given && 'state' in given ? () => given.current?.embedder : (given?.embedder ?? null),
       onIndexError: (err) => app.log.warn({ err }, 'search index poll failed'),
       onLegTiming: metrics.observeLeg,
