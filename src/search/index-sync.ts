@@ -253,6 +253,9 @@ export class IndexSync {
   /** Stops the background poll; with a snapshot file, writes the index if it changed since the last one. */
   async close(): Promise<void> {
     if (this.closed) return this.saving ?? undefined;
+    // The snapshot written below reflects the log up to now (not the last background poll): a
+    // start then has nothing to catch up for what was written while this process ran.
+    if (this.snapshotFile && this.index && !this.blocked) await this.current().catch(() => undefined);
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
