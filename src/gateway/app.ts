@@ -254,7 +254,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addHook('onRequest', bearerGuard(config.authToken, 'token', sessions));
     await scope.register(sessionRoutes, { sessions, version: API_VERSION });
     await scope.register(ingestRoutes, { catalog });
-    await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion });
+    await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion, selfIds: () => relationships.selfIds() });
     await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
     await scope.register(statusRoutes, { db, worker: () => embeddingNow()?.worker, metrics });
     await scope.register(statsRoutes, { db });
@@ -266,7 +266,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       await scope.register(fileDownloadRoutes, { store: deps.files.store, db });
     }
     await scope.register(v2Routes, { catalog });
-    await scope.register(peopleRoutes, { catalog });
+    await scope.register(peopleRoutes, { catalog, selfIds: () => relationships.selfIds() });
     const forget = new ForgetService({
       db,
       phoneRegion: config.defaultPhoneRegion,

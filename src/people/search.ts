@@ -4,16 +4,57 @@
  * exact > prefix (of the value or of one of its words) > substring. A phone query matches whatever
  * format the user types: its digits are compared with the digits of the stored E.164 numbers, and
  * a number that canonicalises (national or international form) matches exactly.
+ *
+ * Each hit says how many messages (email, chat, SMS; an email's attachments are part of their message) name the
+ * person, merged ids included, and when the newest was dated; `sort` orders by those instead (issue 35). The owner
+ * (`excludeIds`: the self person) is no contact and is left out.
  */
+import { isEmailAttachmentSql } from '../catalog/attachments.ts';
 import type { Queryable } from '../db/types.ts';
+import { MERGED_CTE } from '../relationships/people.ts';
+import { MESSAGE_SOURCE_TYPES } from '../relationships/self.ts';
 import type { PeopleSearchHitT } from '../schemas/people.ts';
 import { canonicalEmail, canonicalPhone } from './identifiers.ts';
+
+/** relevance (the default with a query), name (the default without), messages (most first), last_contact (newest first). */
+export type PeopleSort = 'relevance' | 'name' | 'messages' | 'last_contact';
 
 export interface PeopleSearchParams {
   q?: string | null;
   limit: number;
   offset: number;
   region: string;
+  sort?: PeopleSort;
+  /** Persons never listed (the owner). */
+  excludeIds?: string[];
+}
+
+const LINK_ROLES = `('sender', 'recipient', 'participant', 'contact')`;
+
+/**
+ * The CTE `msg_stats(person_id, n, last)`: messages per live person (links of merged ids count for their
+ * survivor), `$types` the message source types. Restricted to `$ids` (uuid[]) when given. Needs WITH RECURSIVE.
+ */
+function statsCte(types: string, ids?: string): string {
+  return `${MERGED_CTE},
+  msg_stats AS (
+    SELECT coalesce(m.root, dp.person_id) AS person_id, count(DISTINCT d.doc_id)::int AS n, max(d.content_timestamp) AS last
+      FROM document_people dp
+      JOIN documents d ON d.doc_id = dp.doc_id
+      LEFT JOIN merged m ON m.person_id = dp.person_id
+     WHERE dp.role IN ${LINK_ROLES} AND d.is_active_version AND d.deleted_at IS NULL AND d.status <> 'failed'
+       AND d.source_type = ANY(${types}::text[]) AND NOT ${isEmailAttachmentSql('d')}
+       ${ids ? `AND (dp.person_id = ANY(${ids}::uuid[]) OR m.root = ANY(${ids}::uuid[]))` : ''}
+     GROUP BY 1)`;
+}
+
+/** ORDER BY of a sort, after the relevance score (`s.score`) when there is one. */
+function orderOf(sort: PeopleSort, scored: boolean): string {
+  const byName = 'lower(l.display_name), l.person_id';
+  if (sort === 'messages') return `coalesce(ms.n, 0) DESC, ${byName}`;
+  if (sort === 'last_contact') return `ms.last DESC NULLS LAST, ${byName}`;
+  if (sort === 'relevance' && scored) return `s.score DESC, ${byName}`;
+  return byName;
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -23,16 +64,24 @@ export async function searchPeople(
   p: PeopleSearchParams,
 ): Promise<{ results: PeopleSearchHitT[]; total: number }> {
   const q = (p.q ?? '').trim().toLowerCase();
+  const sort = p.sort ?? (q ? 'relevance' : 'name');
+  const exclude = p.excludeIds ?? [];
+  const types = [...MESSAGE_SOURCE_TYPES];
+  // Message counts are needed for every candidate only when they order the list; otherwise for the page only.
+  const byStats = sort === 'messages' || sort === 'last_contact';
   let ranked: { person_id: string }[];
   let total: number;
   if (!q) {
     const r = await db.query<{ person_id: string; n: number }>(
-      `SELECT person_id, count(*) OVER ()::int AS n FROM people WHERE merged_into IS NULL AND NOT deleted
-        ORDER BY lower(display_name), person_id LIMIT $1 OFFSET $2`,
-      [p.limit, p.offset],
+      `WITH RECURSIVE ${byStats ? `${statsCte('$4')},` : ''}
+       live AS (SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($3::uuid[])))
+       SELECT l.person_id, count(*) OVER ()::int AS n FROM live l
+         ${byStats ? 'LEFT JOIN msg_stats ms ON ms.person_id = l.person_id' : ''}
+        ORDER BY ${orderOf(sort, false)} LIMIT $1 OFFSET $2`,
+      [p.limit, p.offset, exclude, ...(byStats ? [types] : [])],
     );
     ranked = r.rows;
-    total = r.rows[0]?.n ?? (await countLive(db));
+    total = r.rows[0]?.n ?? (await countLive(db, exclude));
   } else {
     // Digits typed in a phone-like query ("508.410", "(508) 410-9572", "+44 20 7946") are matched
     // against stored numbers' digits; national numbers also against the number without country code.
@@ -44,8 +93,9 @@ export async function searchPeople(
     const emailExact = canonicalEmail(q) ?? '';
     const esc = likeEscape(q);
     const r = await db.query<{ person_id: string; n: number }>(
-      `WITH live AS (
-         SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted),
+      `WITH RECURSIVE ${byStats ? `${statsCte('$10')},` : ''}
+       live AS (
+         SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($9::uuid[]))),
        vals AS (
          SELECT l.person_id, lower(v) AS v, 'name' AS kind
            FROM live l JOIN people p ON p.person_id = l.person_id
@@ -78,10 +128,11 @@ export async function searchPeople(
            FROM vals GROUP BY person_id)
        SELECT s.person_id, count(*) OVER ()::int AS n
          FROM scored s JOIN live l ON l.person_id = s.person_id
+         ${byStats ? 'LEFT JOIN msg_stats ms ON ms.person_id = s.person_id' : ''}
         WHERE s.score > 0
-        ORDER BY s.score DESC, lower(l.display_name), s.person_id
+        ORDER BY ${orderOf(sort, true)}
         LIMIT $6 OFFSET $7`,
-      [q, esc, emailExact, phoneExact, digits, p.limit, p.offset, trunkless],
+      [q, esc, emailExact, phoneExact, digits, p.limit, p.offset, trunkless, exclude, ...(byStats ? [types] : [])],
     );
     ranked = r.rows;
     total = r.rows[0]?.n ?? 0;
@@ -90,20 +141,23 @@ export async function searchPeople(
   return { results: await hits(db, ranked.map((r) => r.person_id)), total };
 }
 
-async function countLive(db: Queryable): Promise<number> {
-  const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM people WHERE merged_into IS NULL AND NOT deleted');
+async function countLive(db: Queryable, exclude: string[]): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($1::uuid[]))',
+    [exclude],
+  );
   return r.rows[0].n;
 }
 
 /** A page past the end still reports how many matched. */
 async function countMatches(db: Queryable, q: string, p: PeopleSearchParams, _seen: number): Promise<number> {
-  const all = await searchPeople(db, { ...p, q, offset: 0, limit: 1 });
+  const all = await searchPeople(db, { ...p, q, offset: 0, limit: 1, sort: 'relevance' });
   return all.total;
 }
 
 async function hits(db: Queryable, ids: string[]): Promise<PeopleSearchHitT[]> {
   if (ids.length === 0) return [];
-  const [people, idents, addrs] = await Promise.all([
+  const [people, idents, addrs, stats] = await Promise.all([
     db.query<Record<string, any>>(
       `SELECT person_id, display_name, given_name, family_name, organization, nicknames FROM people
         WHERE person_id = ANY($1::uuid[])`,
@@ -120,7 +174,12 @@ async function hits(db: Queryable, ids: string[]): Promise<PeopleSearchHitT[]> {
         ORDER BY label`,
       [ids],
     ),
+    db.query<{ person_id: string; n: number; last: Date | string | null }>(
+      `WITH RECURSIVE ${statsCte('$2', '$1')} SELECT person_id, n, last FROM msg_stats WHERE person_id = ANY($1::uuid[])`,
+      [ids, [...MESSAGE_SOURCE_TYPES]],
+    ),
   ]);
+  const statsOf = new Map(stats.rows.map((r) => [r.person_id, r]));
   const byId = new Map(people.rows.map((r) => [r.person_id as string, r]));
   return ids
     .filter((id) => byId.has(id))
@@ -138,6 +197,8 @@ async function hits(db: Queryable, ids: string[]): Promise<PeopleSearchHitT[]> {
         addresses: addrs.rows
           .filter((a) => a.person_id === id)
           .map((a) => ({ label: a.label ?? null, city: a.city ?? null, region: a.region ?? null, country: a.country ?? null })),
+        message_count: statsOf.get(id)?.n ?? 0,
+        last_contact_at: statsOf.get(id)?.last ? new Date(statsOf.get(id)!.last!).toISOString() : null,
       };
     });
 }

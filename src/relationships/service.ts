@@ -9,7 +9,7 @@ import type { Database } from '../db/types.ts';
 import type { RelationshipConfig } from './config.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
 import { recomputeRelationships, type RecomputeOptions, type RecomputeResult } from './recompute.ts';
-import { MESSAGE_SOURCE_TYPES, resolveSelf, type SelfResolution } from './self.ts';
+import { MESSAGE_SOURCE_TYPES, personByIdentifier, resolveSelf, type SelfResolution } from './self.ts';
 
 interface Logger {
   info(obj: object, msg?: string): void;
@@ -29,6 +29,8 @@ export class RelationshipService {
   private lastSelf: string | null = null;
   /** A known self person, kept for a minute (detection reads recent messages). Never an unknown one. */
   private cachedSelf: { value: SelfResolution; at: number } | null = null;
+  /** The owner's persons for leaving them out of lists (selfIds), unknown included, kept for half a minute. */
+  private cachedOwner: { value: string[]; at: number } | null = null;
   /** Selves asked for by id (GET …/top?self_person_id=) whose edges this process computed and keeps fresh. */
   private askedSelves = new Set<string>();
   private closed = false;
@@ -75,6 +77,7 @@ export class RelationshipService {
     if (this.closed) return;
     this.fullPending = true;
     this.cachedSelf = null;
+    this.cachedOwner = null;
     this.schedule();
   }
 
@@ -144,6 +147,25 @@ export class RelationshipService {
     if (!fresh && this.cachedSelf && Date.now() - this.cachedSelf.at < 60_000) return this.cachedSelf.value;
     const value = await resolveSelf(this.db, this.config);
     this.cachedSelf = value ? { value, at: Date.now() } : null;
+    return value;
+  }
+
+  /**
+   * The persons that are the owner, never listed as a contact (people search, the search's person facet, the
+   * ranking): the self person and the persons of every configured SELF_IDENTIFIERS entry (one address each may
+   * have stayed a person of its own). Cached for half a minute, an unknown self too: lists are read often and
+   * detection reads recent messages. Changing the self person (requestFull) forgets it.
+   */
+  async selfIds(): Promise<string[]> {
+    if (this.cachedOwner && Date.now() - this.cachedOwner.at < 30_000) return this.cachedOwner.value;
+    const self = await this.self();
+    const ids = new Set<string>(self ? [self.person_id] : []);
+    for (const ident of this.config.selfIdentifiers) {
+      const id = await personByIdentifier(this.db, ident, null, this.config.phoneRegion);
+      if (id) ids.add(id);
+    }
+    const value = [...ids];
+    this.cachedOwner = { value, at: Date.now() };
     return value;
   }
 

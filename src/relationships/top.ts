@@ -48,7 +48,17 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v == null ? n
 export async function topRelationships(
   db: Queryable,
   selfId: string | null,
-  q: { days: number; limit: number; offset: number; now?: Date; personId?: string; includeAutomated?: boolean; goneQuiet?: boolean },
+  q: {
+    days: number;
+    limit: number;
+    offset: number;
+    now?: Date;
+    personId?: string;
+    includeAutomated?: boolean;
+    goneQuiet?: boolean;
+    /** The owner's other persons (an address of SELF_IDENTIFIERS that stayed a person of its own): never ranked. */
+    excludePersons?: string[];
+  },
 ): Promise<TopResult> {
   const end = q.now ?? new Date();
   const start = new Date(end.getTime() - q.days * 86400_000);
@@ -56,6 +66,7 @@ export async function topRelationships(
   const where = ['e.last_contact_at >= $1', 'e.person_id <> e.self_person_id'];
   if (selfId) where.push(`e.self_person_id = $${params.push(selfId)}`);
   else where.push(`EXISTS (SELECT 1 FROM people s WHERE s.person_id = e.self_person_id AND s.merged_into IS NULL AND NOT s.deleted)`);
+  if (q.excludePersons?.length) where.push(`NOT (e.person_id = ANY($${params.push(q.excludePersons)}::uuid[]))`);
   if (q.personId) where.push(`e.person_id = $${params.push(q.personId)}`);
   // Automated senders (features.automated, src/relationships/recompute.ts) only when asked, or asked for by id.
   else if (!q.includeAutomated) {

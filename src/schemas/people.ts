@@ -108,6 +108,14 @@ export const PeopleSearchQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  sort: Type.Optional(
+    Type.Union([Type.Literal('relevance'), Type.Literal('name'), Type.Literal('messages'), Type.Literal('last_contact')], {
+      description: 'relevance (the default with q), name (the default without), messages (most first), last_contact (newest first)',
+    }),
+  ),
+  include_self: Type.Optional(
+    Type.Boolean({ default: false, description: 'Also list the owner (the self person and SELF_IDENTIFIERS), who is no contact' }),
+  ),
 });
 
 export const PeopleSearchHit = Type.Object(
@@ -121,6 +129,8 @@ export const PeopleSearchHit = Type.Object(
     emails: Type.Array(Type.String()),
     phones: Type.Array(Type.String()),
     addresses: Type.Array(ContactAddressSummary),
+    message_count: Type.Integer({ description: 'Messages (email, chat, SMS) naming the person, merged ids included' }),
+    last_contact_at: Nullable(Type.String({ description: 'Date of the newest of those messages' })),
   },
   { title: 'PeopleSearchHit' },
 );

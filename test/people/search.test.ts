@@ -38,7 +38,8 @@ describe('GET /search/people', () => {
   it('returns exactly the hit fields of the spec', async () => {
     const [hit] = (await search('q=margaret')).results;
     expect(Object.keys(hit).sort()).toEqual(
-      ['addresses', 'display_name', 'emails', 'family_name', 'given_name', 'nicknames', 'organization', 'person_id', 'phones'].sort(),
+      // The spec's fields, and (issue 35) how many messages name the person and the date of the last.
+      ['addresses', 'display_name', 'emails', 'family_name', 'given_name', 'nicknames', 'organization', 'person_id', 'phones', 'message_count', 'last_contact_at'].sort(),
     );
     expect(hit).toMatchObject({
       display_name: 'Margaret Hamilton',

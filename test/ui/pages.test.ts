@@ -194,6 +194,38 @@ describe('relationships and people', () => {
   });
 });
 
+describe('people list', () => {
+  it('shows message counts and last contact, sorts by name, messages or last contact, and never lists the owner', async () => {
+    // The self person (me@example.com) was set on the relationships page above.
+    await page.evaluate(() => (location.hash = '#/people'));
+    const names = () => page.locator('.people-list li > a').allTextContents();
+    await page.locator('.people-list li', { hasText: 'Harbour Bank' }).waitFor();
+    expect(await names()).toEqual(['Alice Liddell', 'Bob Stone', 'Carol Danvers', 'Dora Marquez', 'Harbour Bank (statements)']);
+    expect(await page.locator('.status').textContent()).toBe('5 people');
+    const alice = page.locator('.people-list li', { hasText: 'Alice Liddell' });
+    expect(await alice.locator('.contact').textContent()).toMatch(/^7 messages · last contact \S/);
+    expect(await alice.locator('.contact time').getAttribute('datetime')).toBe(
+      (await h.gw.request('GET', '/search/people?q=alice')).json().results[0].last_contact_at,
+    );
+    await page.getByRole('button', { name: 'Messages' }).click();
+    await page.waitForFunction(() => location.hash.includes('sort=messages'));
+    await page.waitForFunction(() => document.querySelector('.people-list li > a')?.textContent === 'Alice Liddell' && document.querySelectorAll('.people-list li')[1]?.textContent?.includes('Dora'));
+    expect(await names()).toEqual(['Alice Liddell', 'Dora Marquez', 'Harbour Bank (statements)', 'Bob Stone', 'Carol Danvers']);
+    expect(await page.getByRole('button', { name: 'Messages' }).getAttribute('aria-pressed')).toBe('true');
+    await page.getByRole('button', { name: 'Last contact' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.people-list li')[1]?.textContent?.includes('Harbour Bank'));
+    expect(await names()).toEqual(['Alice Liddell', 'Harbour Bank (statements)', 'Dora Marquez', 'Bob Stone', 'Carol Danvers']);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Name' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.people-list li')[1]?.textContent?.includes('Bob Stone'));
+    // A search's People facet does not offer the owner either.
+    await page.evaluate(() => (location.hash = '#/search?q=budget'));
+    const facet = page.locator('.facet', { has: page.getByRole('heading', { name: 'People' }) });
+    await facet.locator('button', { hasText: 'Alice Liddell' }).waitFor();
+    expect(await facet.locator('button bdi').allTextContents()).not.toContain('Me');
+  });
+});
+
 describe('timeline', () => {
   it('draws bars per month and turns a brushed range into a search filter', async () => {
     await page.getByRole('link', { name: 'Timeline' }).click();

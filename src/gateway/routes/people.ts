@@ -10,7 +10,10 @@ import { MergeListResponse, PeopleSearchQuery, PeopleSearchResponse, PersonDetai
 
 const NotFound = Type.Object({ detail: Type.String() });
 
-export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds?: () => Promise<string[]> }> = async (
+  app,
+  { catalog, selfIds },
+) => {
   const db = catalog.db;
 
   app.get(
@@ -26,7 +29,16 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
     async (req) => {
       const limit = req.query.limit ?? 20;
       const offset = req.query.offset ?? 0;
-      const { results, total } = await searchPeople(db, { q: req.query.q, limit, offset, region: catalog.phoneRegion });
+      // The owner is no contact (issue 35): left out unless asked for.
+      const excludeIds = req.query.include_self || !selfIds ? [] : await selfIds();
+      const { results, total } = await searchPeople(db, {
+        q: req.query.q,
+        limit,
+        offset,
+        region: catalog.phoneRegion,
+        sort: req.query.sort,
+        excludeIds,
+      });
       return { query: req.query.q ?? null, limit, offset, total, results };
     },
   );

@@ -140,11 +140,22 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
         personId: q.person_id,
         includeAutomated: q.include_automated ?? false,
         goneQuiet: q.gone_quiet ?? false,
+        excludePersons: await ownerBesides(service, selfId),
       });
       return { self_person_id: selfId, ...top, window: `${days}d`, limit, offset };
     },
   );
 };
+
+/**
+ * The owner's other persons (a SELF_IDENTIFIERS address that stayed a person of its own) when `selfId` is the
+ * owner: never ranked as their contacts. Another person's ranking, asked for by id, keeps the owner.
+ */
+async function ownerBesides(service: RelationshipService, selfId: string | null): Promise<string[]> {
+  if (!selfId) return [];
+  const owner = await service.selfIds();
+  return owner.includes(selfId) ? owner.filter((id) => id !== selfId) : [];
+}
 
 async function selfState(service: RelationshipService) {
   const db = service.db;

@@ -52,9 +52,9 @@ export const AskResponseSchema = Type.Object(
   { additionalProperties: true },
 );
 
-export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string }> = async (
+export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string; selfIds?: () => Promise<string[]> }> = async (
   app,
-  { search, phoneRegion },
+  { search, phoneRegion, selfIds },
 ) => {
   app.get(
     '/v1/search',
@@ -80,7 +80,11 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
           .code(422)
           .send({ detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }] });
       }
-      return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group }) as any;
+      const result = await search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group });
+      // The owner is in nearly every message and no contact (issue 35): never in the person facet.
+      const owner = selfIds ? new Set(await selfIds()) : new Set<string>();
+      if (owner.size > 0) result.facets.person = result.facets.person.filter((f) => !owner.has(String(f.value)));
+      return result as any;
     },
   );
 

@@ -1,4 +1,8 @@
-/** People: search by name, phone (any format) or email; a person page with identifiers, merges, documents and the relationship in words. */
+/**
+ * People: search by name, phone (any format) or email, each with how many messages name them and the last
+ * contact, sortable by name, messages or last contact; a person page with identifiers, merges, documents and the
+ * relationship in words. The owner (the self person) is no contact and is not listed (the API leaves them out).
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
@@ -12,17 +16,32 @@ interface PersonHit {
   organization: string | null;
   emails: string[];
   phones: string[];
+  message_count: number;
+  last_contact_at: string | null;
 }
+
+/** GET /search/people's orders; relevance only means something with a query. */
+const SORTS: { value: string; label: string }[] = [
+  { value: 'relevance', label: 'Best match' },
+  { value: 'name', label: 'Name' },
+  { value: 'messages', label: 'Messages' },
+  { value: 'last_contact', label: 'Last contact' },
+];
 
 export function PeoplePage({ params }: { params: URLSearchParams }) {
   const [q, setQ] = useState(params.get('q') ?? '');
+  const asked = params.get('sort') ?? '';
+  const [sort, setSort] = useState(SORTS.some((s) => s.value === asked) ? asked : '');
   const [hits, setHits] = useState<{ total: number; results: PersonHit[] } | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const hasQuery = q.trim() !== '';
+  // Without a query "Best match" is the name order; the API's default for each case otherwise.
+  const current = sort === '' || (sort === 'relevance' && !hasQuery) ? (hasQuery ? 'relevance' : 'name') : sort;
 
   useEffect(() => {
     const ctl = new AbortController();
     const t = setTimeout(() => {
-      api(`/search/people${qs({ q: q.trim() || undefined, limit: 50 })}`, { signal: ctl.signal })
+      api(`/search/people${qs({ q: q.trim() || undefined, limit: 50, sort: current })}`, { signal: ctl.signal })
         .then((r) => {
           setHits(r);
           setError(null);
@@ -33,7 +52,12 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
       clearTimeout(t);
       ctl.abort();
     };
-  }, [q]);
+  }, [q, current]);
+
+  const pick = (value: string) => {
+    setSort(value);
+    replaceRoute(href('people', { q, sort: value }));
+  };
 
   return (
     <Page title="People">
@@ -46,22 +70,38 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
           autocomplete="off"
           onInput={(e) => {
             setQ(e.currentTarget.value);
-            replaceRoute(href('people', { q: e.currentTarget.value }));
+            replaceRoute(href('people', { q: e.currentTarget.value, sort }));
           }}
         />
       </form>
+      <div class="tabs" role="group" aria-label="Sort people by">
+        {SORTS.filter((s) => s.value !== 'relevance' || hasQuery).map((s) => (
+          <button key={s.value} type="button" class={s.value === current ? 'tab active' : 'tab'} aria-pressed={s.value === current} onClick={() => pick(s.value)}>
+            {s.label}
+          </button>
+        ))}
+      </div>
       <ErrorNote error={error} />
       {hits && (
         <>
           <p class="status" aria-live="polite">
             {hits.total} {hits.total === 1 ? 'person' : 'people'}
           </p>
-          <ul class="cards">
+          <ul class="cards people-list">
             {hits.results.map((p) => (
               <li key={p.person_id}>
                 <a href={href(`person/${p.person_id}`)}><bdi>{p.display_name}</bdi></a>
                 {p.organization && <span class="meta"> · <bdi>{p.organization}</bdi></span>}
                 <p class="meta">{[...p.emails, ...p.phones].slice(0, 4).join(' · ')}</p>
+                <p class="meta contact">
+                  <span class="count">{p.message_count === 1 ? '1 message' : `${p.message_count} messages`}</span>
+                  {p.last_contact_at && (
+                    <>
+                      {' · last contact '}
+                      <When iso={p.last_contact_at} />
+                    </>
+                  )}
+                </p>
               </li>
             ))}
           </ul>
