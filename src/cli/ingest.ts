@@ -480,6 +480,55 @@ function printSummary(s: IngestSummary, collected: CollectedFiles, out: NodeJS.W
 }
 
 /** The `memex ingest` verb. Returns the exit status. */
+/** A skip of collectFiles as coverage counts it (docs/coverage.md). */
+function skipKind(reason: string): 'excluded' | 'unsupported' | 'empty' | 'failed' {
+  if (reason.startsWith('unreadable')) return 'failed';
+  if (reason === 'empty file') return 'empty';
+  if (reason.startsWith('unsupported type') || reason.startsWith('no extension')) return 'unsupported';
+  return 'excluded'; // hidden, not a regular file, a symbolic link: left out by design
+}
+
+/**
+ * One coverage run per folder given (docs/coverage.md): every file met under it ends stored (uploaded: new;
+ * unchanged), skipped (hidden files and links excluded, unsupported types, empty files) or failed (refused,
+ * unreadable). A single file named on the command line is not a source of its own. Never fails the command.
+ */
+async function reportCoverage(
+  opts: Options,
+  paths: string[],
+  collected: CollectedFiles,
+  summary: IngestSummary,
+  started: Date,
+  err: NodeJS.WritableStream,
+): Promise<void> {
+  const { RunRecorder } = await import('../coverage/recorder.ts');
+  const { httpCoverageReporter } = await import('../coverage/reporter.ts');
+  const reporter = httpCoverageReporter({ url: opts.gateway, token: opts.token, timeoutMs: 15_000, log: { warn: (o) => err.write(`memex ingest: coverage not recorded (${(o as { reason?: string }).reason ?? 'error'})\n`) } });
+  const failed = new Map(summary.failed.map((f) => [f.path, f.reason]));
+  const uploaded = new Set(summary.uploaded);
+  const unchanged = new Set(summary.unchanged);
+  for (const raw of new Set(paths.map((p) => path.resolve(p)))) {
+    const st = await fs.stat(raw).catch(() => null);
+    if (!st?.isDirectory()) continue;
+    const under = (p: string) => p.startsWith(raw + path.sep);
+    const rec = new RunRecorder({ collector: 'ingest', source_type: 'localfs', source_account_id: null, source_ref: raw });
+    (rec as { startedAt: Date }).startedAt = started;
+    for (const f of collected.files.filter(under)) {
+      if (uploaded.has(f)) rec.stored(f, 'new');
+      else if (unchanged.has(f)) rec.stored(f, 'unchanged');
+      else if (failed.has(f)) rec.failed(f, failed.get(f)!, 'rejected');
+      else rec.pending(f, 'not handled by this run', 'not_reached');
+    }
+    for (const s of collected.skipped.filter((x) => under(x.path))) {
+      const kind = skipKind(s.reason);
+      if (kind === 'failed') rec.failed(s.path, s.reason, 'unreadable');
+      else rec.skipped(s.path, kind, s.reason);
+    }
+    for (const m of collected.missing.filter((x) => under(path.resolve(x.path)))) rec.failed(m.path, `unreadable folder: ${m.reason}`, 'unreadable');
+    await reporter.sendRun(rec.report({ cursor: { files: collected.files.filter(under).length } }));
+  }
+}
+
 export async function runIngestCommand(
   argv: string[],
   io: { out?: NodeJS.WritableStream; err?: NodeJS.WritableStream; env?: NodeJS.ProcessEnv } = {},
@@ -503,8 +552,10 @@ export async function runIngestCommand(
   }
   const { opts, paths } = parsed;
   if (!opts.token) err.write('memex ingest: no token (set AUTH_TOKEN, --token, or DATA_DIR/auth-token); trying without\n');
+  const started = new Date();
   const collected = await collectFiles(paths, opts.all);
   const summary = await ingestFiles(opts, collected.files, { out: opts.progress ? err : out });
   printSummary(summary, collected, out);
+  await reportCoverage(opts, paths, collected, summary, started, err);
   return summary.failed.length || collected.missing.length ? 1 : 0;
 }
