@@ -4,7 +4,7 @@
  * matching of the last word (exact above prefix), an unbalanced quote, and a 10,000-character query.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { doc, q, startSearchGateway, type SearchGateway } from './helpers.ts';
+import { ConceptEmbedder, doc, indexVectors, q, startSearchGateway, type SearchGateway } from './helpers.ts';
 
 const ids = (res: any) => res.json().hits.filter((h: any) => !h.context).map((h: any) => h.document_id);
 const sorted = (a: string[]) => [...a].sort();
@@ -162,5 +162,27 @@ describe('GET /v1/search: the query language', () => {
     // 'kernel' is the one word the store has: it is kept.
     expect(ids(res)).toEqual(expect.arrayContaining([D.panic, D.apart]));
     expect((await g.get(q({ q: 'x'.repeat(10_001) }))).statusCode).toBe(422);
+  });
+});
+
+describe('the query language with the vector leg', () => {
+  let g: SearchGateway;
+  const D: Record<string, string> = {};
+  beforeAll(async () => {
+    const embedder = new ConceptEmbedder();
+    g = await startSearchGateway({ embedder, config: { vectorMinSimilarity: 0.3, vectorWeight: 0.5, vectorLeg: 'always' } });
+    D.phrase = (await g.ingest(doc('the car repair took a week'))).doc_id;
+    D.near = (await g.ingest(doc('automobile sedan vehicle repair'))).doc_id;
+    await indexVectors(g.db, embedder);
+  });
+  afterAll(async () => g.close());
+
+  it('a document only the vector leg finds must hold the phrase and exclusions too', async () => {
+    // Without quotes the semantically near document is found (it has 'repair', and 'automobile' is near 'car').
+    expect(ids(await g.get(q({ q: 'car repair' })))).toEqual(expect.arrayContaining([D.phrase, D.near]));
+    const phrase = (await g.get(q({ q: '"car repair"' }))).json();
+    expect(phrase.legs.vector).toBe(true);
+    expect(phrase.hits.map((h: any) => h.document_id)).toEqual([D.phrase]);
+    expect(ids(await g.get(q({ q: 'car repair -sedan' })))).toEqual([D.phrase]);
   });
 });
