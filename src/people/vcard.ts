@@ -232,6 +232,39 @@ export async function importCards(parsed: VcfParseResult, opts: ImportVcfOptions
   return { ...total, blocked, cards: parsed.cards.length, rejected: parsed.rejected, problems: parsed.problems };
 }
 
+/**
+ * The import's coverage run (docs/coverage.md): every card of the file in one state — added or updated (stored:
+ * new), unchanged, kept out by the block list (blocked), unreadable or in conflict (failed). Cards are counted, not
+ * named. Never fails the import.
+ */
+async function reportContactsCoverage(
+  file: string,
+  source: string,
+  r: ImportVcfResult,
+  gatewayUrl: string,
+  token: string | undefined,
+  started: Date,
+  out: NodeJS.WriteStream,
+): Promise<void> {
+  const { RunRecorder } = await import('../coverage/recorder.ts');
+  const { httpCoverageReporter } = await import('../coverage/reporter.ts');
+  const rec = new RunRecorder({ collector: 'contacts', source_type: 'contact', source_account_id: source, source_ref: path.resolve(file) });
+  (rec as { startedAt: Date }).startedAt = started;
+  const blocked = r.blocked.length;
+  const stored = Math.min(r.upserts, r.cards);
+  const unchanged = Math.max(0, Math.min(r.skipped - blocked, r.cards - stored));
+  const conflicts = Math.min(r.conflicts, r.cards - stored - unchanged);
+  const blockedN = Math.min(blocked, r.cards - stored - unchanged - conflicts);
+  rec.addBulk('new', stored);
+  rec.addBulk('unchanged', unchanged);
+  rec.addBulk('failed', conflicts + r.rejected);
+  rec.addBulk('skipped', blockedN, 'blocked');
+  // Cards the server's answer does not account for (an older server): waiting for the next import.
+  rec.addBulk('pending', r.cards - stored - unchanged - conflicts - blockedN);
+  const reporter = httpCoverageReporter({ url: gatewayUrl, token, timeoutMs: 15_000, log: { warn: () => out.write('memex import: coverage not recorded\n') } });
+  await reporter.sendRun(rec.report({ cursor: { cards: r.cards, unreadable_cards: r.rejected } }));
+}
+
 async function postBatch(base: string, token: string | undefined, body: unknown): Promise<ContactIngestResponseT> {
   const res = await fetch(new URL('/catalog/contacts/ingest', base), {
     method: 'POST',
@@ -283,6 +316,7 @@ export async function importVcfCommand(
   const progressModule = 'cli-progress';
   const { default: cliProgress } = (await import(progressModule)) as { default: any };
   const bar = out.isTTY ? new cliProgress.SingleBar({ stream: out, format: 'contacts [{bar}] {value}/{total}' }, cliProgress.Presets.shades_classic) : null;
+  const started = new Date();
   try {
     const r = await importVcf(file, {
       gatewayUrl,
@@ -302,6 +336,7 @@ export async function importVcfCommand(
       `${r.cards} cards read (${r.rejected} unreadable, ${r.problems.length} properties skipped): ${r.upserts} added or updated, ${r.skipped - r.blocked.length} unchanged, ` +
         `${r.blocked.length ? `${r.blocked.length} kept out (forgotten with a block), ` : ''}${r.conflicts} conflicts\n`,
     );
+    await reportContactsCoverage(file, source ?? 'vcard', r, gatewayUrl, target.token, started, out);
     return r.conflicts > 0 ? 1 : 0;
   } catch (err) {
     bar?.stop();
