@@ -126,7 +126,7 @@ describe('previews', () => {
     await pdfHit.locator('img.thumb').waitFor();
     expect(await loadedThumbs('.hit img.thumb')).toBeGreaterThanOrEqual(1);
     // The message itself (no file of its own) has none.
-    expect(await page.locator('.hit', { has: page.locator(`a[href="#/doc/${messageId}"]`) }).locator('img.thumb').count()).toBe(0);
+    expect(await page.locator('.hit', { has: page.locator(`a.hit-link[href="#/doc/${messageId}"]`) }).locator('img.thumb').count()).toBe(0);
     // Newest documents, with an empty box: the files show theirs too.
     await page.goto(`${h.url}/#/search`);
     await page.locator('.hit').first().waitFor();

@@ -235,6 +235,52 @@ describe('the session', () => {
 });
 
 describe('search', () => {
+  it('groups mail by conversation by default: the thread once, how many messages match, who wrote, when', async () => {
+    await search('lisbon');
+    const titles = await hitTitles();
+    expect(titles).toHaveLength(2);
+    expect(titles).toContain('Packing list');
+    const conversation = page.locator('.hit .conversation');
+    expect(await conversation.count()).toBe(1);
+    const line = await conversation.textContent();
+    expect(line).toContain('3 of 3 messages');
+    expect(line).toContain('Alice Liddell, Bob Stone, Me');
+    expect(line).toMatch(/2026.*–.*2026/);
+    await page.locator('#search-status').filter({ hasText: '4 documents in 2 conversations' }).waitFor();
+    // Each message on its own, on request (kept in the address: the tests below list messages).
+    await page.getByLabel('Conversations').uncheck();
+    await page.waitForFunction(() => document.querySelectorAll('.hit').length === 4);
+    expect(await page.locator('.hit .conversation').count()).toBe(0);
+    expect(page.url()).toContain('each=1');
+  });
+
+  it('names the query syntax in one line under the box, linking nowhere', async () => {
+    const help = page.locator('#search-syntax');
+    const text = await help.textContent();
+    for (const part of ['"exact phrase"', '-word', 'from:', 'has:attachment', 'before:']) expect(text).toContain(part);
+    expect(await help.locator('a').count()).toBe(0);
+    expect(await page.getByRole('searchbox').getAttribute('aria-describedby')).toContain('search-syntax');
+  });
+
+  it('never shows "Nothing matches" while a word that exists is typed, and does once typing stopped on a word that does not', async () => {
+    const box = page.getByRole('searchbox');
+    await box.fill('');
+    await page.locator('#search-status').filter({ hasText: 'Recent documents' }).waitFor();
+    await page.evaluate(() => {
+      (window as any).__empty = 0;
+      new (window as any).MutationObserver(() => {
+        if (document.querySelector('.hits .empty')) (window as any).__empty++;
+      }).observe(document.querySelector('main'), { childList: true, subtree: true });
+    });
+    await box.pressSequentially('lisbon', { delay: 250 });
+    await page.locator('.hits[data-query="lisbon"] .hit').first().waitFor();
+    expect(await page.evaluate(() => (window as any).__empty)).toBe(0);
+    await box.pressSequentially('zzq', { delay: 50 });
+    await page.locator('.hits .empty').filter({ hasText: 'Nothing matches' }).waitFor();
+    await box.fill('');
+    await page.locator('#search-status').filter({ hasText: 'Recent documents' }).waitFor();
+  });
+
   it('shows results as you type, with the matched words marked', async () => {
     await search('lisbon');
     const titles = await hitTitles();
@@ -358,7 +404,7 @@ describe('icons and addresses', () => {
     expect(await page.locator('.hit .attachment-count').textContent()).toBe(' 1');
     expect(await page.locator('.chips button svg.icon').count()).toBe(1);
     expect(await pictographs()).toEqual([]);
-    await page.goto(`${h.url}/#/search?q=lisbon`);
+    await page.goto(`${h.url}/#/search?q=lisbon&each=1`);
     await page.waitForFunction(() => document.querySelectorAll('.hits[data-query="lisbon"] .hit').length === 4);
     const badges = page.locator('.hit .source');
     expect(await badges.locator('svg.icon').count()).toBe(4);

@@ -1,16 +1,22 @@
 /**
  * Search: results as you type (debounced, the previous request aborted), facets from the API as
  * filters, a date range, keyboard j/k (or arrows) to move, Enter to open, Esc to clear.
+ * Conversations by default (group=thread: a mail thread once, with how many of its messages match);
+ * "Each message" lists documents one by one. The query language (phrases, -word, from:, …) is parsed
+ * by the server (docs/search.md); the line under the box names it. While typing, the results on
+ * screen stay until the next answer has come, and an empty answer is shown only once typing paused.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../api.ts';
-import { ErrorNote, PeopleList, previewOf, Snippet, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
+import { ErrorNote, formatDate, PeopleList, previewOf, Snippet, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { Icon } from '../icons.tsx';
 import { MeaningNote, notReadyError, preparingText, useReadiness } from '../readiness.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
 
 const DEBOUNCE_MS = 120;
-const FILTERS = ['source_type', 'has_attachments', 'person', 'person_name', 'start_date', 'end_date'] as const;
+/** An empty answer replaces results on screen only once typing paused this long (no "Nothing matches" mid-word). */
+const EMPTY_AFTER_MS = 800;
+const FILTERS = ['source_type', 'has_attachments', 'person', 'person_name', 'start_date', 'end_date', 'each'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 interface Hit {
@@ -23,6 +29,18 @@ interface Hit {
   attachment_count: number;
   context: boolean;
   metadata?: Record<string, unknown>;
+  thread_id?: string | null;
+  /** An email attachment: the message it belongs to. */
+  attached_to?: { doc_id: string; title: string | null; content_timestamp: string } | null;
+  /** group=thread: the conversation this hit stands for. */
+  conversation?: {
+    matching: number;
+    messages: number;
+    participants: { identifier: string; display_name: string | null; role: string | null }[];
+    participant_count: number;
+    first: string;
+    last: string;
+  };
 }
 interface Facet {
   value: string | boolean;
@@ -32,6 +50,7 @@ interface Facet {
 interface SearchResult {
   query: string;
   total: number;
+  total_groups?: number;
   hits: Hit[];
   facets: { source_type: Facet[]; has_attachments: Facet[]; person: Facet[] };
 }
@@ -83,6 +102,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     setSelectedState(i);
   };
   const [now, setNow] = useState(0); // bumped by Enter: search without waiting for the pause
+  const nowSeen = useRef(0);
   // While the server reads its index at start, searches wait and the page says how far it is.
   const readiness = useReadiness();
   const list = useRef<HTMLOListElement>(null);
@@ -115,15 +135,30 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
         .catch((err) => ctl.signal.aborted || setError(err));
       return () => ctl.abort();
     }
-    if (remembered?.key === key && result === remembered.result && now === 0) return;
+    // Enter asked for this search: no pause first, and an empty answer is shown at once.
+    const forced = now !== nowSeen.current;
+    nowSeen.current = now;
+    if (remembered?.key === key && result === remembered.result && !forced) return;
     if (!readiness.ready) return;
     const ctl = new AbortController();
     const timer = setTimeout(
       async () => {
         setLoading(true);
         try {
-          const { person_name: _n, ...apiFilters } = filters;
-          const r = await api<SearchResult>(`/v1/search${qs({ q: text, k: 20, ...apiFilters })}`, { signal: ctl.signal });
+          const { person_name: _n, each, ...apiFilters } = filters;
+          const grouping = each ? {} : { group: 'thread' };
+          const r = await api<SearchResult>(`/v1/search${qs({ q: text, k: 20, ...apiFilters, ...grouping })}`, { signal: ctl.signal });
+          // Nothing found while the words may still be being typed: what is on screen stays until typing
+          // paused (the next key aborts this wait), so a word on its way never flashes "Nothing matches".
+          if (r.hits.length === 0 && !forced) {
+            await new Promise<void>((resolve, reject) => {
+              const t = setTimeout(resolve, EMPTY_AFTER_MS);
+              ctl.signal.addEventListener('abort', () => {
+                clearTimeout(t);
+                reject(new DOMException('aborted', 'AbortError'));
+              });
+            });
+          }
           setResult(r);
           setError(null);
           setSelected(0);
@@ -136,7 +171,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           if (!ctl.signal.aborted) setLoading(false);
         }
       },
-      now ? 0 : DEBOUNCE_MS,
+      forced ? 0 : DEBOUNCE_MS,
     );
     return () => {
       clearTimeout(timer);
@@ -146,7 +181,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
 
   /** A page of the documents the filters select, newest first (every document without filters). */
   function listDocuments(offset: number, signal?: AbortSignal): Promise<DocumentList> {
-    const { person_name: _n, ...apiFilters } = filters;
+    const { person_name: _n, each: _e, ...apiFilters } = filters;
     return api<DocumentList>(`/v1/documents${qs({ limit: LIST_PAGE, offset, ...apiFilters })}`, { signal });
   }
 
@@ -222,7 +257,8 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     }
   }
 
-  const active = FILTERS.filter((k) => k !== 'person_name' && filters[k]);
+  const active = FILTERS.filter((k) => k !== 'person_name' && k !== 'each' && filters[k]);
+  const grouped = !filters.each;
   return (
     <div class="search">
       <form class="searchbar" role="search" onSubmit={(e) => e.preventDefault()}>
@@ -242,7 +278,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
             update(e.currentTarget.value, filters);
           }}
           onKeyDown={onBoxKey}
-          aria-describedby="search-status"
+          aria-describedby="search-status search-syntax"
         />
         <div class="dates">
           <label>
@@ -253,6 +289,15 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           </label>
         </div>
       </form>
+      <div class="search-options">
+        <label class="grouping">
+          <input type="checkbox" checked={grouped} onChange={(e) => setFilter('each', e.currentTarget.checked ? undefined : '1')} /> Conversations
+        </label>
+        <p class="syntax hint" id="search-syntax">
+          <code>"exact phrase"</code> · <code>-word</code> · <code>a OR b</code> · <code>from:ann</code> · <code>to:</code> · <code>subject:</code> ·{' '}
+          <code>has:attachment</code> · <code>type:email</code> · <code>before:2026-01</code> · <code>after:</code> · <code>on:</code>
+        </p>
+      </div>
 
       {active.length > 0 && (
         <ul class="chips" aria-label="Active filters">
@@ -272,7 +317,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
           : loading
             ? 'Searching…'
             : result
-              ? `${result.total} ${result.total === 1 ? 'document' : 'documents'}`
+              ? resultCount(result)
               : q.trim()
                 ? ''
                 : active.length
@@ -305,7 +350,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
         {result ? (
           <ol class="hits" ref={list} data-query={result.query}>
             {result.hits.map((h, i) => (
-              <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'}>
+              <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'} data-thread={h.conversation ? '' : undefined}>
                 <HitThumb metadata={h.metadata} />
                 <a class="hit-link" href={href(`doc/${h.document_id}`)} onFocus={() => setSelected(i)} onClick={() => remembered && (remembered.selected = i)}>
                   {titleOf(h.title, h.snippet.replace(/[«»]/g, ''))}
@@ -313,6 +358,16 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
                 <p class="snip">
                   <Snippet text={h.snippet} />
                 </p>
+                {h.conversation && <ConversationLine c={h.conversation} />}
+                {h.attached_to && (
+                  <p class="attached-to meta">
+                    <Icon name="paperclip" /> Attachment of{' '}
+                    <a href={href(`doc/${h.attached_to.doc_id}`)}>
+                      <bdi>{titleOf(h.attached_to.title)}</bdi>
+                    </a>{' '}
+                    · <When iso={h.attached_to.content_timestamp} />
+                  </p>
+                )}
                 <p class="meta">
                   <SourceBadge type={h.source_type} /> · <When iso={h.content_timestamp} />
                   {h.attachment_count > 0 && (
@@ -359,6 +414,43 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
         )}
       </div>
     </div>
+  );
+}
+
+/** "12 documents", or with conversations "12 documents in 5 conversations". */
+function resultCount(r: SearchResult): string {
+  const docs = `${r.total} ${r.total === 1 ? 'document' : 'documents'}`;
+  if (r.total_groups === undefined || r.total_groups === r.total) return docs;
+  return `${docs} in ${r.total_groups} ${r.total_groups === 1 ? 'conversation' : 'conversations'}`;
+}
+
+/** A conversation hit: how many of its messages match, who took part, from when to when. */
+function ConversationLine({ c }: { c: NonNullable<Hit['conversation']> }) {
+  if (c.messages <= 1) return null;
+  const names = c.participants.slice(0, 4).map((p) => p.display_name || p.identifier);
+  const more = c.participant_count - names.length;
+  const sameDay = formatDate(c.first) === formatDate(c.last);
+  return (
+    <p class="conversation meta">
+      <span class="conversation-count">
+        {c.matching} of {c.messages} messages
+      </span>
+      {names.length > 0 && (
+        <>
+          {' · '}
+          <bdi>{names.join(', ')}</bdi>
+          {more > 0 && ` +${more}`}
+        </>
+      )}
+      {' · '}
+      <When iso={c.first} />
+      {!sameDay && (
+        <>
+          {' – '}
+          <When iso={c.last} />
+        </>
+      )}
+    </p>
   );
 }
 
