@@ -48,7 +48,6 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
             databaseUrl: config.databaseUrl,
             store: await createObjectStore(files),
             maxObjectBytes: files.maxUploadBytes,
-            authTokenFile: config.authToken ? undefined : path.join(config.dataDir, 'auth-token'),
           },
           fs.createWriteStream(partial, { mode: 0o600 }),
         );
@@ -81,7 +80,6 @@ export async function runRestoreCommand(argv: string[], env: NodeJS.ProcessEnv =
       databaseUrl: config.databaseUrl,
       store: await createObjectStore(files),
       maxObjectBytes: files.maxUploadBytes,
-      authTokenFile: path.join(config.dataDir, 'auth-token'),
       restorePglite: restorePgliteDataDir,
       postgresIsEmpty: async () => {
         const c = new pg.Client({ connectionString: config.databaseUrl });

@@ -7,7 +7,10 @@
  *   database/postgres.dump       PostgreSQL: pg_dump --format=custom (one consistent snapshot)
  *   objects/<sha256>             every stored file a file record names, listed after the dump, so
  *                                every file the dump refers to is there (objects never change)
- *   auth-token                   the generated token, when there is one, so clients keep working
+ *
+ * The auth token is never in a backup (a backup is a file people copy elsewhere): restore leaves
+ * the target's own token alone, and a server started without one generates it (DATA_DIR/auth-token).
+ * An `auth-token` entry in a backup made by an older memex is ignored.
  *
  * Restore goes into an empty DATA_DIR (and, for PostgreSQL, an empty database): the data directory
  * is recreated from the tarball, or pg_restore loads the dump; then the objects are put back.
@@ -84,7 +87,6 @@ export interface BackupSource {
   store: ObjectStore;
   /** Largest stored object (FILE_MAX_BYTES): objects are read whole into the archive. */
   maxObjectBytes: number;
-  authTokenFile?: string;
 }
 
 /**
@@ -155,9 +157,6 @@ export async function writeBackup(src: BackupSource, out: NodeJS.WritableStream)
       await step(addEntry(pack, `objects/${key.split('/').pop()}`, body));
       objects++;
     }
-    if (src.authTokenFile && fs.existsSync(src.authTokenFile)) {
-      await step(addEntry(pack, 'auth-token', await fsp.readFile(src.authTokenFile)));
-    }
     const manifest: BackupManifest = {
       type: 'memex-backup',
       format_version: BACKUP_FORMAT_VERSION,
@@ -188,8 +187,6 @@ export interface RestoreTarget {
   databaseUrl?: string;
   store: ObjectStore;
   maxObjectBytes: number;
-  /** Where the auth token goes (DATA_DIR/auth-token) if the backup has one and none exists there. */
-  authTokenFile?: string;
   /** PGlite data directory restore (src/db/pglite.ts), injected to keep this module free of the driver. */
   restorePglite: (dir: string, dump: Blob) => Promise<void>;
   /** Checks that the target PostgreSQL database has no memex tables yet. */
@@ -203,7 +200,6 @@ export async function restoreBackup(file: string, target: RestoreTarget): Promis
     let manifest: BackupManifest | undefined;
     let database: { kind: 'pglite' | 'postgres'; file: string } | undefined;
     const objects: string[] = [];
-    let token: Buffer | undefined;
     const extract = tar.extract();
     extract.on('entry', (header, stream, next) => {
       const chunks: Buffer[] = [];
@@ -214,7 +210,6 @@ export async function restoreBackup(file: string, target: RestoreTarget): Promis
       if (target) fs.mkdirSync(path.dirname(target), { recursive: true });
       const finish = () => {
         if (name === 'memex-backup.json') manifest = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        else if (name === 'auth-token') token = Buffer.concat(chunks);
         else if (name === 'database/pglite.tar.gz') database = { kind: 'pglite', file: target! };
         else if (name === 'database/postgres.dump') database = { kind: 'postgres', file: target! };
         else if (name.startsWith('objects/')) objects.push(target!);
@@ -252,10 +247,6 @@ export async function restoreBackup(file: string, target: RestoreTarget): Promis
     }
     for (const f of objects) {
       await target.store.put(fs.createReadStream(f) as unknown as Readable, { maxBytes: target.maxObjectBytes, allowEmpty: true });
-    }
-    if (token && target.authTokenFile && !fs.existsSync(target.authTokenFile)) {
-      fs.mkdirSync(path.dirname(target.authTokenFile), { recursive: true });
-      fs.writeFileSync(target.authTokenFile, token, { mode: 0o600 });
     }
     return manifest;
   } finally {

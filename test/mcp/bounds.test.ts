@@ -141,7 +141,7 @@ describe(`MCP arguments of the wrong JSON type on ${backend}`, () => {
       expect(err, JSON.stringify(args)).toBeDefined();
       expect(err!.code, JSON.stringify(args)).toBe(-32602);
       expect(err!.message).toMatch(/arguments of search must be a JSON object/);
-      expect(err!.message.length).toBeLessThan(200);
+      expect(String(err!.message).length).toBeLessThan(200);
     }
     // The server keeps serving, and fields of the wrong type stay tool errors naming the field.
     const r = await call('search', { query: 5 } as any);

@@ -110,7 +110,6 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         databaseUrl: config.databaseUrl,
         store: files.store,
         maxObjectBytes: files.maxObjectBytes,
-        authTokenFile: process.env.AUTH_TOKEN ? undefined : path.join(config.dataDir, 'auth-token'),
       };
       try {
         backupPreflight(source);
