@@ -8,7 +8,7 @@
  */
 import { MAX_META_BYTES } from '../files/meta.ts';
 import { exampleOf } from '../schemas/examples.ts';
-import { FILE_BATCH_MAX_FILES } from './routes/files.ts';
+import { FILE_BATCH_MAX_FILES } from '../schemas/files.ts';
 
 type Operation = {
   operationId?: string;

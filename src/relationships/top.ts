@@ -1,10 +1,10 @@
 /** Reading ranked edges for GET /v1/crm/relationships/top (spec 4.5). */
 import type { Queryable } from '../db/types.ts';
+import { DEFAULT_WINDOW, MAX_WINDOW_DAYS } from '../schemas/relationships.ts';
 
-export const MAX_WINDOW_DAYS = 3650;
+export { DEFAULT_WINDOW, MAX_WINDOW_DAYS };
 /** "Gone quiet": people the self person wrote to at least this often, and not for this many days. */
 export const GONE_QUIET = { minWritten: 5, minDays: 60 } as const;
-export const DEFAULT_WINDOW = '90d';
 
 /** `<days>d` (trimmed, case-insensitive), 1..3650 days; null when malformed or out of range. */
 export function parseWindow(raw: string | undefined | null): number | null {

@@ -1,6 +1,6 @@
 /** People, contact-sync and people-search models (gateway spec 2.5, 2.9, 4.3, 4.4; spec-notes A2.9). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Identifier, JsonObject, NO_NUL_PATTERN, Nullable } from './common.ts';
+import { Identifier, JsonObject, NO_NUL_PATTERN, Nullable, Uuid } from './common.ts';
 
 const Str = (max = 1000) => Type.String({ maxLength: max });
 const OptStr = (max = 1000) => Type.Optional(Nullable(Str(max)));
@@ -202,3 +202,25 @@ export const MergeListResponse = Type.Object(
   { merges: Type.Array(MergeRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() },
   { title: 'PersonMergeList' },
 );
+
+/** GET /v1/people/merges. */
+export const MergeListQuery = Type.Object({
+  person_id: Type.Optional(Uuid),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+
+/** GET /v1/people/{person_id}. */
+export const PersonParams = Type.Object({ person_id: Uuid });
+
+/** GET /catalog/contacts/change-token: the token last stored for (source, device_id). */
+export const ChangeTokenQuery = Type.Object({
+  source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  device_id: Type.String({ minLength: 1, maxLength: 200 }),
+});
+export const ChangeTokenResponse = Type.Object({
+  source: Type.String(),
+  device_id: Type.String(),
+  change_token: Nullable(Type.String()),
+  updated_at: Nullable(Type.String()),
+});

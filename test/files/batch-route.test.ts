@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shutdownExtraction } from '../../src/files/extract.ts';
 import { MAX_META_BYTES } from '../../src/files/meta.ts';
-import { FILE_BATCH_MAX_FILES } from '../../src/gateway/routes/files.ts';
+import { FILE_BATCH_MAX_FILES } from '../../src/schemas/files.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 import { makeTextPdf } from './fixtures.ts';
 import { fileUpload, multipart, type Part } from './multipart.ts';

@@ -4,12 +4,17 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { DEFAULT_CONTACT_SOURCE, getChangeToken, ingestContacts } from '../../people/contacts.ts';
 import { decodeExportToken, planExport } from '../../people/records.ts';
 import { MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
-import { ContactExportQuery, ContactIngestRequest, ContactIngestResponse } from '../../schemas/people.ts';
+import {
+  ChangeTokenQuery,
+  ChangeTokenResponse,
+  ContactExportQuery,
+  ContactIngestRequest,
+  ContactIngestResponse,
+} from '../../schemas/people.ts';
 
 export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
   app.post(
@@ -35,17 +40,9 @@ export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
       schema: {
         tags: ['contacts'],
         summary: 'The change token last stored for (source, device_id)',
-        querystring: Type.Object({
-          source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          device_id: Type.String({ minLength: 1, maxLength: 200 }),
-        }),
+        querystring: ChangeTokenQuery,
         response: {
-          200: Type.Object({
-            source: Type.String(),
-            device_id: Type.String(),
-            change_token: Type.Union([Type.String(), Type.Null()]),
-            updated_at: Type.Union([Type.String(), Type.Null()]),
-          }),
+          200: ChangeTokenResponse,
           422: ValidationErrorBody,
         },
       },

@@ -5,79 +5,25 @@
  * `metadata.attachments[0]` describing the file. See docs/files.md.
  */
 import multipart from '@fastify/multipart';
-import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { Readable } from 'node:stream';
 import { FileIngestService, OcrUnavailableError, type FileItemResult, type StoredUpload } from '../../files/ingest-service.ts';
 import { CatalogError } from '../../catalog/types.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
 import { ObjectStoreError, type PutResult } from '../../files/object-store.ts';
-import { ErrorEnvelope, Nullable, ValidationErrorBody, ValidationErrorItem } from '../../schemas/common.ts';
-import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
+import { ErrorMessage as ErrorBody, ValidationErrorBody } from '../../schemas/common.ts';
+import {
+  FILE_BATCH_MAX_FILES,
+  FileBatchResponse,
+  FileIngestResponse,
+  KnownFilesRequest,
+  KnownFilesResponse,
+  type FileBatchItemResultT,
+  type KnownFilesRequestT,
+} from '../../schemas/files.ts';
 import { errorEnvelope } from '../errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
-
-export const FileIngestResponse = Type.Object(
-  {
-    ...IngestSubmissionResponse.properties,
-    file_sha256: Type.String(),
-    object_key: Type.String(),
-    extraction_status: Type.Union([Type.Literal('ready'), Type.Literal('failed')]),
-  },
-  { title: 'FileIngestResponse' },
-);
-
-/** Files one POST /v1/ingest/file:batch may carry. */
-export const FILE_BATCH_MAX_FILES = 32;
-
-const FileBatchItemResult = Type.Object({
-  index: Type.Integer({ description: 'Position of the upload in the request (0-based)' }),
-  status_code: Type.Integer({ description: 'The status the single route would have answered for this file' }),
-  filename: Nullable(Type.String()),
-  submission: Nullable(FileIngestResponse),
-  error: Nullable(ErrorEnvelope),
-  detail: Type.Optional(Type.Array(ValidationErrorItem)),
-});
-
-const FileBatchResponse = Type.Object(
-  {
-    total_count: Type.Integer(),
-    success_count: Type.Integer(),
-    failure_count: Type.Integer(),
-    results: Type.Array(FileBatchItemResult),
-  },
-  { title: 'FileBatchResponse' },
-);
-type FileBatchItemResultT = Static<typeof FileBatchItemResult>;
-
-const KnownFilesRequest = Type.Object(
-  {
-    files: Type.Array(
-      Type.Object(
-        {
-          path: Type.String({ minLength: 1, maxLength: 4096 }),
-          sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
-          source: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_/.-]*$' })),
-          message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: 1000 },
-    ),
-  },
-  { title: 'KnownFilesRequest', additionalProperties: false },
-);
-
-const KnownFilesResponse = Type.Object(
-  {
-    instance_id: Type.String({ format: 'uuid', description: 'This server instance (its database)' }),
-    known: Type.Array(Type.Object({ path: Type.String(), sha256: Type.String(), doc_id: Type.String({ format: 'uuid' }) })),
-  },
-  { title: 'KnownFilesResponse' },
-);
-
-const ErrorBody = Type.Object({ detail: Type.String(), error: Type.Optional(ErrorEnvelope) });
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
   const envelope = errorEnvelope(code, message, status, 'gw_ingest_file');
@@ -360,7 +306,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
       },
     },
     async (req) => {
-      const { files } = req.body as Static<typeof KnownFilesRequest>;
+      const { files } = req.body as KnownFilesRequestT;
       const items = files.map((f) => {
         const parsed = parseFileMeta({ source: f.source, path: f.path, ...(f.message_id ? { message_id: f.message_id } : {}) });
         return parsed.ok ? { meta: parsed.meta, sha256: f.sha256 } : null;

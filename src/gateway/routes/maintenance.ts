@@ -10,31 +10,7 @@ import { BackupAborted, BackupError, backupPreflight, writeBackup } from '../../
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ErrorMessage, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
-
-export const GcRequest = Type.Object(
-  {
-    dry_run: Type.Optional(Type.Boolean({ default: false })),
-    grace_seconds: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 365 * 86400, description: 'Keep what is younger than this (default 3600)' }),
-    ),
-  },
-  { additionalProperties: false, title: 'GcRequest' },
-);
-
-const Count = Type.Integer({ minimum: 0 });
-export const GcResponse = Type.Object(
-  {
-    dry_run: Type.Boolean(),
-    chunks: Count,
-    vectors: Count,
-    retired_vectors: Count,
-    files: Count,
-    objects: Count,
-    change_log_rows: Count,
-    duration_ms: Count,
-  },
-  { title: 'GcResponse' },
-);
+import { ExportQuery, GcRequest, GcResponse } from '../../schemas/maintenance.ts';
 
 export interface MaintenanceOptions {
   db: Database;
@@ -76,7 +52,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         operationId: 'exportNdjson',
         summary:
           'Everything as NDJSON: a header line with counts, then active documents (metadata, people, files), threads and people',
-        querystring: Type.Object({ format: Type.Optional(Type.Literal('ndjson', { default: 'ndjson' })) }, { additionalProperties: false }),
+        querystring: ExportQuery,
         response: {
           200: MediaResponse('application/x-ndjson', 'A header line with counts, then one JSON object per line'),
           422: ValidationErrorBody,

@@ -1,14 +1,18 @@
 /** People routes: search (spec 4.3), one person through merged ids, the merge log. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { listMerges } from '../../people/merge.ts';
 import { getPerson } from '../../people/records.ts';
 import { searchPeople } from '../../people/search.ts';
-import { Uuid, ValidationErrorBody } from '../../schemas/common.ts';
-import { MergeListResponse, PeopleSearchQuery, PeopleSearchResponse, PersonDetailResponse } from '../../schemas/people.ts';
-
-const NotFound = Type.Object({ detail: Type.String() });
+import { ErrorMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
+import {
+  MergeListQuery,
+  MergeListResponse,
+  PeopleSearchQuery,
+  PeopleSearchResponse,
+  PersonDetailResponse,
+  PersonParams,
+} from '../../schemas/people.ts';
 
 export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds?: () => Promise<string[]> }> = async (
   app,
@@ -49,11 +53,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds
       schema: {
         tags: ['people'],
         summary: 'Merges of people, newest first (optionally those involving one person)',
-        querystring: Type.Object({
-          person_id: Type.Optional(Uuid),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-          offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-        }),
+        querystring: MergeListQuery,
         response: { 200: MergeListResponse, 422: ValidationErrorBody },
       },
     },
@@ -71,7 +71,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds
       schema: {
         tags: ['people'],
         summary: 'A person with identifiers, addresses, urls and sources; a merged id answers with its survivor',
-        params: Type.Object({ person_id: Uuid }),
+        params: PersonParams,
         response: { 200: PersonDetailResponse, 404: NotFound, 422: ValidationErrorBody },
       },
     },

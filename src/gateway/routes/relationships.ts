@@ -3,7 +3,6 @@
  * detected automatically and can be overridden by a stored setting).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { resolvePerson } from '../../relationships/people.ts';
 import type { RelationshipService } from '../../relationships/service.ts';
 import {
@@ -14,84 +13,17 @@ import {
   resolveSelf,
   writeSelfSetting,
 } from '../../relationships/self.ts';
-import { DEFAULT_WINDOW, MAX_WINDOW_DAYS, parseWindow, topRelationships } from '../../relationships/top.ts';
-import { JsonObject, Nullable, ValidationErrorBody } from '../../schemas/common.ts';
-
-const Detail = Type.Object({ detail: Type.String() });
-
-const TopQuery = Type.Object(
-  {
-    self_person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Defaults to the stored or detected self person' })),
-    window: Type.Optional(
-      Type.String({ maxLength: 16, default: DEFAULT_WINDOW, description: `<days>d, 1..${MAX_WINDOW_DAYS} days; edges last contacted inside it` }),
-    ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-    person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only the edge to this person (its surviving id)' })),
-    gone_quiet: Type.Optional(
-      Type.Boolean({
-        default: false,
-        description: 'Only people the self person wrote to at least 5 times and not for 60 days or more, most written to first',
-      }),
-    ),
-    include_automated: Type.Optional(
-      Type.Boolean({
-        default: false,
-        description: 'Also rank automated senders (features.automated: machine headers, or one-way traffic never answered)',
-      }),
-    ),
-  },
-);
-
-const Relationship = Type.Object({
-  self_person_id: Type.String({ description: 'Whose edge: the self person (any self when none is known)' }),
-  person_id: Type.String(),
-  score: Type.Number(),
-  last_contact_at: Nullable(Type.String()),
-  display_name: Type.String(),
-  organization: Nullable(Type.String()),
-  emails: Type.Array(Type.String()),
-  phones: Type.Array(Type.String()),
-  features: JsonObject,
-  decay_bucket: Type.Integer(),
-  updated_at: Type.String(),
-});
-
-const TopResponse = Type.Object({
-  self_person_id: Nullable(Type.String({ description: 'null: no self person is known; the edges of every self are ranked' })),
-  relationships: Type.Array(Relationship),
-  window: Type.String(),
-  window_start: Type.String(),
-  window_end: Type.String(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-  total_count: Type.Integer(),
-});
-
-const SelfState = Type.Object({
-  self_person_id: Nullable(Type.String()),
-  source: Nullable(Type.String()),
-  display_name: Nullable(Type.String()),
-  override: Nullable(
-    Type.Object({
-      stored_person_id: Type.String(),
-      resolved_person_id: Nullable(Type.String()),
-      source: Type.String(),
-      updated_at: Nullable(Type.String()),
-    }),
-  ),
-  detected: Nullable(Type.Object({ person_id: Type.String(), source: Type.String(), evidence: JsonObject })),
-  warning: Nullable(Type.String()),
-});
-
-const SelfPut = Type.Object(
-  {
-    person_id: Type.Optional(Type.String({ format: 'uuid' })),
-    identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'email, phone or chat handle' })),
-    identifier_type: Type.Optional(Type.String({ maxLength: 32, description: 'email | phone | chatapp | social' })),
-  },
-  { additionalProperties: false },
-);
+import { parseWindow, topRelationships } from '../../relationships/top.ts';
+import { ErrorMessage as Detail, ValidationErrorBody } from '../../schemas/common.ts';
+import {
+  DEFAULT_WINDOW,
+  MAX_WINDOW_DAYS,
+  RecomputeResponse,
+  SelfPut,
+  SelfState,
+  TopQuery,
+  TopResponse,
+} from '../../schemas/relationships.ts';
 
 function windowError(raw: string) {
   return {
@@ -247,14 +179,7 @@ export const selfPersonRoutes: FastifyPluginAsyncTypebox<{ service: Relationship
         tags: ['admin'],
         summary: 'Recompute every relationship edge of the self person now',
         response: {
-          200: Type.Object({
-            self_person_id: Nullable(Type.String()),
-            self_source: Nullable(Type.String()),
-            mode: Type.String(),
-            edges_upserted: Type.Integer(),
-            edges_removed: Type.Integer(),
-            duration_ms: Type.Integer(),
-          }),
+          200: RecomputeResponse,
         },
       },
     },
