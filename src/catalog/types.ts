@@ -1,5 +1,6 @@
 /** Shapes the catalog accepts and returns (gateway spec 4.6). The gateway prepares them. */
 import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
+import { MemexError } from '../util/errors.ts';
 
 /** Why the block list (blocklist.ts) skipped a document or card. */
 export type BlockReason = 'blocked_source' | 'blocked_identifier' | 'blocked_message';
@@ -105,13 +106,8 @@ export interface ChunkCounts {
   embedding_error: string | null;
 }
 
-export class CatalogError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CatalogError';
+export class CatalogError extends MemexError {
+  constructor(status: number, code: string, message: string) {
+    super(message, code, status, ['body']);
   }
 }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServerClient } from '../client/server.ts';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import { UsageError } from '../util/errors.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -76,7 +77,6 @@ interface Options {
   progress: boolean;
 }
 
-class UsageError extends Error {}
 
 function defaultStatePath(env: NodeJS.ProcessEnv): string {
   if (env.MEMEX_INGEST_STATE) return path.resolve(env.MEMEX_INGEST_STATE);

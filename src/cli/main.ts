@@ -10,6 +10,7 @@ import { ConfigError, loadServerConfig, type ServerConfig } from '../config/serv
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
 import type { ServerRole } from '../server.ts';
+import { UsageError } from '../util/errors.ts';
 
 const openDatabase: typeof import('../db/index.ts').openDatabase = async (opts) => (await import('../db/index.ts')).openDatabase(opts);
 
@@ -53,7 +54,6 @@ commands:
 Add --wait to reindex to follow the queue with a progress bar.
 Configuration comes from the environment; see docs/configuration.md.`;
 
-class UsageError extends Error {}
 
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });

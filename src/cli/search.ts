@@ -6,7 +6,8 @@
 import { parseArgs } from 'node:util';
 import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { createServerClient, ServerError, type ServerClient } from '../client/server.ts';
-import { ClientUsageError, resolveServerTarget } from '../client/target.ts';
+import { resolveServerTarget } from '../client/target.ts';
+import { UsageError } from '../util/errors.ts';
 
 export interface CommandIo {
   out?: { write(s: string): unknown; isTTY?: boolean };
@@ -60,7 +61,6 @@ const targetOptions = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-class UsageError extends Error {}
 
 function integer(raw: string | undefined, name: string, def: number, max: number): number {
   if (raw === undefined) return def;
@@ -89,7 +89,7 @@ async function runVerb(
     }
     client = createServerClient(resolveServerTarget(p.target, env, (m) => err.write(`memex ${verb}: ${m}\n`)));
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ClientUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       err.write(`memex ${verb}: ${(e as Error).message}\n\n${usage}\n`);
       return 2;
     }

@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { UsageError } from '../util/errors.ts';
 
 export interface ServerTarget {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:8085. */
@@ -33,7 +34,6 @@ export interface TargetFlags {
 const DEPRECATED_URL_VARS = ['MEMEX_GATEWAY_URL', 'SVC_GATEWAY_URL'] as const;
 const DEPRECATED_TOKEN_VARS = ['SVC_GATEWAY_TOKEN'] as const;
 
-export class ClientUsageError extends Error {}
 
 function nonEmpty(v: string | undefined): string | undefined {
   const t = v?.trim();
@@ -47,7 +47,7 @@ export function clientDataDir(env: NodeJS.ProcessEnv): string {
 
 /**
  * Applies the rule above. `warn` receives one line per deprecated name in use (default: stderr).
- * Throws ClientUsageError for a URL that is not http(s).
+ * Throws UsageError for a URL that is not http(s).
  */
 export function resolveServerTarget(
   flags: TargetFlags,
@@ -85,7 +85,7 @@ export function resolveServerTarget(
     /* reported below */
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new ClientUsageError(`the server URL must be http(s)://…, got "${url}"`);
+    throw new UsageError(`the server URL must be http(s)://…, got "${url}"`);
   }
 
   if (nonEmpty(flags.token)) return { url, token: nonEmpty(flags.token), tokenSource: '--token' };

@@ -26,6 +26,7 @@ import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { isUuid } from '../util/ids.ts';
 import { addBlocks, type NewBlock } from '../catalog/blocklist.ts';
+import { NotFoundError } from '../util/errors.ts';
 
 export type ForgetTarget =
   | { person_id: string }
@@ -41,7 +42,7 @@ export type ForgetCounts = ForgetResponseT['removed'];
 /** POST /v1/forget's answer but the target, which the route adds. */
 export type ForgetResult = Omit<ForgetResponseT, 'target'>;
 
-export class ForgetNotFoundError extends Error {}
+export class ForgetNotFoundError extends NotFoundError {}
 
 export interface ForgetOptions {
   dryRun?: boolean;

@@ -5,11 +5,11 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { CatalogError } from '../catalog/types.ts';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
 import { IndexNotReadyError } from '../search/search.ts';
 import { PrepareError } from './prepare.ts';
 import { toValidationDetail } from './validation.ts';
+import { MemexError } from '../util/errors.ts';
 
 export function correlationId(prefix: string): string {
   return `${prefix}_${new Date().toISOString()}_${crypto.randomBytes(4).toString('hex')}`;
@@ -77,8 +77,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       const progress = total > 0 ? Math.round((1000 * done) / total) / 1000 : 0;
       return reply.code(503).header('retry-after', '2').send({ detail: err.message, phase: 'index', progress });
     }
-    if (err instanceof CatalogError) {
-      if (err.status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: err.code }] });
+    // Every other error of ours that a client caused: its status, its code, the spec's 422 shape.
+    if (err instanceof MemexError && err.status < 500) {
+      if (err.status === 422) return reply.code(422).send({ detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: err.code }] });
       return reply.code(err.status).send({ detail: err.message, error_code: err.code });
     }
     switch (err.code) {

@@ -7,18 +7,18 @@ import { TIMESTAMP_TYPES } from '../schemas/common.ts';
 import type { IngestRequestT } from '../schemas/ingest.ts';
 import { canonicalJson, normaliseText, sha256Hex } from '../util/hash.ts';
 import { parseTimestamp, toUtcIso } from '../util/timestamp.ts';
+import { MemexError } from '../util/errors.ts';
 
 /** Preparation failure: a 4xx with the spec's 422 detail item, or another status with an error code. */
-export class PrepareError extends Error {
+export class PrepareError extends MemexError {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: string,
     message: string,
-    readonly loc: (string | number)[],
+    override readonly loc: (string | number)[],
     readonly type: string,
   ) {
-    super(message);
-    this.name = 'PrepareError';
+    super(message, code, status, loc);
   }
 }
 

@@ -25,6 +25,7 @@ import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { Database } from '../db/types.ts';
 import { readObject, type ObjectStore } from '../files/object-store.ts';
+import { MemexError } from '../util/errors.ts';
 
 export const BACKUP_FORMAT_VERSION = 1;
 
@@ -37,7 +38,12 @@ export interface BackupManifest {
   documents: number;
 }
 
-export class BackupError extends Error {}
+/** A backup or restore that cannot run now or here (the gateway answers 409). */
+export class BackupError extends MemexError {
+  constructor(message: string) {
+    super(message, 'BACKUP.CONFLICT', 409);
+  }
+}
 
 /** pg_dump / pg_restore, with a clear message when they are not installed; `signal` stops the child. */
 async function run(cmd: string, args: string[], signal?: AbortSignal): Promise<void> {

@@ -4,9 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ClientUsageError, resolveServerTarget } from '../client/target.ts';
+import { resolveServerTarget } from '../client/target.ts';
 import { httpApi } from './api.ts';
 import { createMcpServer, mcpAllowWrite } from './tools.ts';
+import { UsageError } from '../util/errors.ts';
 
 const USAGE = `usage: memex mcp [--url URL] [--token TOKEN]
 
@@ -27,7 +28,7 @@ export async function runMcpCommand(args: string[], env: NodeJS.ProcessEnv = pro
   try {
     target = resolveServerTarget(values, env);
   } catch (err) {
-    if (!(err instanceof ClientUsageError)) throw err;
+    if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`memex mcp: ${err.message}\n`);
     return 2;
   }

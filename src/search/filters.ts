@@ -5,6 +5,7 @@
 import { canonicalLookupValues } from '../people/identifiers.ts';
 import { parseTimestamp } from '../util/timestamp.ts';
 import type { SearchFilters } from './types.ts';
+import { MemexError } from '../util/errors.ts';
 
 export interface RawFilters {
   source_type?: string;
@@ -17,12 +18,12 @@ export interface RawFilters {
 
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-export class FilterError extends Error {
+export class FilterError extends MemexError {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(message);
+    super(message, 'value_error', 422, ['query', field]);
   }
 }
 

@@ -21,6 +21,7 @@ import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidat
 import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
 import { parseQuery } from './query-parse.ts';
 import { analyseQuery, planQuery, QUERY_TERM_BUDGET } from './query-plan.ts';
+import { MemexError } from '../util/errors.ts';
 
 export interface SearchDeps {
   db: Database;
@@ -67,11 +68,10 @@ export interface IndexState {
 }
 
 /** A search that arrived before the index was complete, with `beforeIndexReady: 'refuse'`. */
-export class IndexNotReadyError extends Error {
-  override name = 'IndexNotReadyError';
+export class IndexNotReadyError extends MemexError {
   constructor(readonly state: IndexState) {
     const pct = state.total > 0 ? Math.floor((100 * state.done) / state.total) : 0;
-    super(`preparing the search index (${pct} %); try again in a moment`);
+    super(`preparing the search index (${pct} %); try again in a moment`, 'INDEX_NOT_READY', 503);
   }
 }
 

@@ -1,7 +1,7 @@
 /** POST /v1/forget: erase a person, a document, a source or an identifier (docs/forget.md). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ForgetNotFoundError, type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
+import { type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
 
@@ -36,14 +36,10 @@ export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }>
       if (typeof target === 'string') {
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: target, type: 'value_error' }] });
       }
-      try {
-        const result = await service.forget(target, { dryRun: req.body.dry_run ?? false, block: req.body.block ?? false });
-        req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');
-        return { ...result, target: target as Record<string, unknown> };
-      } catch (err) {
-        if (err instanceof ForgetNotFoundError) return reply.code(404).send({ detail: err.message });
-        throw err;
-      }
+      // A target that does not exist is a ForgetNotFoundError: 404 through the shared error mapping.
+      const result = await service.forget(target, { dryRun: req.body.dry_run ?? false, block: req.body.block ?? false });
+      req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');
+      return { ...result, target: target as Record<string, unknown> };
     },
   );
 };

@@ -6,7 +6,7 @@ import type { ObjectStore } from '../../files/object-store.ts';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import type { ServerConfig } from '../../config/server.ts';
-import { BackupAborted, BackupError, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
+import { BackupAborted, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ErrorMessage, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
@@ -87,12 +87,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         store: files.store,
         maxObjectBytes: files.maxObjectBytes,
       };
-      try {
-        backupPreflight(source);
-      } catch (err) {
-        if (err instanceof BackupError) return reply.code(409).send({ detail: err.message });
-        throw err;
-      }
+      backupPreflight(source); // a BackupError is a 409 through the shared error mapping
       // From here the answer is a stream: a failure part-way cuts it short, and the file has no
       // manifest, so `memex backup` discards it and `memex restore` refuses it.
       const out = new PassThrough();

@@ -29,6 +29,7 @@ import { describeStoreRedaction, storeRedaction, type StoreRedaction } from './s
 import { parsePolicyList, type RedactOptions } from '../../../privacy/policy.ts';
 import { describeCounts, RunRecorder } from '../../../coverage/recorder.ts';
 import { httpCoverageReporter } from '../../../coverage/reporter.ts';
+import { UsageError } from '../../../util/errors.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -72,7 +73,6 @@ export interface ImportArgs {
   help: boolean;
 }
 
-export class UsageError extends Error {}
 
 export function parseImportArgs(argv: string[]): ImportArgs {
   const a: ImportArgs = { paths: [], limit: null, concurrency: 2, batch: 100, rescan: false, attachments: true, dryRun: false, help: false };
