@@ -27,6 +27,7 @@ import { sha256Hex } from '../util/hash.ts';
 import { isUuid } from '../util/ids.ts';
 import { addBlocks, type NewBlock } from '../catalog/blocklist.ts';
 import { NotFoundError } from '../util/errors.ts';
+import { scrubErasedRows } from '../db/scrub.ts';
 
 export type ForgetTarget =
   | { person_id: string }
@@ -132,6 +133,8 @@ export class ForgetService {
       throw err;
     }
     for (const key of objectKeys) await this.deps.deleteObject?.(key);
+    // Gone from the answers is not gone from the disk: the erased rows' bytes leave the data files too.
+    if (Object.values(result.removed).some((n) => n > 0)) await scrubErasedRows(db);
     await this.deps.afterForget?.(result);
     return result;
   }

@@ -1,0 +1,70 @@
+/**
+ * After a forget: the erased rows' bytes out of the database's files, not only out of its answers.
+ *
+ * A DELETE only marks row versions dead; their text stays in the table's pages, its TOAST pages and its
+ * indexes until the space is reused, and in the write-ahead log until the segment is recycled. A plain
+ * VACUUM frees the space but leaves the old bytes in the page (measured: the erased word was still in the
+ * heap and index files after it). VACUUM FULL writes each table and its indexes anew and drops the old
+ * files; a WAL switch and checkpoints then retire the segment that recorded the insert. On PGlite all of
+ * this is ours to do (the data directory is the store, and `memex backup` copies it). On a PostgreSQL
+ * server the switch and checkpoint need superuser (or pg_checkpoint); without them the server's own
+ * checkpoints retire the segments later, and a WAL archive the operator keeps is outside our reach
+ * (docs/forget.md says so).
+ */
+import type { Database } from './types.ts';
+
+/**
+ * The tables a forget deletes from that hold a person's text or identifiers. Not chunk_embeddings: vectors
+ * are not text, and rewriting them is most of the cost on a large store.
+ */
+export const PERSONAL_TABLES = [
+  'documents',
+  'chunks',
+  'chunk_documents',
+  'document_people',
+  'document_files',
+  'files',
+  'ingest_submissions',
+  'threads',
+  'email_thread_messages',
+  'people',
+  'person_identifiers',
+  'person_addresses',
+  'person_urls',
+  'people_source_map',
+  'person_merges',
+  'relationship_edges',
+  'intent_signals',
+  'coverage_missing',
+  'search_changes',
+] as const;
+
+export interface ScrubReport {
+  tables: number;
+  ms: number;
+  /** Whether the WAL segment holding the erased text was retired now (false: at a later checkpoint). */
+  walRetired: boolean;
+}
+
+export async function scrubErasedRows(db: Database): Promise<ScrubReport> {
+  const started = performance.now();
+  const present = await db.query<{ name: string }>(
+    `SELECT t AS name FROM unnest($1::text[]) AS t WHERE to_regclass('public.' || t) IS NOT NULL`,
+    [PERSONAL_TABLES],
+  );
+  // One table per statement (VACUUM cannot run in a transaction; each holds only its own table's lock).
+  for (const { name } of present.rows) await db.exec(`VACUUM FULL "${name.replace(/"/g, '""')}"`);
+  let walRetired = true;
+  try {
+    if (db.kind === 'pglite') await db.exec('SET wal_recycle = off');
+    // Twice: the first switch closes the segment that holds the erased rows, the checkpoints move the redo
+    // point past it so the next one removes it.
+    for (let i = 0; i < 2; i++) {
+      await db.query('SELECT pg_switch_wal()');
+      await db.exec('CHECKPOINT');
+    }
+  } catch {
+    walRetired = false; // a PostgreSQL role without the right: the server's own checkpoints do it later
+  }
+  return { tables: present.rows.length, ms: Math.round(performance.now() - started), walRetired };
+}
