@@ -131,6 +131,19 @@ function phraseCondition(pos: Map<string, number[]> | undefined, title: boolean)
   return { kind: 'phrase', terms: terms.sort((a, b) => a.at - b.at), title };
 }
 
+/** Endings the English stemmer removes (Snowball's suffixes, their common spellings). */
+const STEMMED_ENDINGS = [
+  'ance', 'ence', 'ances', 'ences', 'ation', 'ations', 'ational', 'ing', 'ings', 'ed', 'er', 'ers', 'es', 'ies',
+  'ied', 'ness', 'ment', 'ments', 'able', 'ible', 'ity', 'ities', 'ly', 'ous', 'ive', 'ives', 'al', 'als', 'ful',
+  'ism', 'ist', 'ists', 'ize', 'ise', 'ized', 'ised', 'izing', 'ising', 'ization', 'isation', 'ent', 'ant', 'ic',
+  'ical', 'ement', 'ion', 'ions', 'ate', 'ated', 'ates', 'iti', 'li', 'y', 'e', 's',
+];
+
+/** Whether `rest` (letters typed past a stem) can be the start of an ending the stemmer removes. */
+function couldBeEnding(rest: string): boolean {
+  return STEMMED_ENDINGS.some((e) => e.startsWith(rest));
+}
+
 export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: LexicalIndex): QueryPlan {
   const { parsed } = a;
   const f: SearchFilters = { ...requested };
@@ -237,7 +250,9 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
     const found = index.expand([raw, ...(exact !== null && exact !== raw ? [exact] : [])], PREFIX_MAX_EXPANSIONS).map((e) => e.term);
     for (let k = Math.max(3, raw.length - 3); k < raw.length; k++) {
       const stem = raw.slice(0, k);
-      if (index.idf(stem) !== null) found.push(stem);
+      // Only where the letters past the stem can begin an ending the stemmer takes off ('insur' + 'anc'
+      // of 'ance'): 'lisbonzzq' is no word being typed towards 'lisbon'.
+      if (index.idf(stem) !== null && couldBeEnding(raw.slice(k))) found.push(stem);
     }
     const exactIdf = exact === null ? null : index.idf(exact);
     for (const term of found) {
