@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { ingestContacts } from '../../src/people/contacts.ts';
-import { planExport } from '../../src/people/records.ts';
+import { planExport } from '../../src/identity/records.ts';
 import { searchPeople } from '../../src/people/search.ts';
 import { backend, createTestDatabase } from '../../test/helpers/db.ts';
 

@@ -10,7 +10,7 @@
  *   node --import tsx bench/search/index-cost.ts [--docs 100000] [--queries 20000] [--rounds 3]
  */
 import { openDatabase } from '../../src/db/index.ts';
-import { parseFilters } from '../../src/search/filters.ts';
+import { parseFilters } from '../../src/catalog/filters.ts';
 import { LexicalIndex, type QueryLexeme } from '../../src/search/lexical-index.ts';
 import { indexFilter } from '../../src/search/lexical.ts';
 import { generateCorpus } from './corpus.ts';

@@ -603,7 +603,7 @@ async function measureKnn(model: string): Promise<void> {
   // --knn-filters: the same k-NN with the filters of the bench's planned queries (person, date range,
   // thread): the iterative scan walks the graph until 100 rows pass them (or hnsw.max_scan_tuples).
   if (!args.includes('--knn-filters')) return;
-  const { filterSql, parseFilters } = await import('../../src/search/filters.ts');
+  const { filterSql, parseFilters } = await import('../../src/catalog/filters.ts');
   const memory = new VectorMemory(db, model, { maxBytes: 1 << 30 });
   const tw = performance.now();
   await memory.warm();

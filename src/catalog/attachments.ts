@@ -16,23 +16,19 @@
  */
 import crypto from 'node:crypto';
 import type { Queryable } from '../db/types.ts';
-import { linkPeople } from '../people/linking.ts';
+import { isEmailAttachmentSql, isEmailSql } from '../db/document-predicates.ts';
+import { linkPeople } from '../identity/linking.ts';
 import type { AttachedToT, DocumentAttachmentT } from '../schemas/documents.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import type { AttachmentEntry, CatalogDocumentRequest } from './types.ts';
 
 const EMAIL_TYPES = ['email', 'email_local'];
-/** The partial indexes' predicate, for a table alias. */
-const isEmail = (a: string) => `${a}.source_type IN ('email', 'email_local')`;
 /** The Message-ID of a message, without blanks and angle brackets. */
 const messageKeySql = (a: string) => `btrim(${a}.metadata->>'message_id', E' \\t\\r\\n<>')`;
 /** The Message-ID an attachment belongs to. */
 const attachmentKeySql = (a: string) => `btrim(${a}.metadata->'email'->>'message_id', E' \\t\\r\\n<>')`;
 /** A message: an email document with a Message-ID that is not itself an attachment. */
-const isMessage = (a: string) => `${isEmail(a)} AND ${a}.metadata->'email'->>'message_id' IS NULL`;
-
-/** SQL condition: the document (alias `a`) is an email attachment uploaded with its message's Message-ID. */
-export const isEmailAttachmentSql = (a: string) => `(${isEmail(a)} AND ${a}.metadata->'email'->>'message_id' IS NOT NULL)`;
+const isMessage = (a: string) => `${isEmailSql(a)} AND ${a}.metadata->'email'->>'message_id' IS NULL`;
 
 /** `<id@host>` -> `id@host`: the Message-ID without surrounding blanks and angle brackets (btrim in SQL). */
 export function messageKey(raw: unknown): string | null {
@@ -123,7 +119,7 @@ export async function linkAttachments(
   if (messageKeys.size > 0) {
     const waiting = await tx.query<{ doc_id: string; key: string; people: unknown; source_type: string }>(
       `SELECT a.doc_id, ${attachmentKeySql('a')} AS key, a.people, a.source_type FROM documents a
-        WHERE ${isEmail('a')} AND md5(${attachmentKeySql('a')}) = ANY($1::text[]) AND a.is_active_version`,
+        WHERE ${isEmailSql('a')} AND md5(${attachmentKeySql('a')}) = ANY($1::text[]) AND a.is_active_version`,
       [[...messageKeys].map(md5)],
     );
     const rows = waiting.rows.filter((w) => messageKeys.has(w.key));
@@ -156,7 +152,7 @@ export async function refreshMessageFacets(tx: Queryable, keys: string[]): Promi
   const r = await tx.query<{ doc_id: string; key: string; metadata: Record<string, unknown>; has_attachments: boolean; attachment_count: number; linked: number }>(
     `SELECT m.doc_id, ${messageKeySql('m')} AS key, m.metadata, m.has_attachments, m.attachment_count,
             (SELECT count(*)::int FROM documents a
-              WHERE ${isEmail('a')} AND md5(${attachmentKeySql('a')}) = md5(${messageKeySql('m')})
+              WHERE ${isEmailSql('a')} AND md5(${attachmentKeySql('a')}) = md5(${messageKeySql('m')})
                 AND ${attachmentKeySql('a')} = ${messageKeySql('m')} AND a.is_active_version) AS linked
        FROM documents m
       WHERE ${isMessage('m')} AND md5(${messageKeySql('m')}) = ANY($1::text[]) AND m.is_active_version`,
@@ -185,7 +181,7 @@ export async function attachmentsOfErased(tx: Queryable, docIds: string[]): Prom
   if (docIds.length === 0) return { docIds: [], keys: [] };
   const erased = await tx.query<{ message: string | null; attachment: string | null }>(
     `SELECT DISTINCT CASE WHEN ${isMessage('d')} THEN ${messageKeySql('d')} END AS message,
-            CASE WHEN ${isEmail('d')} THEN ${attachmentKeySql('d')} END AS attachment
+            CASE WHEN ${isEmailSql('d')} THEN ${attachmentKeySql('d')} END AS attachment
        FROM documents d WHERE d.doc_id = ANY($1::uuid[])`,
     [docIds],
   );
@@ -210,7 +206,7 @@ export async function attachmentsWithoutMessage(tx: Queryable, keys: string[], e
   if (orphaned.size === 0) return [];
   const attachments = await tx.query<{ doc_id: string; key: string }>(
     `SELECT a.doc_id, ${attachmentKeySql('a')} AS key FROM documents a
-      WHERE ${isEmail('a')} AND md5(${attachmentKeySql('a')}) = ANY($1::text[])`,
+      WHERE ${isEmailSql('a')} AND md5(${attachmentKeySql('a')}) = ANY($1::text[])`,
     [[...orphaned].map(md5)],
   );
   return attachments.rows.filter((a) => orphaned.has(a.key)).map((a) => a.doc_id);
@@ -280,7 +276,7 @@ export async function attachmentsOf(db: Queryable, doc: { doc_id: string; source
   if (keys.message) {
     const uploads = await db.query<{ doc_id: string; title: string | null; metadata: Json }>(
       `SELECT a.doc_id::text AS doc_id, a.title, a.metadata FROM documents a
-        WHERE ${isEmail('a')} AND md5(${attachmentKeySql('a')}) = $1 AND ${attachmentKeySql('a')} = $2 AND a.is_active_version
+        WHERE ${isEmailSql('a')} AND md5(${attachmentKeySql('a')}) = $1 AND ${attachmentKeySql('a')} = $2 AND a.is_active_version
         ORDER BY a.ingested_at, a.doc_id`,
       [md5(keys.message), keys.message],
     );

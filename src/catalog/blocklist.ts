@@ -12,7 +12,7 @@ import type { BlockReason, CatalogIngestResult, SkipReason } from './types.ts';
 
 export type { BlockReason };
 import type { Queryable } from '../db/types.ts';
-import { resolvePeople } from '../people/linking.ts';
+import { resolvePeople } from '../identity/linking.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';

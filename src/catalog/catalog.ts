@@ -10,8 +10,7 @@ import type { IngestStatusResponseT } from '../schemas/ingest.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
 import { refreshDocumentStatus } from '../embedding/store.ts';
-import { filterSql } from '../search/filters.ts';
-import type { SearchFilters } from '../search/types.ts';
+import { filterSql, type SearchFilters } from './filters.ts';
 import { attachmentColumns } from './attachments.ts';
 import { ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {

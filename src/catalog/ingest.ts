@@ -8,7 +8,7 @@
  * (see planRounds); the version logic relies on it.
  */
 import type { Queryable } from '../db/types.ts';
-import { linkPeople } from '../people/linking.ts';
+import { linkPeople } from '../identity/linking.ts';
 import { boundTitle, URI_MAX_CHARS } from '../schemas/bounds.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';

@@ -3,9 +3,7 @@
  * bucket and source, and documents per source and account with their last ingest. Read-only.
  */
 import type { Queryable } from '../db/types.ts';
-
-export const TIMELINE_BUCKETS = ['day', 'week', 'month', 'year'] as const;
-export type TimelineBucket = (typeof TIMELINE_BUCKETS)[number];
+import type { TimelineBucket } from '../schemas/stats.ts';
 
 export interface TimelineOptions {
   bucket: TimelineBucket;

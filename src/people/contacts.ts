@@ -20,10 +20,10 @@ import type {
 import { judgeCard, readBlockList, type BlockList, type BlockReason } from '../catalog/blocklist.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
-import { canonicalEmail, canonicalIdentifier, canonicalPhone, type IdentifierKind } from './identifiers.ts';
-import { applyCard, asCardFields, type CardFields } from './card-fields.ts';
-import { resolvePersonId } from './merge.ts';
-import { claimIdentifiers, identifierOwners, oldestPerson, type IdentifierInput } from './ownership.ts';
+import { canonicalEmail, canonicalIdentifier, canonicalPhone, type IdentifierKind } from '../identity/identifiers.ts';
+import { applyCard, asCardFields, type CardFields } from '../identity/card-fields.ts';
+import { resolvePersonId } from '../identity/merge.ts';
+import { claimIdentifiers, identifierOwners, oldestPerson, type IdentifierInput } from '../identity/ownership.ts';
 
 export const DEFAULT_CONTACT_SOURCE = 'host_contacts';
 

@@ -9,12 +9,12 @@
  * person, merged ids included, and when the newest was dated; `sort` orders by those instead (issue 35). The owner
  * (`excludeIds`: the self person) is no contact and is left out.
  */
-import { isEmailAttachmentSql } from '../catalog/attachments.ts';
+import { isEmailAttachmentSql } from '../db/document-predicates.ts';
 import type { Queryable } from '../db/types.ts';
 import { MERGED_CTE } from '../relationships/people.ts';
 import { MESSAGE_SOURCE_TYPES } from '../relationships/self.ts';
 import type { PeopleSearchHitT } from '../schemas/people.ts';
-import { canonicalEmail, canonicalPhone } from './identifiers.ts';
+import { canonicalEmail, canonicalPhone } from '../identity/identifiers.ts';
 
 /** relevance (the default with a query), name (the default without), messages (most first), last_contact (newest first). */
 export type PeopleSort = 'relevance' | 'name' | 'messages' | 'last_contact';

@@ -27,7 +27,7 @@
  *    the mean over all replies, 2 decimals; null when there was none (thread-less events never
  *    count: a reply has to be in the same thread).
  */
-import { isEmailAttachmentSql } from '../catalog/attachments.ts';
+import { isEmailAttachmentSql } from '../db/document-predicates.ts';
 import type { Database, Queryable } from '../db/types.ts';
 import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS, SUBJECT_WORD_SEPARATOR } from '../util/email-noise.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';

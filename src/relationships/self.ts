@@ -18,7 +18,7 @@
  *     messages elsewhere.
  */
 import type { Queryable } from '../db/types.ts';
-import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../people/identifiers.ts';
+import { canonicalIdentifier, identifierKindOf, type IdentifierKind } from '../identity/identifiers.ts';
 import { isUuid } from '../util/ids.ts';
 import { resolvePerson, resolvePersons } from './people.ts';
 

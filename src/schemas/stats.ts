@@ -1,7 +1,10 @@
 /** GET /v1/stats/timeline and GET /v1/stats/sources: counts for the web UI's timeline and sources pages. */
 import { Type } from '@sinclair/typebox';
-import { TIMELINE_BUCKETS } from '../catalog/stats.ts';
 import { Nullable, StringEnum, Timestamp } from './common.ts';
+
+/** The widths a timeline bar can have (UTC calendar units). */
+export const TIMELINE_BUCKETS = ['day', 'week', 'month', 'year'] as const;
+export type TimelineBucket = (typeof TIMELINE_BUCKETS)[number];
 
 export const TimelineQuery = Type.Object({
   bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { default: 'month', description: 'Width of each bar (UTC)' })),

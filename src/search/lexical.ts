@@ -5,7 +5,8 @@
  */
 import type { Queryable } from '../db/types.ts';
 import type { IndexFilter } from './lexical-index.ts';
-import type { FacetValue, SearchFilters } from './types.ts';
+import type { SearchFilters } from '../catalog/filters.ts';
+import type { FacetValue } from './types.ts';
 
 /** People listed in the person facet (the index also returns those tied with the last one). */
 export const PERSON_FACET_LIMIT = 50;

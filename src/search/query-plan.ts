@@ -6,11 +6,11 @@
  * positions, people), in parallel with the index catch-up; `planQuery` then reads the index.
  */
 import type { Queryable } from '../db/types.ts';
-import { canonicalLookupValues } from '../people/identifiers.ts';
+import { canonicalLookupValues } from '../identity/identifiers.ts';
 import type { QueryAnalyzer } from './analyzer.ts';
 import type { DocCondition, LexicalIndex, QueryConstraints, QueryLexeme } from './lexical-index.ts';
 import { isPlain, type ParsedQuery, type QueryTerm } from './query-parse.ts';
-import type { SearchFilters } from './types.ts';
+import type { SearchFilters } from '../catalog/filters.ts';
 
 /** Distinct lexemes ranked per query: beyond it the least informative (lowest idf) are left out. */
 export const QUERY_TERM_BUDGET = 64;

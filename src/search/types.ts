@@ -4,24 +4,11 @@
  * What search needs of an embedding provider. Import-compatible with src/embedding/types.ts
  * (`Embedder`): any provider of the embedding worker can be passed as is.
  */
+import type { SearchFilters } from '../catalog/filters.ts';
 export interface QueryEmbedder {
   name: string;
   dimensions: number;
   embed(texts: string[], kind?: 'query' | 'passage', opts?: { signal?: AbortSignal }): Promise<number[][]>;
-}
-
-/** Filters applied inside both legs (and to facets and thread context). */
-export interface SearchFilters {
-  source_type?: string;
-  has_attachments?: boolean;
-  /** Canonical identifier values (email, E.164, handle) of the `person` parameter. */
-  person?: string[];
-  /** Inclusive lower bound on content_timestamp (UTC ISO). */
-  start?: string;
-  /** Upper bound on content_timestamp (UTC ISO); exclusive when `endExclusive` (a bare end date). */
-  end?: string;
-  endExclusive?: boolean;
-  thread_id?: string;
 }
 
 export interface SearchRequest {

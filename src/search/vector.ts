@@ -9,8 +9,7 @@
  * rows pass them, so a filtered query still returns k rows. Relaxed order is re-sorted here.
  */
 import type { Database, Queryable } from '../db/types.ts';
-import { filterSql } from './filters.ts';
-import type { SearchFilters } from './types.ts';
+import { filterSql, type SearchFilters } from '../catalog/filters.ts';
 
 export interface VectorCandidate {
   doc_id: string;

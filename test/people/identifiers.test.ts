@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalEmail, canonicalIdentifier, canonicalPhone } from '../../src/people/identifiers.ts';
+import { canonicalEmail, canonicalIdentifier, canonicalPhone } from '../../src/identity/identifiers.ts';
 
 // Real-world ways people write numbers, each with the E.164 form it must become.
 describe('E.164 canonicalisation of real-world phone formats', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { resolvePersonId } from '../../src/people/merge.ts';
+import { resolvePersonId } from '../../src/identity/merge.ts';
 import { card, ingestMessage, livePeopleCount, personOfDoc, syncContacts } from './helpers.ts';
 
 let gw: TestGateway;

@@ -4,7 +4,7 @@
  * is a shortcode.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalIdentifier, canonicalPhone } from '../../src/people/identifiers.ts';
+import { canonicalIdentifier, canonicalPhone } from '../../src/identity/identifiers.ts';
 
 describe('short phone numbers', () => {
   it.each([

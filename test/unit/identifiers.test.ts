@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalEmail, canonicalPhone, identifierKindOf } from '../../src/people/identifiers.ts';
+import { canonicalEmail, canonicalPhone, identifierKindOf } from '../../src/identity/identifiers.ts';
 
 describe('phone canonicalisation to E.164', () => {
   it.each([

@@ -13,7 +13,7 @@ import {
   DocumentViewResponse,
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
-import { FilterError, parseFilters } from '../../search/filters.ts';
+import { FilterError, parseFilters } from '../../catalog/filters.ts';
 
 const NotFound = Type.Object({ detail: Type.String() });
 

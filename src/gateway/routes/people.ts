@@ -1,8 +1,8 @@
 /** People routes: search (spec 4.3), one person through merged ids, the merge log. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
-import { listMerges } from '../../people/merge.ts';
-import { getPerson } from '../../people/records.ts';
+import { listMerges } from '../../identity/merge.ts';
+import { getPerson } from '../../identity/records.ts';
 import { searchPeople } from '../../people/search.ts';
 import { ErrorMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import {

@@ -1,7 +1,7 @@
 /** Search, ask and general context routes of the gateway (spec 4.3, limits of spec 8). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { FilterError, parseFilters } from '../../search/filters.ts';
+import { FilterError, parseFilters } from '../../catalog/filters.ts';
 import type { Search } from '../../search/search.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { Loose, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';

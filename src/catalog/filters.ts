@@ -1,11 +1,25 @@
 /**
- * Search filters: parsed from the request once, then rendered as SQL conditions on a documents
- * alias so both legs, facets and thread context apply exactly the same rules. Parameterised only.
+ * Document filters (source type, attachments, person, dates, thread): parsed from the request once,
+ * then rendered as SQL conditions on a documents alias so both search legs, facets, thread context
+ * and the catalog's document listing apply exactly the same rules. Parameterised only.
  */
-import { canonicalLookupValues } from '../people/identifiers.ts';
+import { canonicalLookupValues } from '../identity/identifiers.ts';
 import { parseTimestamp } from '../util/timestamp.ts';
-import type { SearchFilters } from './types.ts';
 import { MemexError } from '../util/errors.ts';
+
+/** Filters applied inside both legs (and to facets and thread context). */
+export interface SearchFilters {
+  source_type?: string;
+  has_attachments?: boolean;
+  /** Canonical identifier values (email, E.164, handle) of the `person` parameter. */
+  person?: string[];
+  /** Inclusive lower bound on content_timestamp (UTC ISO). */
+  start?: string;
+  /** Upper bound on content_timestamp (UTC ISO); exclusive when `endExclusive` (a bare end date). */
+  end?: string;
+  endExclusive?: boolean;
+  thread_id?: string;
+}
 
 export interface RawFilters {
   source_type?: string;
