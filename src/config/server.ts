@@ -1,13 +1,12 @@
 /**
- * Server configuration, read once from the environment and validated.
- * Every key is documented in docs/configuration.md; keep the two in step.
+ * Server configuration, read once from the environment (src/config/env.ts) and validated.
  */
-import path from 'node:path';
+import { ConfigError, bool, defineSettings, filePath, int, oneOf, read, size, string } from './env.ts';
 
 export const DEV_PLACEHOLDER_TOKEN = 'changeme';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface ServerConfig {
   port: number;
@@ -32,69 +31,61 @@ export interface ServerConfig {
   contextRequireCatalogToken: boolean;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError, parseByteSize } from './env.ts';
 
-function intFromEnv(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
-  const raw = env[key];
-  if (raw === undefined || raw.trim() === '') return def;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${key} must be an integer, got "${raw}"`);
-  const n = Number(raw.trim());
-  if (n < min || n > max) throw new ConfigError(`${key} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function optional(env: NodeJS.ProcessEnv, key: string): string | undefined {
-  const v = env[key];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
+/** The server's settings (docs/configuration.md is generated from these declarations). */
+export const SERVER_SETTINGS = defineSettings('server', 'Server', {
+  PORT: int({ default: 8085, min: 0, max: 65535, description: 'port of the gateway' }),
+  HOST: string({
+    default: '127.0.0.1',
+    description: 'address to bind; a non-loopback address is refused unless `AUTH_TOKEN` is set to something other than the development placeholder `changeme`',
+  }),
+  DATA_DIR: filePath({
+    default: './data',
+    description: 'where the embedded database (`DATA_DIR/pglite`), the generated token, models and stored files live',
+  }),
+  DATABASE_URL: string({
+    secret: true,
+    pattern: /^postgres(ql)?:\/\//,
+    expected: 'start with postgres:// or postgresql://',
+    description: '`postgres://…` of a PostgreSQL server (>= 15, with pgvector) to use instead of the embedded PGlite',
+  }),
+  AUTH_TOKEN: string({
+    secret: true,
+    defaultText: 'generated',
+    description: 'bearer token of the gateway; when unset, a random token is generated on first start and kept in `DATA_DIR/auth-token` (mode 0600)',
+  }),
+  CATALOG_TOKEN: string({ secret: true, defaultText: '`AUTH_TOKEN`', description: 'bearer token of the internal catalog API (`/v1/catalog/*`)' }),
+  CONTEXT_REQUIRE_CATALOG_TOKEN: bool({
+    default: false,
+    description: '`true`: `GET /v1/context/general` takes `CATALOG_TOKEN` instead of `AUTH_TOKEN` (spec 4.3 rule 6, 5.4); the server refuses to start without `CATALOG_TOKEN`',
+  }),
+  LOG_LEVEL: oneOf(LOG_LEVELS, { default: 'info', description: 'least severe log level written; logs never contain tokens, query strings or document text' }),
+  LOG_FORMAT: oneOf(['auto', 'json', 'pretty'] as const, {
+    default: 'auto',
+    description: '`auto`: readable lines when stdout is a terminal, JSON lines otherwise (src/util/log.ts)',
+  }),
+  BODY_LIMIT: size({ default: '10mb', description: 'largest JSON request body (`512kb`, `10mb`, or bytes); larger bodies get 413' }),
+  DEFAULT_PHONE_REGION: string({
+    default: 'US',
+    pattern: /^[A-Za-z]{2}$/,
+    expected: 'be a two-letter region code',
+    description: 'region (ISO 3166 alpha-2) used to read national phone numbers into E.164',
+  }),
+});
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.trim().toLowerCase();
   return h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** Parses "10mb", "512kb", "1048576" into bytes. */
-export function parseByteSize(raw: string, key: string): number {
-  const m = /^(\d+)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(raw.trim());
-  if (!m) throw new ConfigError(`${key} must be a size like 10mb or 1048576, got "${raw}"`);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? 'b').toLowerCase();
-  const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 ** 2 : unit.startsWith('g') ? 1024 ** 3 : 1;
-  const bytes = n * mult;
-  if (bytes < 1024) throw new ConfigError(`${key} must be at least 1kb, got "${raw}"`);
-  return bytes;
-}
-
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const port = intFromEnv(env, 'PORT', 8085, 0, 65535);
-  const host = optional(env, 'HOST') ?? '127.0.0.1';
-  const dataDir = path.resolve(optional(env, 'DATA_DIR') ?? './data');
-  const databaseUrl = optional(env, 'DATABASE_URL');
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
-  }
-  const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
-  }
-  const logFormat = (optional(env, 'LOG_FORMAT') ?? 'auto').toLowerCase() as ServerConfig['logFormat'];
-  if (!['auto', 'json', 'pretty'].includes(logFormat)) {
-    throw new ConfigError(`LOG_FORMAT must be auto, json or pretty, got "${env.LOG_FORMAT}"`);
-  }
-  const bodyLimitBytes = parseByteSize(optional(env, 'BODY_LIMIT') ?? '10mb', 'BODY_LIMIT');
-  const defaultPhoneRegion = (optional(env, 'DEFAULT_PHONE_REGION') ?? 'US').toUpperCase();
-  if (!/^[A-Z]{2}$/.test(defaultPhoneRegion)) {
-    throw new ConfigError(`DEFAULT_PHONE_REGION must be a two-letter region code, got "${env.DEFAULT_PHONE_REGION}"`);
-  }
-  const authToken = optional(env, 'AUTH_TOKEN');
-  const contextFlag = (optional(env, 'CONTEXT_REQUIRE_CATALOG_TOKEN') ?? 'false').toLowerCase();
-  if (!['true', 'false', '1', '0', 'yes', 'no'].includes(contextFlag)) {
-    throw new ConfigError(`CONTEXT_REQUIRE_CATALOG_TOKEN must be true or false, got "${env.CONTEXT_REQUIRE_CATALOG_TOKEN}"`);
-  }
-  const contextRequireCatalogToken = ['true', '1', 'yes'].includes(contextFlag);
-  if (contextRequireCatalogToken && !optional(env, 'CATALOG_TOKEN')) {
+  const S = SERVER_SETTINGS;
+  const host = read(env, S.HOST);
+  const authToken = read(env, S.AUTH_TOKEN);
+  const catalogToken = read(env, S.CATALOG_TOKEN);
+  const contextRequireCatalogToken = read(env, S.CONTEXT_REQUIRE_CATALOG_TOKEN);
+  if (contextRequireCatalogToken && !catalogToken) {
     throw new ConfigError('CONTEXT_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
   }
   if (!isLoopbackHost(host) && (!authToken || authToken === DEV_PLACEHOLDER_TOKEN)) {
@@ -103,16 +94,16 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     );
   }
   return {
-    port,
+    port: read(env, S.PORT),
     host,
-    dataDir,
-    databaseUrl,
+    dataDir: read(env, S.DATA_DIR),
+    databaseUrl: read(env, S.DATABASE_URL),
     authToken,
-    catalogToken: optional(env, 'CATALOG_TOKEN'),
-    logLevel,
-    logFormat,
-    bodyLimitBytes,
-    defaultPhoneRegion,
+    catalogToken,
+    logLevel: read(env, S.LOG_LEVEL),
+    logFormat: read(env, S.LOG_FORMAT),
+    bodyLimitBytes: read(env, S.BODY_LIMIT),
+    defaultPhoneRegion: read(env, S.DEFAULT_PHONE_REGION).toUpperCase(),
     contextRequireCatalogToken,
   };
 }

@@ -1,10 +1,11 @@
 /**
- * Embedding configuration from the environment. Every key is listed in docs/embeddings.md.
- * Errors are one line naming the variable, thrown as ConfigError like the server config.
+ * Embedding configuration from the environment (read through src/config/env.ts: one-line ConfigErrors
+ * naming the variable).
  */
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../config/server.ts';
+import { ConfigError, bool, defineSettings, filePath, int, oneOf, read, string, url } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 
 export const PROVIDERS = ['use-lite', 'transformers', 'ollama', 'openai', 'hash'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -56,86 +57,80 @@ export interface EmbeddingConfig {
   inProcessWorker: boolean;
 }
 
-function str(env: NodeJS.ProcessEnv, key: string): string | undefined {
-  const v = env[key];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
-
-function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
-  const raw = str(env, key);
-  if (raw === undefined) return def;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${key} must be an integer, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${key} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: NodeJS.ProcessEnv, key: string, def: boolean): boolean {
-  const raw = str(env, key)?.toLowerCase();
-  if (raw === undefined) return def;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${key} must be true or false, got "${env[key]}"`);
-}
-
-function httpUrl(env: NodeJS.ProcessEnv, key: string, def: string): string {
-  const raw = str(env, key) ?? def;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(`${key} must be an http(s) URL, got "${raw}"`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${key} must be an http(s) URL, got "${raw}"`);
-  return raw.replace(/\/+$/, '');
-}
+export const EMBEDDING_SETTINGS = defineSettings('embedding', 'Embeddings and the worker', {
+  EMBEDDING_PROVIDER: oneOf(PROVIDERS, {
+    default: 'use-lite',
+    description: '`use-lite` (offline, 512 dims), `transformers`, `ollama`, `openai`, or `hash` (tests only; the server logs a loud warning)',
+  }),
+  EMBEDDING_MODEL: string({ description: 'transformers Hub id / ollama model / openai model (required for those)' }),
+  EMBEDDING_MODEL_DIR: filePath({ description: 'transformers local folder (config.json, tokenizer.json, onnx/)' }),
+  EMBEDDING_ALLOW_REMOTE: bool({ defaultText: 'true only with `EMBEDDING_MODEL` and no dir', description: 'transformers may download from the Hub' }),
+  EMBEDDING_CACHE_DIR: filePath({ defaultText: 'DATA_DIR/models', description: 'transformers download cache' }),
+  EMBEDDING_POOLING: oneOf(['mean', 'cls'] as const, { default: 'mean', description: 'pooling of token vectors (transformers)' }),
+  EMBEDDING_NORMALIZE: bool({ default: true, description: 'L2-normalise (transformers)' }),
+  EMBEDDING_QUERY_PREFIX: string({ default: '', keepRaw: true, description: 'prepended to queries, spaces kept, e.g. `query: ` for e5' }),
+  EMBEDDING_PASSAGE_PREFIX: string({ default: '', keepRaw: true, description: 'prepended to passages, spaces kept, e.g. `passage: ` for e5' }),
+  EMBEDDING_DTYPE: string({ defaultText: 'library default', description: 'transformers dtype (`fp32`, `q8`, …)' }),
+  OLLAMA_BASE_URL: url({ default: 'http://127.0.0.1:11434', description: 'Ollama server, for embeddings and for `LLM_PROVIDER=ollama`' }),
+  OPENAI_BASE_URL: url({
+    default: 'https://api.openai.com/v1',
+    description: 'any OpenAI-compatible server (with or without `/v1` for embeddings), for embeddings and for `LLM_PROVIDER=openai`',
+  }),
+  OPENAI_API_KEY: string({ secret: true, description: 'sent as `Authorization: Bearer` to `OPENAI_BASE_URL`' }),
+  EMBEDDING_DIMENSIONS: int({ min: 1, max: 4096, defaultText: 'learned', description: 'openai `dimensions` request field and expected length' }),
+  EMBEDDING_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000, description: 'limit of one HTTP request (ollama, openai)' }),
+  EMBEDDING_MAX_RETRIES: int({ default: 4, min: 0, max: 20, description: 'retries on 429, 5xx and network errors' }),
+  EMBEDDING_HTTP_BATCH: int({ default: 32, min: 1, max: 2048, description: 'texts per HTTP request' }),
+  EMBEDDING_THREADS: int({ min: 0, max: 64, defaultText: 'cores', description: 'worker threads for use-lite/transformers, so embedding never blocks HTTP; 0: the calling thread' }),
+  EMBEDDING_THREAD_NICE: int({ default: 10, min: 0, max: 19, description: 'nice value of the model threads (Linux, per thread), so HTTP keeps priority' }),
+  EMBEDDING_QUERY_THREAD: bool({ default: true, description: 'one more model thread for query embeddings only, at normal priority, so a search never waits behind the backlog' }),
+  EMBEDDING_CONCURRENCY: int({ min: 1, max: 64, defaultText: '= threads', description: 'claim loops per process' }),
+  EMBEDDING_BATCH_SIZE: int({ default: 32, min: 1, max: 1024, description: 'chunks per claim' }),
+  EMBEDDING_LEASE_SECONDS: int({ default: 300, min: 1, max: 86_400, description: "lease on claimed chunks; a crashed worker's chunks return to `pending` after it" }),
+  EMBEDDING_POLL_MS: int({ default: 1000, min: 10, max: 600_000, description: 'idle sleep when the queue is empty' }),
+  EMBEDDING_HASH_DIMS: int({ default: 256, min: 8, max: 4096, description: 'dimensions of the hash provider' }),
+  EMBEDDING_WORKER: bool({ default: true, description: 'run the embedding worker inside `memex serve` (role `all`)' }),
+});
 
 export function loadEmbeddingConfig(env: NodeJS.ProcessEnv = process.env): EmbeddingConfig {
-  const provider = (str(env, 'EMBEDDING_PROVIDER') ?? 'use-lite').toLowerCase() as ProviderName;
-  if (!PROVIDERS.includes(provider)) {
-    throw new ConfigError(`EMBEDDING_PROVIDER must be one of ${PROVIDERS.join(', ')}, got "${env.EMBEDDING_PROVIDER}"`);
-  }
-  const model = str(env, 'EMBEDDING_MODEL');
-  const modelDir = str(env, 'EMBEDDING_MODEL_DIR');
+  const S = EMBEDDING_SETTINGS;
+  const provider = read(env, S.EMBEDDING_PROVIDER);
+  const model = read(env, S.EMBEDDING_MODEL);
+  const modelDir = read(env, S.EMBEDDING_MODEL_DIR);
   if (provider === 'transformers' && !model && !modelDir) {
     throw new ConfigError('EMBEDDING_PROVIDER=transformers needs EMBEDDING_MODEL_DIR (a local model folder) or EMBEDDING_MODEL (a Hub id)');
   }
   if ((provider === 'ollama' || provider === 'openai') && !model) {
     throw new ConfigError(`EMBEDDING_PROVIDER=${provider} needs EMBEDDING_MODEL (e.g. ${provider === 'ollama' ? 'bge-m3' : 'text-embedding-3-small'})`);
   }
-  const pooling = (str(env, 'EMBEDDING_POOLING') ?? 'mean').toLowerCase();
-  if (pooling !== 'mean' && pooling !== 'cls') throw new ConfigError(`EMBEDDING_POOLING must be mean or cls, got "${pooling}"`);
-  const dimsRaw = str(env, 'EMBEDDING_DIMENSIONS');
-  const threads = int(env, 'EMBEDDING_THREADS', Math.max(1, os.availableParallelism()), 0, 64);
-  const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './data');
+  const threads = read(env, S.EMBEDDING_THREADS) ?? Math.max(1, os.availableParallelism());
   return {
     provider,
     model,
-    modelDir: modelDir ? path.resolve(modelDir) : undefined,
-    allowRemote: bool(env, 'EMBEDDING_ALLOW_REMOTE', !modelDir && !!model),
-    cacheDir: path.resolve(str(env, 'EMBEDDING_CACHE_DIR') ?? path.join(dataDir, 'models')),
-    pooling,
-    normalize: bool(env, 'EMBEDDING_NORMALIZE', true),
-    // Prefixes keep their inner spaces ("query: "), so read them untrimmed.
-    queryPrefix: env.EMBEDDING_QUERY_PREFIX ?? '',
-    passagePrefix: env.EMBEDDING_PASSAGE_PREFIX ?? '',
-    dtype: str(env, 'EMBEDDING_DTYPE'),
-    ollamaBaseUrl: httpUrl(env, 'OLLAMA_BASE_URL', 'http://127.0.0.1:11434'),
-    openaiBaseUrl: httpUrl(env, 'OPENAI_BASE_URL', 'https://api.openai.com/v1'),
-    openaiApiKey: str(env, 'OPENAI_API_KEY'),
-    dimensions: dimsRaw === undefined ? undefined : int(env, 'EMBEDDING_DIMENSIONS', 0, 1, 4096),
-    timeoutMs: int(env, 'EMBEDDING_TIMEOUT_MS', 30_000, 100, 600_000),
-    maxRetries: int(env, 'EMBEDDING_MAX_RETRIES', 4, 0, 20),
-    httpBatch: int(env, 'EMBEDDING_HTTP_BATCH', 32, 1, 2048),
+    modelDir,
+    allowRemote: read(env, S.EMBEDDING_ALLOW_REMOTE) ?? (!modelDir && !!model),
+    cacheDir: read(env, S.EMBEDDING_CACHE_DIR) ?? path.join(read(env, SERVER_SETTINGS.DATA_DIR), 'models'),
+    pooling: read(env, S.EMBEDDING_POOLING),
+    normalize: read(env, S.EMBEDDING_NORMALIZE),
+    queryPrefix: read(env, S.EMBEDDING_QUERY_PREFIX),
+    passagePrefix: read(env, S.EMBEDDING_PASSAGE_PREFIX),
+    dtype: read(env, S.EMBEDDING_DTYPE),
+    ollamaBaseUrl: read(env, S.OLLAMA_BASE_URL),
+    openaiBaseUrl: read(env, S.OPENAI_BASE_URL),
+    openaiApiKey: read(env, S.OPENAI_API_KEY),
+    dimensions: read(env, S.EMBEDDING_DIMENSIONS),
+    timeoutMs: read(env, S.EMBEDDING_TIMEOUT_MS),
+    maxRetries: read(env, S.EMBEDDING_MAX_RETRIES),
+    httpBatch: read(env, S.EMBEDDING_HTTP_BATCH),
     threads,
-    threadNice: int(env, 'EMBEDDING_THREAD_NICE', 10, 0, 19),
-    queryThread: bool(env, 'EMBEDDING_QUERY_THREAD', true),
-    concurrency: int(env, 'EMBEDDING_CONCURRENCY', Math.max(1, threads), 1, 64),
-    batchSize: int(env, 'EMBEDDING_BATCH_SIZE', 32, 1, 1024),
-    leaseSeconds: int(env, 'EMBEDDING_LEASE_SECONDS', 300, 1, 86_400),
-    pollMs: int(env, 'EMBEDDING_POLL_MS', 1000, 10, 600_000),
-    hashDims: int(env, 'EMBEDDING_HASH_DIMS', 256, 8, 4096),
-    inProcessWorker: bool(env, 'EMBEDDING_WORKER', true),
+    threadNice: read(env, S.EMBEDDING_THREAD_NICE),
+    queryThread: read(env, S.EMBEDDING_QUERY_THREAD),
+    concurrency: read(env, S.EMBEDDING_CONCURRENCY) ?? Math.max(1, threads),
+    batchSize: read(env, S.EMBEDDING_BATCH_SIZE),
+    leaseSeconds: read(env, S.EMBEDDING_LEASE_SECONDS),
+    pollMs: read(env, S.EMBEDDING_POLL_MS),
+    hashDims: read(env, S.EMBEDDING_HASH_DIMS),
+    inProcessWorker: read(env, S.EMBEDDING_WORKER),
   };
 }
 

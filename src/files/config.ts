@@ -1,9 +1,10 @@
 /**
- * Files configuration from the environment: which object store, its settings, and the extraction limits.
- * Errors are one-line ConfigErrors naming the key, like src/config/server.ts. Documented in docs/files.md.
+ * Files configuration from the environment (read through src/config/env.ts): which object store, its
+ * settings, and the extraction limits.
  */
 import path from 'node:path';
-import { ConfigError, parseByteSize } from '../config/server.ts';
+import { ConfigError, bool, defineSettings, filePath, int, list, oneOf, read, size, string, url } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 import { LocalObjectStore, type ObjectStore } from './object-store.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from './limits.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
@@ -43,94 +44,102 @@ export interface OcrConfig {
   maxQueue: number;
 }
 
-function opt(env: NodeJS.ProcessEnv, key: string): string | undefined {
-  const v = env[key];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
+const D = DEFAULT_LIMITS;
+const KB = 1024;
 
-function bool(env: NodeJS.ProcessEnv, key: string, def: boolean): boolean {
-  const v = opt(env, key)?.toLowerCase();
-  if (v === undefined) return def;
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(`${key} must be true or false, got "${env[key]}"`);
-}
-
-function int(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
-  const v = opt(env, key);
-  if (v === undefined) return def;
-  if (!/^\d+$/.test(v)) throw new ConfigError(`${key} must be an integer, got "${v}"`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(`${key} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
+export const FILES_SETTINGS = defineSettings('files', 'Files, object store and OCR', {
+  FILE_MAX_BYTES: size({
+    default: '100mb',
+    description: 'largest upload to `POST /v1/ingest/file`; one byte more is a 413 and nothing is stored. Independent of `BODY_LIMIT` (uploads are streamed)',
+  }),
+  OBJECT_STORE: oneOf(['local', 's3'] as const, { default: 'local', description: '`local` (content-addressed folder) or `s3` (S3-compatible service)' }),
+  OBJECT_STORE_DIR: filePath({ defaultText: 'DATA_DIR/objects', description: 'local store root (also holds the S3 spool folder)' }),
+  S3_ENDPOINT: url({ expected: 'be a URL like http://127.0.0.1:9000', defaultText: 'AWS', description: 'URL of an S3-compatible service, e.g. `http://127.0.0.1:9000`' }),
+  S3_BUCKET: string({ description: 'required with `OBJECT_STORE=s3`' }),
+  S3_REGION: string({ default: 'us-east-1', description: 'region of the bucket' }),
+  S3_ACCESS_KEY_ID: string({ defaultText: 'SDK default chain', description: 'set together with `S3_SECRET_ACCESS_KEY`, or neither' }),
+  S3_SECRET_ACCESS_KEY: string({ secret: true, defaultText: 'SDK default chain', description: 'set together with `S3_ACCESS_KEY_ID`, or neither' }),
+  S3_FORCE_PATH_STYLE: bool({ defaultText: '`true` when `S3_ENDPOINT` is set', description: 'path-style URLs (`endpoint/bucket/key`)' }),
+  S3_PREFIX: string({ description: 'key prefix inside the bucket (`memex/` → `memex/sha256/…`)' }),
+  EXTRACT_MAX_BYTES: size({ defaultText: `min(${D.maxBytes / KB / KB}mb, \`FILE_MAX_BYTES\`)`, description: 'largest file extraction reads' }),
+  EXTRACT_MAX_PAGES: int({ default: D.maxPages, min: 1, max: 100_000, description: 'PDF pages whose text is read' }),
+  EXTRACT_MAX_OCR_PAGES: int({ default: D.maxOcrPages, min: 0, max: 10_000, description: "pages of a scanned PDF rendered and OCR'd (0: none)" }),
+  EXTRACT_MAX_PIXELS: int({ default: D.maxPixels, min: 10_000, max: 1_000_000_000, description: 'largest image sent to OCR; pixel budget of a rendered PDF page' }),
+  EXTRACT_TIMEOUT_MS: int({
+    default: D.timeoutMs,
+    min: 100,
+    max: 3_600_000,
+    description: 'wall-clock limit of PDF parsing (worker terminated), and separately of the whole OCR pass of one scanned PDF',
+  }),
+  EXTRACT_MAX_TEXT_CHARS: int({ default: D.maxTextChars, min: 1_000, max: 1_000_000_000, description: 'longer text is cut (warning recorded)' }),
+  EXTRACT_MAX_MEMORY_MB: int({ default: D.maxMemoryMb, min: 64, max: 65_536, description: 'heap limit of the PDF worker' }),
+  EXTRACT_MAX_HTML_CHARS: int({ default: D.maxHtmlChars, min: 1_000, max: 1_000_000_000, description: 'longer HTML is cut before conversion (with a warning)' }),
+  EXTRACT_HTML_TIMEOUT_MS: int({
+    default: D.htmlTimeoutMs,
+    min: 100,
+    max: 3_600_000,
+    description: 'wall-clock budget of one HTML conversion (in a worker thread); past it the file is stored with `extraction_failed`',
+  }),
+  OCR_ENABLED: bool({ default: true, description: '`false`: no OCR engine is started; images are stored with extraction failed and file enrichment `pending`' }),
+  OCR_LANGUAGES: list({
+    default: ['en'],
+    description: 'languages (`en`, `de`, or tesseract codes like `deu`); each needs `<code>.traineddata.gz` in `OCR_LANG_PATH` or the bundled English data',
+  }),
+  OCR_LANG_PATH: list({ default: [], separator: path.delimiter, description: `extra folders (separated by \`${path.delimiter}\`) holding \`<code>.traineddata.gz\`` }),
+  OCR_POOL_SIZE: int({ default: 1, min: 1, max: 16, description: 'tesseract worker threads (each ~100 MB; started on first use)' }),
+  OCR_MAX_QUEUE: int({ default: 32, min: 0, max: 100_000, description: 'images allowed to wait for a busy pool; beyond it an upload gets 503 `INGEST.OCR_UNAVAILABLE`' }),
+  OCR_TIMEOUT_MS: int({ default: D.ocrTimeoutMs, min: 100, max: 3_600_000, description: 'limit of one OCR call' }),
+});
 
 export function loadFilesConfig(env: NodeJS.ProcessEnv = process.env, dataDir?: string): FilesConfig {
-  const base = dataDir ?? path.resolve(opt(env, 'DATA_DIR') ?? './data');
-  const kind = (opt(env, 'OBJECT_STORE') ?? 'local').toLowerCase();
-  if (kind !== 'local' && kind !== 's3') throw new ConfigError(`OBJECT_STORE must be local or s3, got "${env.OBJECT_STORE}"`);
-  const localRoot = path.resolve(opt(env, 'OBJECT_STORE_DIR') ?? path.join(base, 'objects'));
+  const S = FILES_SETTINGS;
+  const base = dataDir ?? read(env, SERVER_SETTINGS.DATA_DIR);
+  const kind = read(env, S.OBJECT_STORE);
+  const localRoot = read(env, S.OBJECT_STORE_DIR) ?? path.join(base, 'objects');
 
   let s3: S3Config | undefined;
   if (kind === 's3') {
-    const bucket = opt(env, 'S3_BUCKET');
+    const bucket = read(env, S.S3_BUCKET);
     if (!bucket) throw new ConfigError('S3_BUCKET is required when OBJECT_STORE=s3');
-    const endpoint = opt(env, 'S3_ENDPOINT');
-    if (endpoint) {
-      let u: URL;
-      try {
-        u = new URL(endpoint);
-      } catch {
-        throw new ConfigError(`S3_ENDPOINT must be a URL like http://127.0.0.1:9000, got "${endpoint}"`);
-      }
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-        throw new ConfigError(`S3_ENDPOINT must start with http:// or https://, got "${endpoint}"`);
-      }
-    }
-    const accessKeyId = opt(env, 'S3_ACCESS_KEY_ID');
-    const secretAccessKey = opt(env, 'S3_SECRET_ACCESS_KEY');
+    const endpoint = read(env, S.S3_ENDPOINT);
+    const accessKeyId = read(env, S.S3_ACCESS_KEY_ID);
+    const secretAccessKey = read(env, S.S3_SECRET_ACCESS_KEY);
     if (!!accessKeyId !== !!secretAccessKey) {
       throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or both unset)');
     }
-    let prefix = opt(env, 'S3_PREFIX') ?? '';
+    let prefix = read(env, S.S3_PREFIX) ?? '';
     if (prefix && !prefix.endsWith('/')) prefix += '/';
     s3 = {
       endpoint,
       bucket,
-      region: opt(env, 'S3_REGION') ?? 'us-east-1',
+      region: read(env, S.S3_REGION),
       accessKeyId,
       secretAccessKey,
       // Self-hosted S3 servers rarely have wildcard DNS for virtual-host buckets.
-      forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined),
+      forcePathStyle: read(env, S.S3_FORCE_PATH_STYLE) ?? endpoint !== undefined,
       prefix,
     };
   }
 
-  const bytes = (key: string, def: number) => {
-    const v = opt(env, key);
-    return v === undefined ? def : parseByteSize(v, key);
-  };
-  const maxUploadBytes = bytes('FILE_MAX_BYTES', 100 * 1024 * 1024);
-  const d = DEFAULT_LIMITS;
+  const maxUploadBytes = read(env, S.FILE_MAX_BYTES);
   const extract: ExtractLimits = {
-    maxBytes: bytes('EXTRACT_MAX_BYTES', Math.min(d.maxBytes, maxUploadBytes)),
-    maxPages: int(env, 'EXTRACT_MAX_PAGES', d.maxPages, 1, 100_000),
-    maxOcrPages: int(env, 'EXTRACT_MAX_OCR_PAGES', d.maxOcrPages, 0, 10_000),
-    maxPixels: int(env, 'EXTRACT_MAX_PIXELS', d.maxPixels, 10_000, 1_000_000_000),
-    timeoutMs: int(env, 'EXTRACT_TIMEOUT_MS', d.timeoutMs, 100, 3_600_000),
-    ocrTimeoutMs: int(env, 'OCR_TIMEOUT_MS', d.ocrTimeoutMs, 100, 3_600_000),
-    maxTextChars: int(env, 'EXTRACT_MAX_TEXT_CHARS', d.maxTextChars, 1_000, 1_000_000_000),
-    maxMemoryMb: int(env, 'EXTRACT_MAX_MEMORY_MB', d.maxMemoryMb, 64, 65_536),
-    maxHtmlChars: int(env, 'EXTRACT_MAX_HTML_CHARS', d.maxHtmlChars, 1_000, 1_000_000_000),
-    htmlTimeoutMs: int(env, 'EXTRACT_HTML_TIMEOUT_MS', d.htmlTimeoutMs, 100, 3_600_000),
+    maxBytes: read(env, S.EXTRACT_MAX_BYTES) ?? Math.min(D.maxBytes, maxUploadBytes),
+    maxPages: read(env, S.EXTRACT_MAX_PAGES),
+    maxOcrPages: read(env, S.EXTRACT_MAX_OCR_PAGES),
+    maxPixels: read(env, S.EXTRACT_MAX_PIXELS),
+    timeoutMs: read(env, S.EXTRACT_TIMEOUT_MS),
+    ocrTimeoutMs: read(env, S.OCR_TIMEOUT_MS),
+    maxTextChars: read(env, S.EXTRACT_MAX_TEXT_CHARS),
+    maxMemoryMb: read(env, S.EXTRACT_MAX_MEMORY_MB),
+    maxHtmlChars: read(env, S.EXTRACT_MAX_HTML_CHARS),
+    htmlTimeoutMs: read(env, S.EXTRACT_HTML_TIMEOUT_MS),
   };
   const ocr: OcrConfig = {
-    enabled: bool(env, 'OCR_ENABLED', true),
-    languages: (opt(env, 'OCR_LANGUAGES') ?? 'en').split(',').map((l) => l.trim()).filter(Boolean),
-    poolSize: int(env, 'OCR_POOL_SIZE', 1, 1, 16),
-    langPaths: (opt(env, 'OCR_LANG_PATH') ?? '').split(path.delimiter).map((p) => p.trim()).filter(Boolean).map((p) => path.resolve(p)),
-    maxQueue: int(env, 'OCR_MAX_QUEUE', 32, 0, 100_000),
+    enabled: read(env, S.OCR_ENABLED),
+    languages: read(env, S.OCR_LANGUAGES),
+    poolSize: read(env, S.OCR_POOL_SIZE),
+    langPaths: read(env, S.OCR_LANG_PATH).map((p) => path.resolve(p)),
+    maxQueue: read(env, S.OCR_MAX_QUEUE),
   };
   if (ocr.languages.length === 0) throw new ConfigError('OCR_LANGUAGES must name at least one language, e.g. en');
   return { objectStore: kind, localRoot, s3, maxUploadBytes, extract, ocr };

@@ -1,8 +1,9 @@
 /**
- * Relationship scorer settings, read from the environment (documented in docs/relationships.md).
+ * Relationship scorer settings, read from the environment (src/config/env.ts).
  * Kept apart from the server config so the scorer can be configured and tested on its own.
  */
-import { ConfigError } from '../config/server.ts';
+import { ConfigError, bool, defineSettings, list, number, read } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 
 export interface RelationshipConfig {
   /** Days after which the recency part of the score halves (continuous decay). */
@@ -31,39 +32,31 @@ export const DEFAULT_RELATIONSHIP_CONFIG: RelationshipConfig = {
   phoneRegion: 'US',
 };
 
-function num(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
-  const raw = env[key]?.trim();
-  if (raw === undefined || raw === '') return def;
-  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${key} must be a number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${key} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
+const D = DEFAULT_RELATIONSHIP_CONFIG;
 
-function bool(env: NodeJS.ProcessEnv, key: string, def: boolean): boolean {
-  const raw = env[key]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return def;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${key} must be true or false, got "${env[key]}"`);
-}
+export const RELATIONSHIP_SETTINGS = defineSettings('relationships', 'Relationships', {
+  RELATIONSHIP_HALF_LIFE_DAYS: number({ default: D.halfLifeDays, min: 0.01, max: 3650, description: 'half-life of the recency part of the score, in days' }),
+  SELF_IDENTIFIERS: list({ default: [], description: 'comma-separated emails/phones of the user (at most 50), used to detect the self person' }),
+  RELATIONSHIPS_REQUIRE_CATALOG_TOKEN: bool({
+    default: D.requireCatalogToken,
+    description: '`true`: `GET /v1/crm/relationships/top` takes `CATALOG_TOKEN` instead of `AUTH_TOKEN` (spec 5.4); the server refuses to start without `CATALOG_TOKEN`',
+  }),
+  RELATIONSHIP_DEBOUNCE_MS: number({ default: D.debounceMs, min: 0, max: 600_000, description: 'quiet time after the last ingest before touched edges are refreshed' }),
+  RELATIONSHIP_MAX_DELAY_MS: number({ default: D.maxDelayMs, min: 0, max: 3_600_000, description: 'longest an ingest waits for its refresh while ingestion keeps going' }),
+  RELATIONSHIP_REFRESH_HOURS: number({ default: D.refreshHours, min: 0, max: 8760, description: 'period of the full recompute while the server runs; 0 turns it off' }),
+});
 
 export function loadRelationshipConfig(env: NodeJS.ProcessEnv = process.env): RelationshipConfig {
-  const halfLifeDays = num(env, 'RELATIONSHIP_HALF_LIFE_DAYS', DEFAULT_RELATIONSHIP_CONFIG.halfLifeDays, 0.01, 3650);
-  if (halfLifeDays <= 0) throw new ConfigError('RELATIONSHIP_HALF_LIFE_DAYS must be greater than 0');
-  const selfIdentifiers = (env.SELF_IDENTIFIERS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const S = RELATIONSHIP_SETTINGS;
+  const selfIdentifiers = read(env, S.SELF_IDENTIFIERS);
   if (selfIdentifiers.length > 50) throw new ConfigError('SELF_IDENTIFIERS accepts at most 50 identifiers');
-  const region = (env.DEFAULT_PHONE_REGION?.trim() || 'US').toUpperCase();
   return {
-    halfLifeDays,
+    halfLifeDays: read(env, S.RELATIONSHIP_HALF_LIFE_DAYS),
     selfIdentifiers,
-    requireCatalogToken: bool(env, 'RELATIONSHIPS_REQUIRE_CATALOG_TOKEN', false),
-    debounceMs: num(env, 'RELATIONSHIP_DEBOUNCE_MS', DEFAULT_RELATIONSHIP_CONFIG.debounceMs, 0, 600000),
-    maxDelayMs: num(env, 'RELATIONSHIP_MAX_DELAY_MS', DEFAULT_RELATIONSHIP_CONFIG.maxDelayMs, 0, 3600000),
-    refreshHours: num(env, 'RELATIONSHIP_REFRESH_HOURS', DEFAULT_RELATIONSHIP_CONFIG.refreshHours, 0, 8760),
-    phoneRegion: /^[A-Z]{2}$/.test(region) ? region : 'US',
+    requireCatalogToken: read(env, S.RELATIONSHIPS_REQUIRE_CATALOG_TOKEN),
+    debounceMs: read(env, S.RELATIONSHIP_DEBOUNCE_MS),
+    maxDelayMs: read(env, S.RELATIONSHIP_MAX_DELAY_MS),
+    refreshHours: read(env, S.RELATIONSHIP_REFRESH_HOURS),
+    phoneRegion: read(env, SERVER_SETTINGS.DEFAULT_PHONE_REGION).toUpperCase(),
   };
 }

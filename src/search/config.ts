@@ -1,7 +1,7 @@
 /**
- * Search configuration from the environment. Defaults were measured on SciFact (docs/search.md,
- * docs/BENCHMARKS.md); every key is documented in docs/search.md.
+ * Search configuration from the environment (read through src/config/env.ts).
  */
+import { bool, defineSettings, number, oneOf, read } from '../config/env.ts';
 import type { VectorScan } from './vector.ts';
 
 export interface SearchConfig {
@@ -70,45 +70,66 @@ export interface SearchConfig {
   lexicalEnabled: boolean;
 }
 
-function num(env: NodeJS.ProcessEnv, key: string, def: number, min: number, max: number): number {
-  const raw = env[key];
-  if (raw === undefined || raw.trim() === '') return def;
-  const n = Number(raw.trim());
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new Error(`${key} must be a number between ${min} and ${max}, got "${raw}"`);
-  }
-  return n;
-}
-
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], def: T): T {
-  const raw = env[key]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return def;
-  if (!(values as readonly string[]).includes(raw)) throw new Error(`${key} must be one of ${values.join(', ')}, got "${env[key]}"`);
-  return raw as T;
-}
+/** Defaults measured on SciFact (docs/search.md, docs/BENCHMARKS.md); the ranking method behind each is in docs/search.md. */
+export const SEARCH_SETTINGS = defineSettings('search', 'Search', {
+  SEARCH_BM25_K1: number({ default: 1.2, min: 0, max: 10, description: 'BM25 term-frequency saturation' }),
+  SEARCH_BM25_B: number({ default: 0.4, min: 0, max: 1, description: 'BM25 length normalisation' }),
+  SEARCH_TITLE_WEIGHT: number({ default: 2, min: 0, max: 10, description: 'weight of a title occurrence relative to a body occurrence' }),
+  SEARCH_LEXICAL_WEIGHT: number({ default: 1, min: 0, max: 10, description: 'weight of the normalised lexical score in fusion' }),
+  SEARCH_VECTOR_WEIGHT: number({ default: 0.02, min: 0, max: 10, description: 'weight of the normalised vector score in fusion' }),
+  SEARCH_VECTOR_MIN_SIMILARITY: number({ default: 0.5, min: -1, max: 1, description: 'cosine similarity a vector-only hit must reach' }),
+  SEARCH_LEG_CANDIDATES: number({ default: 100, min: 10, max: 1000, description: 'candidates taken from the lexical leg before fusion' }),
+  SEARCH_VECTOR_CANDIDATES: number({ default: 50, min: 10, max: 1000, description: 'documents taken from the vector leg before fusion' }),
+  SEARCH_VECTOR_EF_SEARCH: number({ default: 0, min: 0, max: 1000, description: '`hnsw.ef_search` of the k-NN; 0: as many as the chunks it asks for (at least 40)' }),
+  SEARCH_INDEX_POLL_MS: number({ default: 5000, min: 0, max: 3_600_000, description: "how often the lexical index polls the catalog's change log (ms); 0: only before queries" }),
+  SEARCH_INDEX_SNAPSHOT: bool({ default: true, description: 'keep the lexical index on disk between starts (`DATA_DIR/search-index.snapshot`)' }),
+  SEARCH_INDEX_SNAPSHOT_CHANGES: number({ default: 10_000, min: 1, max: 100_000_000, description: 'documents changed since the last snapshot that make a new one' }),
+  SEARCH_INDEX_SNAPSHOT_MINUTES: number({ default: 10, min: 0, max: 10_080, description: 'minutes after the last snapshot after which any change makes a new one' }),
+  SEARCH_VECTOR_BUDGET_MS: number({
+    default: 50,
+    min: 0,
+    max: 600_000,
+    description: 'how long the vector leg (query embedding and k-NN) may take before the search answers from the lexical leg alone; 0: no limit',
+  }),
+  SEARCH_VECTOR_LEG: oneOf(['auto', 'always'] as const, {
+    default: 'auto',
+    description: '`auto`: the query is embedded only when the vector leg could change which documents fill the page; `always`: for every query',
+  }),
+  SEARCH_VECTOR_MEMORY_MB: number({
+    default: 256,
+    min: 0,
+    max: 1_000_000,
+    description: "memory for the embedder's vectors (8 bits per dimension) that filtered searches rank against; 0: none",
+  }),
+  SEARCH_QUERY_CACHE_SIZE: number({ default: 1000, min: 0, max: 1_000_000, description: 'query embeddings kept in the LRU cache' }),
+  SEARCH_ROW_CACHE_SIZE: number({ default: 20_000, min: 0, max: 10_000_000, description: "document rows, chunk texts and people's names each kept in memory (0: always read)" }),
+  SEARCH_BOOSTS: bool({ default: true, description: 'apply the recency and source boosts after fusion' }),
+  SEARCH_LEXICAL_ENABLED: bool({ default: true, description: 'run the lexical leg (off only for vector-only measurements)' }),
+});
 
 export function loadSearchConfig(env: NodeJS.ProcessEnv = process.env): SearchConfig {
+  const S = SEARCH_SETTINGS;
   return {
-    k1: num(env, 'SEARCH_BM25_K1', 1.2, 0, 10),
-    b: num(env, 'SEARCH_BM25_B', 0.4, 0, 1),
-    titleWeight: num(env, 'SEARCH_TITLE_WEIGHT', 2, 0, 10),
-    lexicalWeight: num(env, 'SEARCH_LEXICAL_WEIGHT', 1, 0, 10),
-    vectorWeight: num(env, 'SEARCH_VECTOR_WEIGHT', 0.02, 0, 10),
-    vectorMinSimilarity: num(env, 'SEARCH_VECTOR_MIN_SIMILARITY', 0.5, -1, 1),
-    legCandidates: num(env, 'SEARCH_LEG_CANDIDATES', 100, 10, 1000),
-    vectorCandidates: num(env, 'SEARCH_VECTOR_CANDIDATES', 50, 10, 1000),
-    vectorEfSearch: num(env, 'SEARCH_VECTOR_EF_SEARCH', 0, 0, 1000),
+    k1: read(env, S.SEARCH_BM25_K1),
+    b: read(env, S.SEARCH_BM25_B),
+    titleWeight: read(env, S.SEARCH_TITLE_WEIGHT),
+    lexicalWeight: read(env, S.SEARCH_LEXICAL_WEIGHT),
+    vectorWeight: read(env, S.SEARCH_VECTOR_WEIGHT),
+    vectorMinSimilarity: read(env, S.SEARCH_VECTOR_MIN_SIMILARITY),
+    legCandidates: read(env, S.SEARCH_LEG_CANDIDATES),
+    vectorCandidates: read(env, S.SEARCH_VECTOR_CANDIDATES),
+    vectorEfSearch: read(env, S.SEARCH_VECTOR_EF_SEARCH),
     vectorScan: 'vector',
-    indexPollMs: num(env, 'SEARCH_INDEX_POLL_MS', 5000, 0, 3_600_000),
-    indexSnapshot: (env.SEARCH_INDEX_SNAPSHOT ?? 'true').trim().toLowerCase() !== 'false',
-    indexSnapshotChanges: num(env, 'SEARCH_INDEX_SNAPSHOT_CHANGES', 10_000, 1, 100_000_000),
-    indexSnapshotMinutes: num(env, 'SEARCH_INDEX_SNAPSHOT_MINUTES', 10, 0, 10_080),
-    vectorBudgetMs: num(env, 'SEARCH_VECTOR_BUDGET_MS', 50, 0, 600_000),
-    vectorLeg: oneOf(env, 'SEARCH_VECTOR_LEG', ['auto', 'always'] as const, 'auto'),
-    vectorMemoryMb: num(env, 'SEARCH_VECTOR_MEMORY_MB', 256, 0, 1_000_000),
-    queryCacheSize: num(env, 'SEARCH_QUERY_CACHE_SIZE', 1000, 0, 1_000_000),
-    rowCacheSize: num(env, 'SEARCH_ROW_CACHE_SIZE', 20_000, 0, 10_000_000),
-    boosts: (env.SEARCH_BOOSTS ?? 'true').trim().toLowerCase() !== 'false',
-    lexicalEnabled: (env.SEARCH_LEXICAL_ENABLED ?? 'true').trim().toLowerCase() !== 'false',
+    indexPollMs: read(env, S.SEARCH_INDEX_POLL_MS),
+    indexSnapshot: read(env, S.SEARCH_INDEX_SNAPSHOT),
+    indexSnapshotChanges: read(env, S.SEARCH_INDEX_SNAPSHOT_CHANGES),
+    indexSnapshotMinutes: read(env, S.SEARCH_INDEX_SNAPSHOT_MINUTES),
+    vectorBudgetMs: read(env, S.SEARCH_VECTOR_BUDGET_MS),
+    vectorLeg: read(env, S.SEARCH_VECTOR_LEG),
+    vectorMemoryMb: read(env, S.SEARCH_VECTOR_MEMORY_MB),
+    queryCacheSize: read(env, S.SEARCH_QUERY_CACHE_SIZE),
+    rowCacheSize: read(env, S.SEARCH_ROW_CACHE_SIZE),
+    boosts: read(env, S.SEARCH_BOOSTS),
+    lexicalEnabled: read(env, S.SEARCH_LEXICAL_ENABLED),
   };
 }

@@ -97,6 +97,6 @@ describe('SEARCH_VECTOR_LEG', () => {
   it('defaults to auto, accepts always, refuses anything else', () => {
     expect(loadSearchConfig({}).vectorLeg).toBe('auto');
     expect(loadSearchConfig({ SEARCH_VECTOR_LEG: 'Always' }).vectorLeg).toBe('always');
-    expect(() => loadSearchConfig({ SEARCH_VECTOR_LEG: 'sometimes' })).toThrow(/SEARCH_VECTOR_LEG must be one of auto, always/);
+    expect(() => loadSearchConfig({ SEARCH_VECTOR_LEG: 'sometimes' })).toThrow(/SEARCH_VECTOR_LEG must be auto or always, got "sometimes"/);
   });
 });
