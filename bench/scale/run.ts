@@ -11,12 +11,18 @@
  *      written at the stop before);
  *   4. lexical search p50/p95/p99 at 1 and 8 clients (the planned queries of bench/search: keywords,
  *      phrases, a person, a date range, a thread).
+ *   5. with --vectors: every chunk given a vector, then a restart, hybrid search p50/p95/p99 at 1 and
+ *      8 clients, and the same with the vector-memory cap (SEARCH_VECTOR_MEMORY_MB) set below the
+ *      store's vectors, as a store past the default 256 MB (~500k chunks) would run. The vectors come
+ *      from the hashing embedder at USE-lite's 512 dimensions (EMBEDDING_PROVIDER=hash): what is
+ *      measured here is storing, loading and scanning vectors, whose cost does not depend on their
+ *      values; the real model's rate is bench/embed's subject and would take hours at this size.
  *
  * The documents are bench/search's generated corpus (corpus.ts): emails in threads, chats, sms and
  * notes over two years between 300 people, words drawn with a Zipf law from real English (SciFact's
  * abstracts, ../shared/data/scifact), 30-1,300 characters.
  *
- *   node --import tsx bench/scale/run.ts [--docs 100000] [--pglite] [--seconds 20] [--empty]
+ *   node --import tsx bench/scale/run.ts [--docs 100000] [--pglite] [--seconds 20] [--empty] [--vectors]
  *
  * PostgreSQL by default, on a database of its own (created, dropped at the end); --pglite uses a
  * temporary DATA_DIR. --empty: the start of an empty store only (N = 0), three times.
@@ -35,6 +41,9 @@ const empty = args.includes('--empty');
 const N = empty ? 0 : opt('--docs', 100_000);
 const SECONDS = opt('--seconds', 20);
 const backend = args.includes('--pglite') ? 'pglite' : 'postgres';
+const withVectors = args.includes('--vectors');
+/** The server's environment for every start; with --vectors the hashing embedder at USE-lite's width. */
+const VECTOR_ENV: Record<string, string> = withVectors ? { EMBEDDING_PROVIDER: 'hash', EMBEDDING_HASH_DIMS: '512' } : {};
 const TOKEN = 'bench-token-0123456789';
 const BATCH = 500;
 
@@ -88,6 +97,7 @@ async function serve(env: Record<string, string> = {}): Promise<Served> {
       LOG_LEVEL: 'warn',
       OCR_ENABLED: 'false',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...VECTOR_ENV,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -206,6 +216,30 @@ async function latencies(queries: string[], clients: number): Promise<number[]> 
   return lat.sort((a, b) => a - b);
 }
 
+interface Status {
+  chunks: { pending: number; processing: number; embedded: number; total: number };
+}
+async function status(): Promise<Status> {
+  const res = await fetch(`${base}/v1/status`, { headers });
+  if (res.status !== 200) throw new Error(`status ${res.status}`);
+  return (await res.json()) as Status;
+}
+
+/** Waits until the embedding worker has given every chunk a vector: chunks per second. */
+async function embedAll(): Promise<number> {
+  const started = performance.now();
+  let lastSaid = started;
+  for (;;) {
+    const { chunks } = await status();
+    if (chunks.pending + chunks.processing === 0) return chunks.embedded / ((performance.now() - started) / 1000);
+    if (performance.now() - lastSaid > 60_000) {
+      lastSaid = performance.now();
+      console.log(`  embedded ${chunks.embedded} of ${chunks.total} chunks (load ${load()})`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 const fmt = (l: number[]) => `p50 ${percentile(l, 50).toFixed(1)} ms, p95 ${percentile(l, 95).toFixed(1)} ms, p99 ${percentile(l, 99).toFixed(1)} ms (${l.length} searches)`;
 
 try {
@@ -239,13 +273,34 @@ try {
     console.log(`restart with ${N} documents, index read from its snapshot: ready in ${again.readyS.toFixed(1)} s; RSS at ready ${rssMb(again.child.pid!)} MB; load ${load()}`);
     for (const l of again.lines) console.log(`    ${l}`);
     const queries = corpus.plan(20_000).map(url);
-    for (const clients of [1, 8]) {
-      await latencies(queries.slice(0, 50), clients); // warm-up
-      console.log(`lexical, ${clients} client(s): ${fmt(await latencies(queries, clients))}; RSS ${rssMb(again.child.pid!)} MB; load ${load()}`);
-    }
+    const measure = async (leg: string, s: Served) => {
+      for (const clients of [1, 8]) {
+        await latencies(queries.slice(0, 50), clients); // warm-up
+        console.log(`${leg}, ${clients} client(s): ${fmt(await latencies(queries, clients))}; RSS ${rssMb(s.child.pid!)} MB; load ${load()}`);
+      }
+    };
+    await measure('lexical', again);
     stopping = performance.now();
     await stop(again);
     console.log(`stop: ${((performance.now() - stopping) / 1000).toFixed(1)} s (snapshot ${snapshotMb()} MB)`);
+
+    if (withVectors) {
+      const embedding = await serve();
+      const perSecond = await embedAll();
+      const { chunks } = await status();
+      console.log(`vectors: ${chunks.embedded} chunks at ${Math.round(perSecond)}/s (hashing embedder, 512 dimensions); database ${await databaseMb()} MB; RSS ${rssMb(embedding.child.pid!)} MB; load ${load()}`);
+      await stop(embedding);
+      const hybrid = await serve();
+      console.log(`restart with ${chunks.embedded} vectors: ready in ${hybrid.readyS.toFixed(1)} s; RSS at ready ${rssMb(hybrid.child.pid!)} MB; load ${load()}`);
+      for (const l of hybrid.lines) console.log(`    ${l}`);
+      await measure('hybrid', hybrid);
+      await stop(hybrid);
+      // Past the cap: a quarter of the store's 8-bit copies fit (512 bytes a chunk), the rest is read per query.
+      const capMb = Math.max(1, Math.floor((chunks.embedded * 512) / 4 / 2 ** 20));
+      const capped = await serve({ SEARCH_VECTOR_MEMORY_MB: String(capMb) });
+      await measure(`hybrid, vector memory capped at ${capMb} MB (a quarter of the vectors)`, capped);
+      await stop(capped);
+    }
   }
 } finally {
   fs.rmSync(dataDir, { recursive: true, force: true });
