@@ -1,9 +1,20 @@
-/** GET /v1/search: the query string and the answer (spec 4.3; conversations and attachments' messages: issue 31). */
-import { Type } from '@sinclair/typebox';
+/**
+ * GET /v1/search: the query string and the answer (spec 4.3; conversations and attachments' messages: issue 31);
+ * POST /v1/ask: the question and the answer with its citations.
+ */
+import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, Uuid } from './common.ts';
 
 export const Loose = Type.Object({}, { additionalProperties: true });
-const FacetList = Type.Array(Loose);
+export const Facet = Type.Object(
+  {
+    value: Type.Union([Type.String(), Type.Boolean()]),
+    count: Type.Integer(),
+    display_name: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "person: the person's name" })),
+  },
+  { additionalProperties: true },
+);
+const FacetList = Type.Array(Facet);
 
 export const AttachedTo = Type.Object(
   {
@@ -102,4 +113,56 @@ export const SearchResponseSchema = Type.Object({
   facets: Type.Object({ source_type: FacetList, has_attachments: FacetList, person: FacetList }),
   legs: Loose,
 });
+export type SearchResponseT = Static<typeof SearchResponseSchema>;
+export type SearchHitT = SearchResponseT['hits'][number];
+export type ConversationT = Static<typeof Conversation>;
+export type FacetT = Static<typeof Facet>;
 
+/** Ask reads at most this many hits; a larger k is read as this (as the original did), not refused. */
+export const ASK_MAX_K = 20;
+
+export const AskRequest = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: 2000 }),
+  k: Type.Optional(
+    Type.Integer({ minimum: 1, default: 5, description: `Hits the answer is drawn from (spec 8: default 5); above ${ASK_MAX_K} is read as ${ASK_MAX_K}` }),
+  ),
+});
+
+export const AskCitation = Type.Object(
+  {
+    document_id: Type.String(),
+    chunk_id: Type.String(),
+    score: Type.Number({ description: 'Retrieval score of the hit quoted' }),
+    title: Type.Union([Type.String(), Type.Null()]),
+    source_type: Type.String(),
+    content_timestamp: Type.String(),
+    quote: Type.String({ description: 'The text the answer quotes from the chunk' }),
+    start: Type.Integer({ description: 'Start of the quote in the chunk text' }),
+    end: Type.Integer({ description: 'End of the quote in the chunk text (exclusive)' }),
+    doc_start: Type.Union([Type.Integer(), Type.Null()], { description: 'Start of the quote in the document text' }),
+    doc_end: Type.Union([Type.Integer(), Type.Null()], { description: 'End of the quote in the document text (exclusive)' }),
+  },
+  { additionalProperties: true },
+);
+
+export const AskResponseSchema = Type.Object(
+  {
+    query: Type.String(),
+    answer: Type.String({ description: 'The answer; each quoted part is followed by its marker [n], n naming citations[n-1]' }),
+    citations: Type.Array(AskCitation),
+    answer_mode: Type.Union([Type.Literal('extractive'), Type.Literal('llm'), Type.Literal('none')], {
+      description: 'extractive: quoted from the documents; llm: written by the configured model from quoted units; none: nothing answers',
+    }),
+    llm_error: Type.Optional(Type.String()),
+    llm_fallback: Type.Optional(
+      Type.Union([Type.Literal('timeout'), Type.Literal('unreachable'), Type.Literal('http_error'), Type.Literal('empty')], {
+        description: 'Why the configured model\'s answer was not used (the answer is extractive)',
+      }),
+    ),
+    legs: Type.Optional(Loose),
+  },
+  { additionalProperties: true },
+);
+export type AskRequestT = Static<typeof AskRequest>;
+export type AskCitationT = Static<typeof AskCitation>;
+export type AskResponseT = Static<typeof AskResponseSchema>;

@@ -1,56 +1,9 @@
 /** Search, ask and general context routes of the gateway (spec 4.3, limits of spec 8). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { FilterError, parseFilters } from '../../catalog/filters.ts';
 import type { Search } from '../../search/search.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
-import { Loose, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
-
-/** Ask reads at most this many hits; a larger k is read as this (as the original did), not refused. */
-export const ASK_MAX_K = 20;
-
-export const AskRequest = Type.Object({
-  query: Type.String({ minLength: 1, maxLength: 2000 }),
-  k: Type.Optional(
-    Type.Integer({ minimum: 1, default: 5, description: `Hits the answer is drawn from (spec 8: default 5); above ${ASK_MAX_K} is read as ${ASK_MAX_K}` }),
-  ),
-});
-
-export const AskCitation = Type.Object(
-  {
-    document_id: Type.String(),
-    chunk_id: Type.String(),
-    score: Type.Number({ description: 'Retrieval score of the hit quoted' }),
-    title: Type.Union([Type.String(), Type.Null()]),
-    source_type: Type.String(),
-    content_timestamp: Type.String(),
-    quote: Type.String({ description: 'The text the answer quotes from the chunk' }),
-    start: Type.Integer({ description: 'Start of the quote in the chunk text' }),
-    end: Type.Integer({ description: 'End of the quote in the chunk text (exclusive)' }),
-    doc_start: Type.Union([Type.Integer(), Type.Null()], { description: 'Start of the quote in the document text' }),
-    doc_end: Type.Union([Type.Integer(), Type.Null()], { description: 'End of the quote in the document text (exclusive)' }),
-  },
-  { additionalProperties: true },
-);
-
-export const AskResponseSchema = Type.Object(
-  {
-    query: Type.String(),
-    answer: Type.String({ description: 'The answer; each quoted part is followed by its marker [n], n naming citations[n-1]' }),
-    citations: Type.Array(AskCitation),
-    answer_mode: Type.Union([Type.Literal('extractive'), Type.Literal('llm'), Type.Literal('none')], {
-      description: 'extractive: quoted from the documents; llm: written by the configured model from quoted units; none: nothing answers',
-    }),
-    llm_error: Type.Optional(Type.String()),
-    llm_fallback: Type.Optional(
-      Type.Union([Type.Literal('timeout'), Type.Literal('unreachable'), Type.Literal('http_error'), Type.Literal('empty')], {
-        description: 'Why the configured model\'s answer was not used (the answer is extractive)',
-      }),
-    ),
-    legs: Type.Optional(Loose),
-  },
-  { additionalProperties: true },
-);
+import { ASK_MAX_K, AskRequest, AskResponseSchema, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string; selfIds?: () => Promise<string[]> }> = async (
   app,
@@ -84,7 +37,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
       // The owner is in nearly every message and no contact (issue 35): never in the person facet.
       const owner = selfIds ? new Set(await selfIds()) : new Set<string>();
       if (owner.size > 0) result.facets.person = result.facets.person.filter((f) => !owner.has(String(f.value)));
-      return result as any;
+      return result;
     },
   );
 
