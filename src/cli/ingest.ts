@@ -141,7 +141,7 @@ const SNIFF_BYTES = 8192;
 
 /**
  * Why a file met in a folder is not uploaded, or null when it is. A supported extension is enough; a file without
- * one (README, NEWS, LICENSE) is read from its first bytes with the server's own type detection (src/files/extract.ts,
+ * one (README, NEWS, LICENSE) is read from its first bytes with the server's own type detection (src/files/detect.ts,
  * loaded only then: it brings the image libraries) and taken when it is text, PDF or an image.
  */
 async function skipReason(file: string): Promise<string | null> {
@@ -162,7 +162,7 @@ async function skipReason(file: string): Promise<string | null> {
     return `unreadable: ${(e as Error).message}`;
   }
   if (head.length === 0) return 'empty file';
-  const { detectType } = await import('../files/extract.ts');
+  const { detectType } = await import('../files/detect.ts');
   const kind = detectType(head, path.basename(file)).kind;
   return kind === 'binary' ? 'no extension, and the content is not text, PDF or an image' : null;
 }

@@ -25,7 +25,8 @@ import { blockedAmong, skippedResult } from '../catalog/blocklist.ts';
 import type { SkipReason } from '../catalog/types.ts';
 import { isSignaturePart } from '../util/email-signature.ts';
 import { buildFileDocument, fileIdempotencyKey, fileIdentity, type FileDocument, type FileEnrichmentStatus } from './document.ts';
-import { detectType, extractText, type ExtractResult, type OcrFunction } from './extract.ts';
+import { detectType } from './detect.ts';
+import { extractText, type ExtractResult, type OcrFunction } from './extract.ts';
 import type { FileMeta } from './meta.ts';
 import { readObject, removeObjects, type ObjectStore, type PutResult } from './object-store.ts';
 

@@ -12,7 +12,8 @@
 import sharp, { type Sharp } from 'sharp';
 import type { Queryable } from '../db/types.ts';
 import { decodeBmp, decodeNetpbm, sniffRaster } from '../ocr/raster.ts';
-import { detectType, renderPdfFirstPage } from './extract.ts';
+import { detectType } from './detect.ts';
+import { renderPdfFirstPage } from './pdf.ts';
 import { NotFoundError, readObject, type ObjectStore } from './object-store.ts';
 
 export const THUMBNAIL_MAX_PX = 320;

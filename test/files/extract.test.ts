@@ -4,7 +4,8 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineOcrFunction } from '../../src/agent/collectors/chatapp/ocr.ts';
-import { detectType, extractText, type OcrFunction } from '../../src/files/extract.ts';
+import { detectType } from '../../src/files/detect.ts';
+import { extractText, type OcrFunction } from '../../src/files/extract.ts';
 import { createOcrEngine } from '../../src/ocr/engine.ts';
 import { makePng, makeScannedPdf, makeTesseractOcr, makeTextPdf, renderTextPng, toBmp, toPbm } from './fixtures.ts';
 
