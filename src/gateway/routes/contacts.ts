@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
-import { DEFAULT_CONTACT_SOURCE, getChangeToken, ingestContacts } from '../../people/contacts.ts';
+import { getChangeToken } from '../../people/change-tokens.ts';
+import { DEFAULT_CONTACT_SOURCE, ingestContacts } from '../../people/contacts.ts';
 import { decodeExportToken, planExport } from '../../identity/records.ts';
 import { MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
 import {
