@@ -24,6 +24,7 @@ import type { PooledEmbedder } from './embedding/pool.ts';
 import type { ObjectStore } from './files/object-store.ts';
 import { API_VERSION, buildGateway } from './gateway/app.ts';
 import { listenEarly, type EarlyListener } from './gateway/early-listener.ts';
+import { warmSchemas } from './gateway/validation.ts';
 import { createGatewayMetrics } from './gateway/metrics.ts';
 import { migrate } from './db/migrate.ts';
 import { createSearch } from './search/search.ts';
@@ -261,6 +262,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     process.stderr.write(`\nmemex web UI: ${url}/#signin=${signIn.issue()}\n(one-time sign-in link; afterwards sign in with the token)\n\n`);
   }
   const indexStart = performance.now();
+  const warmStop = new AbortController();
   const ticker = setInterval(() => {
     const s = search.indexState();
     if (!s.ready && s.total > 0) say(`index: ${Math.floor((100 * s.done) / s.total)} % (${s.done} of ${s.total} documents)`);
@@ -283,6 +285,10 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     .finally(() => {
       clearInterval(ticker);
       indexSettled();
+      // The routes' schemas were left to their first use to open sooner; compile the rest now.
+      void warmSchemas(app, warmStop.signal).then(({ failed }) => {
+        for (const err of failed) app.log.error({ err: err.message }, 'a route schema could not be compiled');
+      });
     });
   return {
     app,
@@ -293,6 +299,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
       if (closed) return;
       closed = true;
       clearInterval(ticker);
+      warmStop.abort();
       indexSettled();
       rethreadStop.abort();
       await rethread;

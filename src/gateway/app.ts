@@ -41,7 +41,7 @@ import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { API_VERSION } from './version.ts';
 import { Health, Readiness } from '../schemas/status.ts';
-import { installValidation } from './validation.ts';
+import { installValidation, lazySerializerFactory, type Pending } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/tools.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
@@ -121,8 +121,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   if (relationships.config.requireCatalogToken && !config.catalogToken) {
     throw new ConfigError('RELATIONSHIPS_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
   }
+  // Request and response schemas are compiled at their first use (validation.ts; warmSchemas after a start).
+  const uncompiled: Pending = [];
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory(uncompiled) } },
     // One line per request, written by the onResponse hook below (Fastify's own are two: received and completed).
     disableRequestLogging: true,
     logger: {
@@ -142,7 +145,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installValidation(app);
+  installValidation(app, uncompiled);
   installInputGuard(app);
   installErrorHandling(app);
 

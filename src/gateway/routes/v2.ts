@@ -5,13 +5,10 @@
  * PersonIngestResponse. A batch is an array of envelopes, each validated and stored on its own.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import AjvModule from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { upsertPerson } from '../../people/upsert.ts';
 import { personFromV2, v2PeopleSource, type PersonPayloadV2 } from '../../people/v2-person.ts';
-import { withNumberBounds } from '../../schemas/bounds.ts';
 import { ErrorMessage, SOURCE_TYPES, THREAD_SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import {
@@ -28,8 +25,9 @@ import {
 import { normaliseText, sha256Hex } from '../../util/hash.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
+import { compileBodyValidator } from '../validation.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
-import { parseTimestamp, toUtcIso } from '../../util/timestamp.ts';
+import { toUtcIso } from '../../util/timestamp.ts';
 import { accountKeyPart, PrepareError } from '../prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
@@ -48,14 +46,9 @@ export class EnvelopeError extends Error {
   }
 }
 
-// Batch items are validated here with the same rules the single routes get from Fastify.
-const Ajv = AjvModule.default;
-const addFormats = addFormatsModule.default;
-const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
-addFormats(ajv);
-ajv.addFormat('timestamp', { type: 'string', validate: (s: string) => parseTimestamp(s) !== null });
-const validateDocument = ajv.compile(withNumberBounds(DocumentEnvelope));
-const validatePerson = ajv.compile(withNumberBounds(PersonEnvelope));
+// Batch items are validated here with the same rules the single routes get from Fastify (compiled at first use).
+const validateDocument = compileBodyValidator(DocumentEnvelope);
+const validatePerson = compileBodyValidator(PersonEnvelope);
 
 /** The catalog request of a v2 document; idempotency from source type, external id and text hash. */
 export function prepareV2Document(env: DocumentEnvelopeT): CatalogDocumentRequest {
