@@ -131,6 +131,9 @@ describe('email document payload (spec §2.6)', () => {
       intent: { primary_intent: 'receipt', confidence: 0.85 },
     });
     expect(pdf.idempotencyKey).toBe(`email-attachment:receipt-77@shop.example.com:${sha(pdf.data)}`);
+    // Dated by its message, not by the upload (the server's content_timestamp of a file is its mtime).
+    expect(built.document.content_timestamp).toBeTruthy();
+    expect(pdf.meta.mtime).toBe(built.document.content_timestamp);
     const logo = ups.find((u) => u.meta.filename === 'logo.png')!;
     expect(logo.meta.content_id).toBe('logo@shop');
     // metadata.attachments in the shape of gateway spec §2.1, pointing at the uploaded files.

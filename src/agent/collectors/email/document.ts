@@ -296,6 +296,9 @@ export function attachmentUploads(built: BuiltEmail, attachments: MailAttachment
       relevance_score: built.document.relevance_score,
     };
     if (a.contentId) meta.content_id = normaliseMessageId(a.contentId) ?? a.contentId;
+    // The attachment is dated by its message (else the upload's time dates it: a mailbox imported today
+    // would be all "last 30 days", embedded before this month's mail and counted in its share).
+    if (built.document.content_timestamp) meta.mtime = built.document.content_timestamp;
     return { meta, idempotencyKey: `email-attachment:${built.messageKey}:${a.sha256}`, data: a.content };
   });
 }
