@@ -40,6 +40,13 @@ export interface CorpusOptions {
   domain?: string;
   htmlShare?: number;
   attachmentShare?: number;
+  /** UTC milliseconds of the first conversation's start (default 2024-01-01). */
+  start?: number;
+  /**
+   * Mail as people write it: replies quote the message they answer ("On … wrote:" and `> ` lines),
+   * and half the senders sign with a `-- ` signature. Off by default (the seeded corpus stays as it was).
+   */
+  quoting?: boolean;
 }
 
 export function generateCorpus(opts: CorpusOptions): GeneratedCorpus {
@@ -52,7 +59,9 @@ export function generateCorpus(opts: CorpusOptions): GeneratedCorpus {
   const people = Array.from({ length: 40 }, (_, i) => ({ name: `Person ${i}`, email: `p${i}@people.example` }));
   const messages: GeneratedMessage[] = [];
   const threads: string[][] = [];
-  let t0 = Date.UTC(2024, 0, 1);
+  let t0 = opts.start ?? Date.UTC(2024, 0, 1);
+  const bodies = new Map<string, { from: string; date: number; body: string }>();
+  const signature = (p: { name: string }, i: number) => (i % 2 === 0 ? `\n\n-- \n${p.name}\nSenior ${pick(WORDS)} lead, Example Ltd.\n+1 555 0100 ${i}` : '');
   while (messages.length < opts.messages) {
     // 40 % single messages, the rest 2..14 messages.
     const size = Math.min(opts.messages - messages.length, r() < 0.4 ? 1 : 2 + Math.floor(r() * r() * 13));
@@ -82,7 +91,17 @@ export function generateCorpus(opts: CorpusOptions): GeneratedCorpus {
         else if (style >= 0.85 && chain.length > 1) head.push(`References: ${chain.slice(1).map((c) => `<${c}>`).join(' ')}`);
       }
       head.push('MIME-Version: 1.0');
-      const body = Array.from({ length: 1 + Math.floor(r() * 4) }, () => `${words(10 + Math.floor(r() * 30))}.`).join('\n\n');
+      let body = Array.from({ length: 1 + Math.floor(r() * 4) }, () => `${words(10 + Math.floor(r() * 30))}.`).join('\n\n');
+      if (opts.quoting) {
+        const sender = cast[k % 3];
+        const quoted = parent ? bodies.get(parent) : undefined;
+        body += signature(sender, people.indexOf(sender));
+        if (quoted) {
+          const when = new Date(quoted.date).toUTCString().replace('GMT', '+0000');
+          body += `\n\nOn ${when}, ${quoted.from} wrote:\n${quoted.body.slice(0, 1500).split('\n').map((l) => `> ${l}`.trimEnd()).join('\n')}`;
+        }
+        bodies.set(id, { from: sender.name, date, body });
+      }
       const raw = mime(head, body, r() < html, r() < attach ? Buffer.from(Array.from({ length: 2048 + Math.floor(r() * 8192) }, () => Math.floor(r() * 256))) : null, messages.length);
       messages.push({ id, thread: ti, parent, subject, date, raw: Buffer.from(raw) });
       ids.push(id);
