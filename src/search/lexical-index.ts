@@ -21,6 +21,7 @@
  * positions are stored shifted by TITLE_POSITION (beyond PostgreSQL's largest position, 16383), so a
  * phrase never spans the title and the text, and a title occurrence is told from a body one.
  */
+import { buildStringHash, findInStringHash, validStringHash } from './string-hash.ts';
 
 /** Title positions are stored as TITLE_POSITION + position. */
 export const TITLE_POSITION = 16384;
@@ -159,10 +160,13 @@ function grown<T extends Int32Array | Float32Array | Float64Array | Uint8Array>(
 }
 
 class Interner {
+  /** Codes given since the snapshot was loaded (all of them without one). */
   private readonly ids = new Map<string, number>();
-  readonly values: string[] = [];
+  /** The snapshot's codes: a table over its values (string-hash.ts), read in place. */
+  private table: Int32Array | null = null;
+  values: string[] = [];
   code(v: string): number {
-    let c = this.ids.get(v);
+    let c = this.find(v);
     if (c === undefined) {
       c = this.values.length;
       this.ids.set(v, c);
@@ -171,16 +175,13 @@ class Interner {
     return c;
   }
   find(v: string): number | undefined {
-    return this.ids.get(v);
+    return this.ids.get(v) ?? (this.table === null ? undefined : findInStringHash(this.table, this.values, v));
   }
-  /** Replaces the contents with `values` (code i is values[i]), for a snapshot's load. */
-  load(values: string[]): void {
+  /** Replaces the contents with `values` (code i is values[i]) and their table, for a snapshot's load. */
+  load(values: string[], table: Int32Array): void {
     this.ids.clear();
-    this.values.length = 0;
-    for (let i = 0; i < values.length; i++) {
-      this.values.push(values[i]);
-      this.ids.set(values[i], i);
-    }
+    this.values = values;
+    this.table = table;
   }
 }
 
@@ -204,7 +205,7 @@ interface Postings {
 /** Relative avgdl drift tolerated before a term's impacts are recomputed. */
 const IMPACT_TOLERANCE = 0.01;
 
-const EMPTY_CODES = new Int32Array(0);
+const EMPTY_CODES: Int32Array = new Int32Array(0);
 
 /**
  * Document slots per code (a person, an identifier, a thread), in ascending order because slots are
@@ -214,18 +215,29 @@ const EMPTY_CODES = new Int32Array(0);
 class SlotLists {
   private lists: Int32Array[] = [];
   private lens: number[] = [];
+  /** A snapshot's lists in compressed-row form, read in place until a code's list grows. */
+  private baseOff: Int32Array = new Int32Array(1);
+  private baseSlots = EMPTY_CODES;
   add(code: number, slot: number): void {
+    let list = this.lists[code];
+    if (list === undefined && code < this.baseOff.length - 1) {
+      list = this.lists[code] = this.baseSlots.slice(this.baseOff[code], this.baseOff[code + 1]);
+      this.lens[code] = list.length;
+    }
     const n = this.lens[code] ?? 0;
-    this.lists[code] = grown(this.lists[code] ?? new Int32Array(4), n + 1);
+    this.lists[code] = grown(list ?? new Int32Array(4), n + 1);
     this.lists[code][n] = slot;
     this.lens[code] = n + 1;
   }
   get(code: number): Int32Array {
-    return this.lists[code]?.subarray(0, this.lens[code]) ?? EMPTY_CODES;
+    const list = this.lists[code];
+    if (list !== undefined) return list.subarray(0, this.lens[code]);
+    if (code < this.baseOff.length - 1) return this.baseSlots.subarray(this.baseOff[code], this.baseOff[code + 1]);
+    return EMPTY_CODES;
   }
   /** Codes that have a list (the highest plus one). */
   get codes(): number {
-    return this.lists.length;
+    return Math.max(this.lists.length, this.baseOff.length - 1);
   }
   /**
    * The lists in compressed-row form for a snapshot, codes and slots renumbered (`codeMap` and
@@ -234,7 +246,7 @@ class SlotLists {
   pack(codeMap: Int32Array, codes: number, slotMap: Int32Array): { offsets: Int32Array; slots: Int32Array } {
     const offsets = new Int32Array(codes + 1);
     const byNew: Int32Array[] = new Array(codes).fill(EMPTY_CODES);
-    for (let c = 0; c < this.lists.length; c++) if (c < codeMap.length && codeMap[c] >= 0) byNew[codeMap[c]] = this.get(c);
+    for (let c = 0; c < this.codes; c++) if (c < codeMap.length && codeMap[c] >= 0) byNew[codeMap[c]] = this.get(c);
     let n = 0;
     for (let c = 0; c < codes; c++) {
       const l = byNew[c];
@@ -249,15 +261,13 @@ class SlotLists {
     }
     return { offsets, slots };
   }
-  /** The lists of a snapshot (views into `slots`: an `add` copies a list before growing it). */
+  /** The lists of a snapshot, read in place (an `add` copies a code's list out first). */
   load(offsets: Int32Array, slots: Int32Array): void {
-    const codes = offsets.length - 1;
-    this.lists = new Array(codes);
-    this.lens = new Array(codes);
-    for (let c = 0; c < codes; c++) {
-      this.lists[c] = slots.subarray(offsets[c], offsets[c + 1]);
-      this.lens[c] = offsets[c + 1] - offsets[c];
-    }
+    for (let c = 0; c + 1 < offsets.length; c++) if (offsets[c + 1] < offsets[c] || offsets[c + 1] > slots.length) throw new Error('snapshot lists are malformed');
+    this.lists = [];
+    this.lens = [];
+    this.baseOff = offsets;
+    this.baseSlots = slots;
   }
 }
 
@@ -287,7 +297,7 @@ function seek(pids: Int32Array, n: number, from: number, target: number): number
  * Bumped whenever what the index derives from the catalog, or the layout `serialise` writes,
  * changes: a snapshot of another version is not loaded (index-snapshot.ts), the index is rebuilt.
  */
-export const LEXICAL_INDEX_VERSION = 2;
+export const LEXICAL_INDEX_VERSION = 3;
 
 export type RawArray = Int32Array | Float32Array | Float64Array | Uint8Array;
 
@@ -301,12 +311,23 @@ export interface SerialisedIndex {
   meta: { version: number; params: Bm25Params; documents: number; passages: number; lengthSum: number };
   arrays: Record<string, RawArray>;
   strings: Record<string, string[]>;
+  /**
+   * String lists looked up by their text: a snapshot stores a table for each (`<name>.hash`,
+   * string-hash.ts) so a load needs no Map; `deserialise` makes any that is missing.
+   */
+  hashed: string[];
 }
+
+/** The string lists `deserialise` finds things in by their text (a snapshot stores their tables). */
+const HASHED = ['docIds', 'terms', 'sources', 'threads', 'persons', 'identifiers', 'roleKeys'];
 
 export class LexicalIndex {
   // Documents, by slot. Slots are not reused: a changed document gets a new slot, the old one dies.
   private docCount = 0;
+  /** Slots of documents added since the snapshot was loaded (all of them without one). */
   private readonly slotOf = new Map<string, number>();
+  /** The snapshot's documents (slots 0 .. n - 1): a table over dUuid (string-hash.ts), read in place. */
+  private baseSlots: Int32Array | null = null;
   private dUuid: (string | null)[] = [];
   private dAlive = new Uint8Array(0);
   private dSource = new Int32Array(0);
@@ -323,7 +344,10 @@ export class LexicalIndex {
   private personPool = new Int32Array(0);
   private personPoolLen = 0;
   private dPersonOff = new Int32Array(0);
-  private dPassages: number[][] = [];
+  /** Passages of each document; a snapshot's documents have theirs in `basePassages` until changed. */
+  private dPassages: (ArrayLike<number> | undefined)[] = [];
+  /** A snapshot's documents' passages: document d has basePassages[d] .. basePassages[d + 1] - 1. */
+  private basePassages = EMPTY_CODES;
   /** uuidKey of each document: the tie-break of equal scores. */
   private dKey = new Float64Array(0);
   // The selective filters (person, thread) start from their documents rather than from the postings.
@@ -337,7 +361,10 @@ export class LexicalIndex {
   private pLen = new Float32Array(0);
   private pAlive = new Uint8Array(0);
   private pChunk: string[] = [];
-  private pTerms: Int32Array[] = [];
+  /** Term ids of each passage; a snapshot's passages have theirs in `baseTermIds` until removed. */
+  private pTerms: (Int32Array | undefined)[] = [];
+  private baseTermOff = EMPTY_CODES;
+  private baseTermIds = EMPTY_CODES;
   /** Where a passage's positions start in posPool; -1: none stored. */
   private pPosOff = new Float64Array(0);
   private posPool = new Uint8Array(0);
@@ -347,7 +374,11 @@ export class LexicalIndex {
   private readonly roleDocs = new SlotLists();
 
   private readonly terms = new Interner();
-  private postings: Postings[] = [];
+  /** Postings by term id; a snapshot's terms are made from `basePost*` when first used. */
+  private postings: (Postings | undefined)[] = [];
+  private basePostOff = EMPTY_CODES;
+  private basePostPids = EMPTY_CODES;
+  private basePostTfs: Float32Array = new Float32Array(0);
   private readonly sources = new Interner();
   private readonly threads = new Interner();
   private readonly persons = new Interner();
@@ -376,16 +407,67 @@ export class LexicalIndex {
 
   constructor(readonly params: Bm25Params) {}
 
+  /** The slot of a live document, or undefined. */
+  private slot(docId: string): number | undefined {
+    return this.slotOf.get(docId) ?? (this.baseSlots === null ? undefined : findInStringHash(this.baseSlots, this.dUuid, docId));
+  }
+
+  private passagesOf(d: number): ArrayLike<number> {
+    const list = this.dPassages[d];
+    if (list !== undefined) return list;
+    const from = this.basePassages[d];
+    const out = new Int32Array(this.basePassages[d + 1] - from);
+    for (let i = 0; i < out.length; i++) out[i] = from + i;
+    return out;
+  }
+
+  private passageCountOf(d: number): number {
+    return this.dPassages[d]?.length ?? this.basePassages[d + 1] - this.basePassages[d];
+  }
+
+  /** The passage of a document whose chunk id sorts first. */
+  private firstPassage(d: number): number {
+    const pids = this.passagesOf(d);
+    let best = pids[0];
+    for (let i = 1; i < pids.length; i++) if (this.pChunk[pids[i]] < this.pChunk[best]) best = pids[i];
+    return best;
+  }
+
+  private termsOf(pid: number): Int32Array {
+    return this.pTerms[pid] ?? this.baseTermIds.subarray(this.baseTermOff[pid], this.baseTermOff[pid + 1]);
+  }
+
+  /** A term's postings (made from the snapshot's arrays on first use), undefined for an id never given. */
+  private postingsOf(tid: number): Postings | undefined {
+    const p = this.postings[tid];
+    if (p !== undefined || tid + 1 >= this.basePostOff.length) return p;
+    const from = this.basePostOff[tid];
+    const n = this.basePostOff[tid + 1] - from;
+    // Views of exactly n entries: appending copies a term's postings out before writing.
+    return (this.postings[tid] = { pids: this.basePostPids.subarray(from, from + n), tfs: this.basePostTfs.subarray(from, from + n), n, df: n, imp: null, impValid: 0, impAvgdl: 0 });
+  }
+
+  private post(tid: number): Postings {
+    return this.postingsOf(tid)!;
+  }
+
+  /** Live passages holding a term, without making its postings. */
+  private dfOf(tid: number): number {
+    const p = this.postings[tid];
+    if (p !== undefined) return p.df;
+    return tid + 1 < this.basePostOff.length ? this.basePostOff[tid + 1] - this.basePostOff[tid] : 0;
+  }
+
   get size(): { documents: number; passages: number; deadPassages: number; terms: number } {
     return { documents: this.liveDocs, passages: this.livePassages, deadPassages: this.deadPassages, terms: this.terms.values.length };
   }
 
   has(docId: string): boolean {
-    return this.slotOf.has(docId);
+    return this.slot(docId) !== undefined;
   }
 
   attributes(docId: string): DocumentAttributes | undefined {
-    const d = this.slotOf.get(docId);
+    const d = this.slot(docId);
     if (d === undefined) return undefined;
     const t = this.dThread[d];
     return {
@@ -472,7 +554,7 @@ export class LexicalIndex {
       for (const [t, tf] of merged) {
         const tid = this.terms.code(t);
         termIds[i++] = tid;
-        let post = this.postings[tid];
+        let post = this.postingsOf(tid);
         if (!post) post = this.postings[tid] = { pids: new Int32Array(4), tfs: new Float32Array(4), n: 0, df: 0, imp: null, impValid: 0, impAvgdl: 0 };
         post.pids = grown(post.pids, post.n + 1);
         post.tfs = grown(post.tfs, post.n + 1);
@@ -522,7 +604,7 @@ export class LexicalIndex {
   private positionsIn(pid: number, tid: number): number[] | null {
     let at = this.pPosOff[pid];
     if (!(at >= 0)) return null;
-    const tids = this.pTerms[pid];
+    const tids = this.termsOf(pid);
     const pool = this.posPool;
     const read = () => {
       let v = 0;
@@ -551,15 +633,17 @@ export class LexicalIndex {
 
   /** Removes a document (no-op when absent). Its postings stay until the index is rebuilt, skipped as dead. */
   remove(docId: string): void {
-    const d = this.slotOf.get(docId);
+    const d = this.slot(docId);
     if (d === undefined) return;
     this.slotOf.delete(docId);
     this.dAlive[d] = 0;
     this.dUuid[d] = null;
     this.liveDocs--;
-    for (const pid of this.dPassages[d]) {
+    const passages = this.passagesOf(d);
+    for (let i = 0; i < passages.length; i++) {
+      const pid = passages[i];
       this.pAlive[pid] = 0;
-      for (const tid of this.pTerms[pid]) this.postings[tid].df--;
+      for (const tid of this.termsOf(pid)) this.post(tid).df--;
       this.pTerms[pid] = EMPTY_CODES;
       this.livePassages--;
       this.deadPassages++;
@@ -616,14 +700,15 @@ export class LexicalIndex {
     if (Object.values(filter).every((v) => v === undefined)) return null;
     const restricted = this.restriction(filter);
     const pass = this.filterPredicate(filter);
-    const { dAlive, dPassages, dUuid, pChunk } = this;
+    const { dAlive, dUuid, pChunk } = this;
     const chunkIds: string[] = [];
     const docIds: string[] = [];
     const take = (d: number): boolean => {
       if (dAlive[d] === 0 || !pass(d)) return true;
-      const pids = dPassages[d];
+      const pids = this.passagesOf(d);
       if (chunkIds.length + pids.length > max) return false;
-      for (const pid of pids) {
+      for (let i = 0; i < pids.length; i++) {
+        const pid = pids[i];
         chunkIds.push(pChunk[pid]);
         docIds.push(dUuid[d]!);
       }
@@ -661,7 +746,7 @@ export class LexicalIndex {
   private termDocs(term: string, title: boolean, out: number[]): void {
     const tid = this.terms.find(term);
     if (tid === undefined) return;
-    const { pids, n } = this.postings[tid];
+    const { pids, n } = this.post(tid);
     const { pAlive, pDoc } = this;
     for (let i = 0; i < n; i++) {
       const pid = pids[i];
@@ -683,8 +768,8 @@ export class LexicalIndex {
     const parts: { tid: number; at: number; post: Postings }[] = [];
     for (const p of phrase) {
       const tid = this.terms.find(p.term);
-      if (tid === undefined || this.postings[tid].df === 0) return;
-      parts.push({ tid, at: p.at, post: this.postings[tid] });
+      if (tid === undefined || this.dfOf(tid) === 0) return;
+      parts.push({ tid, at: p.at, post: this.post(tid) });
     }
     if (parts.length === 0) return;
     parts.sort((x, y) => x.post.df - y.post.df);
@@ -778,7 +863,7 @@ export class LexicalIndex {
     const { ok } = this.constraintTest(constraints);
     return new Set(
       docIds.filter((id) => {
-        const d = this.slotOf.get(id);
+        const d = this.slot(id);
         return d !== undefined && (ok === null || ok(d));
       }),
     );
@@ -787,7 +872,7 @@ export class LexicalIndex {
   /** idf of a lexeme over live passages (as `match` weighs it); null when no live passage has it. */
   idf(term: string): number | null {
     const tid = this.terms.find(term);
-    const df = tid === undefined ? 0 : this.postings[tid].df;
+    const df = tid === undefined ? 0 : this.dfOf(tid);
     if (df === 0) return null;
     const n = this.livePassages;
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -814,11 +899,11 @@ export class LexicalIndex {
         if (values[sorted[mid]] < p) lo = mid + 1;
         else hi = mid;
       }
-      for (let i = lo; i < sorted.length && values[sorted[i]].startsWith(p); i++) if (this.postings[sorted[i]].df > 0) found.add(sorted[i]);
-      for (let t = this.sortedUpTo; t < values.length; t++) if (values[t].startsWith(p) && this.postings[t].df > 0) found.add(t);
+      for (let i = lo; i < sorted.length && values[sorted[i]].startsWith(p); i++) if (this.dfOf(sorted[i]) > 0) found.add(sorted[i]);
+      for (let t = this.sortedUpTo; t < values.length; t++) if (values[t].startsWith(p) && this.dfOf(t) > 0) found.add(t);
     }
     return [...found]
-      .map((t) => ({ term: values[t], df: this.postings[t].df }))
+      .map((t) => ({ term: values[t], df: this.dfOf(t) }))
       .sort((x, y) => y.df - x.df || (x.term < y.term ? -1 : x.term > y.term ? 1 : 0))
       .slice(0, max);
   }
@@ -843,7 +928,7 @@ export class LexicalIndex {
     const avgdl = n > 0 ? Math.max(this.lengthSum / n, 1e-9) : 1;
     const terms = query.map((q) => {
       const tid = this.terms.find(q.term);
-      const df = tid === undefined ? 0 : this.postings[tid].df;
+      const df = tid === undefined ? 0 : this.dfOf(tid);
       return { ...q, tid, df, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) };
     });
 
@@ -862,13 +947,13 @@ export class LexicalIndex {
     const unfiltered = restricted === null && ok === null && Object.values(filter).every((v) => v === undefined);
     let nChecked = 0;
     let postingsTotal = 0;
-    for (const t of terms) if (t.tid !== undefined) postingsTotal += this.postings[t.tid].n;
+    for (const t of terms) if (t.tid !== undefined) postingsTotal += this.post(t.tid).n;
     this.touched = grown(this.touched, Math.min(postingsTotal, this.passageCount));
     const touched = this.touched;
     let nTouched = 0;
     const scored = terms.filter((t) => t.tid !== undefined && t.df > 0);
     const weights = scored.map((t) => t.idf * t.qtf * (query.find((q) => q.term === t.term)?.weight ?? 1));
-    const lists = scored.map((t) => this.postings[t.tid!]);
+    const lists = scored.map((t) => this.post(t.tid!));
     const impacts = lists.map((post) => this.impacts(post, avgdl));
 
     if (opts.browse && query.length === 0) return this.browse(restricted, pass, limit);
@@ -880,7 +965,7 @@ export class LexicalIndex {
       for (let j = 0; j < restricted.length; j++) {
         const d = restricted[j];
         if (!pass(d)) continue;
-        const passages = this.dPassages[d];
+        const passages = this.passagesOf(d);
         for (let p = 0; p < passages.length; p++) {
           const pid = passages[p];
           let s = 0;
@@ -978,7 +1063,7 @@ export class LexicalIndex {
   private browse(restricted: Int32Array | null, pass: (d: number) => boolean, limit: number): IndexMatches {
     const docs: number[] = [];
     const take = (d: number) => {
-      if (this.dAlive[d] === 1 && this.dPassages[d].length > 0 && pass(d)) docs.push(d);
+      if (this.dAlive[d] === 1 && this.passageCountOf(d) > 0 && pass(d)) docs.push(d);
     };
     if (restricted !== null) for (let j = 0; j < restricted.length; j++) take(restricted[j]);
     else for (let d = 0; d < this.docCount; d++) take(d);
@@ -990,7 +1075,7 @@ export class LexicalIndex {
       candidates: newest.map((d) => ({
         doc_id: dUuid[d]!,
         // The first passage (chunks are in document order).
-        chunk_id: this.pChunk[this.dPassages[d].reduce((a, b) => (this.pChunk[a] <= this.pChunk[b] ? a : b))],
+        chunk_id: this.pChunk[this.firstPassage(d)],
         score: 1,
       })),
       docs: Int32Array.from(docs),
@@ -1015,7 +1100,7 @@ export class LexicalIndex {
       matched[nSet++] = d;
     }
     for (const id of extraDocIds) {
-      const d = this.slotOf.get(id);
+      const d = this.slot(id);
       if (d === undefined || docState[d] === 4) continue;
       docState[d] = 4;
       matched[nSet++] = d;
@@ -1047,7 +1132,7 @@ export class LexicalIndex {
     };
     for (let i = 0; i < matches.docs.length; i++) count(matches.docs[i]);
     for (const id of extraDocIds) {
-      const d = this.slotOf.get(id);
+      const d = this.slot(id);
       if (d !== undefined) count(d);
     }
     for (const d of marked) docState[d] = 0;
@@ -1084,7 +1169,7 @@ export class LexicalIndex {
   serialise(): SerialisedIndex {
     const D = this.docCount;
     const P = this.passageCount;
-    const { dAlive, pAlive, dFacet, dPersonOff, personPool, dPassages, pTerms } = this;
+    const { dAlive, pAlive, dFacet, dPersonOff, personPool } = this;
     const docMap = new Int32Array(D).fill(-1);
     let nd = 0;
     for (let d = 0; d < D; d++) if (dAlive[d] === 1) docMap[d] = nd++;
@@ -1128,7 +1213,7 @@ export class LexicalIndex {
       }
     }
     const termUsed = new Uint8Array(this.terms.values.length);
-    for (let t = 0; t < termUsed.length; t++) if (this.postings[t].df > 0) termUsed[t] = 1;
+    for (let t = 0; t < termUsed.length; t++) if (this.dfOf(t) > 0) termUsed[t] = 1;
     const src = remap(srcUsed);
     const thr = remap(thrUsed);
     const per = remap(perUsed);
@@ -1171,7 +1256,7 @@ export class LexicalIndex {
       facet[4 * e + 3] = people > 1 ? per.map[dFacet[4 * d + 3]] : -1;
       personOff[e] = poolLen;
       for (let i = dPersonOff[d], end = i + people - 2; i < end; i++) pool[poolLen++] = per.map[personPool[i]];
-      dPassageCount[e] = dPassages[d].length;
+      dPassageCount[e] = this.passageCountOf(d);
     }
     const threadDocs = this.threadDocs.pack(thr.map, thr.n, docMap);
     const personDocs = this.personDocs.pack(per.map, per.n, docMap);
@@ -1184,7 +1269,7 @@ export class LexicalIndex {
     const pChunk: string[] = new Array(np);
     const pTermOff = new Int32Array(np + 1);
     let nTerms = 0;
-    for (let p = 0; p < P; p++) if (pidMap[p] >= 0) nTerms += pTerms[p].length;
+    for (let p = 0; p < P; p++) if (pidMap[p] >= 0) nTerms += this.termsOf(p).length;
     const pTermIds = new Int32Array(nTerms);
     nTerms = 0;
     for (let p = 0; p < P; p++) {
@@ -1193,7 +1278,7 @@ export class LexicalIndex {
       pDoc[q] = docMap[this.pDoc[p]];
       pLen[q] = this.pLen[p];
       pChunk[q] = this.pChunk[p];
-      const tids = pTerms[p];
+      const tids = this.termsOf(p);
       for (let i = 0; i < tids.length; i++) pTermIds[nTerms++] = trm.map[tids[i]];
       pTermOff[q + 1] = nTerms;
     }
@@ -1230,7 +1315,7 @@ export class LexicalIndex {
     let nPost = 0;
     for (let t = 0; t < termUsed.length; t++) {
       if (trm.map[t] < 0) continue;
-      nPost += this.postings[t].df;
+      nPost += this.dfOf(t);
       postOff[trm.map[t] + 1] = nPost;
     }
     const postPids = new Int32Array(nPost);
@@ -1238,7 +1323,11 @@ export class LexicalIndex {
     nPost = 0;
     for (let t = 0; t < termUsed.length; t++) {
       if (trm.map[t] < 0) continue;
-      const { pids, tfs, n } = this.postings[t];
+      const post = this.postings[t];
+      const from = post === undefined ? this.basePostOff[t] : 0;
+      const n = post === undefined ? this.basePostOff[t + 1] - from : post.n;
+      const pids = post === undefined ? this.basePostPids.subarray(from, from + n) : post.pids;
+      const tfs = post === undefined ? this.basePostTfs.subarray(from, from + n) : post.tfs;
       for (let i = 0; i < n; i++) {
         const q = pidMap[pids[i]];
         if (q < 0) continue;
@@ -1268,6 +1357,7 @@ export class LexicalIndex {
         identifiers: pick(this.identifiers.values, idn.map, idn.n),
         roleKeys: pick(this.roleKeys.values, rol.map, rol.n),
       },
+      hashed: HASHED,
     };
   }
 
@@ -1286,13 +1376,22 @@ export class LexicalIndex {
       if (!(x instanceof (ctor as any)) || (len !== undefined && x.length !== len)) throw new Error(`snapshot section ${name} is malformed`);
       return x as any;
     };
+    const table = (name: string): Int32Array => {
+      const values = str[name];
+      const t = a[`${name}.hash`];
+      if (t === undefined) return buildStringHash(values);
+      if (!(t instanceof Int32Array) || !validStringHash(t, values.length)) throw new Error(`snapshot section ${name}.hash is malformed`);
+      return t;
+    };
+    // Everything is read in place: no object per document, passage or term (a term's postings, a
+    // document's passage list, a code's documents are made when first used or changed).
     const ix = new LexicalIndex(meta.params);
     const docIds = str.docIds;
     const pChunk = str.pChunk;
     if (docIds.length !== nd || pChunk.length !== np) throw new Error('snapshot strings do not match its counts');
     ix.docCount = nd;
     ix.dUuid = docIds;
-    for (let d = 0; d < nd; d++) ix.slotOf.set(docIds[d], d);
+    ix.baseSlots = table('docIds');
     ix.dAlive = new Uint8Array(nd).fill(1);
     ix.dSource = need('dSource', Int32Array, nd);
     ix.dAtt = need('dAtt', Uint8Array, nd);
@@ -1304,19 +1403,19 @@ export class LexicalIndex {
     ix.personPool = need('personPool', Int32Array);
     ix.personPoolLen = ix.personPool.length;
     const counts: Int32Array = need('dPassageCount', Int32Array, nd);
-    let pid = 0;
-    ix.dPassages = new Array(nd);
+    const starts = new Int32Array(nd + 1);
     for (let d = 0; d < nd; d++) {
-      const list = new Array<number>(counts[d]);
-      for (let i = 0; i < list.length; i++) list[i] = pid++;
-      ix.dPassages[d] = list;
+      if (counts[d] < 0) throw new Error('snapshot passages do not match its documents');
+      starts[d + 1] = starts[d] + counts[d];
     }
-    if (pid !== np) throw new Error('snapshot passages do not match its documents');
+    if (starts[nd] !== np) throw new Error('snapshot passages do not match its documents');
+    ix.basePassages = starts;
+    ix.dPassages = new Array(nd);
     ix.threadDocs.load(need('threadDocsOff', Int32Array, str.threads.length + 1), need('threadDocs', Int32Array));
     ix.personDocs.load(need('personDocsOff', Int32Array, str.persons.length + 1), need('personDocs', Int32Array));
     ix.identDocs.load(need('identDocsOff', Int32Array, str.identifiers.length + 1), need('identDocs', Int32Array));
     ix.roleDocs.load(need('roleDocsOff', Int32Array, str.roleKeys.length + 1), need('roleDocs', Int32Array));
-    ix.roleKeys.load(str.roleKeys);
+    ix.roleKeys.load(str.roleKeys, table('roleKeys'));
 
     ix.passageCount = np;
     ix.pDoc = need('pDoc', Int32Array, np);
@@ -1329,25 +1428,23 @@ export class LexicalIndex {
     for (let p = 0; p < np; p++) if (ix.pPosOff[p] > ix.posPoolLen) throw new Error('snapshot positions out of bounds');
     const pTermOff: Int32Array = need('pTermOff', Int32Array, np + 1);
     const pTermIds: Int32Array = need('pTermIds', Int32Array, pTermOff[np]);
+    for (let p = 0; p < np; p++) if (pTermOff[p + 1] < pTermOff[p]) throw new Error('snapshot passages are malformed');
+    ix.baseTermOff = pTermOff;
+    ix.baseTermIds = pTermIds;
     ix.pTerms = new Array(np);
-    for (let p = 0; p < np; p++) ix.pTerms[p] = pTermIds.subarray(pTermOff[p], pTermOff[p + 1]);
 
     const nTerms = str.terms.length;
     const postOff: Int32Array = need('postOff', Int32Array, nTerms + 1);
-    const postPids: Int32Array = need('postPids', Int32Array, postOff[nTerms]);
-    const postTfs: Float32Array = need('postTfs', Float32Array, postOff[nTerms]);
+    for (let t = 0; t < nTerms; t++) if (postOff[t + 1] < postOff[t]) throw new Error('snapshot postings are malformed');
+    ix.basePostOff = postOff;
+    ix.basePostPids = need('postPids', Int32Array, postOff[nTerms]);
+    ix.basePostTfs = need('postTfs', Float32Array, postOff[nTerms]);
     ix.postings = new Array(nTerms);
-    for (let t = 0; t < nTerms; t++) {
-      const from = postOff[t];
-      const n = postOff[t + 1] - from;
-      // Views of exactly n entries: appending copies a term's postings out before writing.
-      ix.postings[t] = { pids: postPids.subarray(from, from + n), tfs: postTfs.subarray(from, from + n), n, df: n, imp: null, impValid: 0, impAvgdl: 0 };
-    }
-    ix.terms.load(str.terms);
-    ix.sources.load(str.sources);
-    ix.threads.load(str.threads);
-    ix.persons.load(str.persons);
-    ix.identifiers.load(str.identifiers);
+    ix.terms.load(str.terms, table('terms'));
+    ix.sources.load(str.sources, table('sources'));
+    ix.threads.load(str.threads, table('threads'));
+    ix.persons.load(str.persons, table('persons'));
+    ix.identifiers.load(str.identifiers, table('identifiers'));
     ix.livePassages = np;
     ix.liveDocs = nd;
     ix.deadPassages = 0;
