@@ -236,6 +236,13 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
         log.warn({ err: e.error }, 'search index snapshot could not be written');
       }
     },
+    vectorSnapshotFile: path.join(config.dataDir, 'search-vectors.snapshot'),
+    onVectorSnapshot: (e) => {
+      if (e.kind === 'loaded') log.info({ vectors: e.vectors, bytes: e.bytes, caughtUp: e.caughtUp, ms: Math.round(e.ms) }, 'vector copies read from their snapshot');
+      else if (e.kind === 'rejected') log.warn({ reason: e.reason }, 'vector snapshot not used; reading the vectors from the database');
+      else if (e.kind === 'written') log.info({ vectors: e.vectors, bytes: e.bytes, ms: Math.round(e.ms) }, 'vector snapshot written');
+      else log.warn({ err: e.error }, 'vector snapshot could not be written');
+    },
     onLegTiming: metrics.observeLeg,
   });
   const app = await buildGateway({

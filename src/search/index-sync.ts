@@ -29,7 +29,7 @@
  *   after a build from the catalog, after `everyChanges` documents changed or `everyMs` with any
  *   change, and at close.
  */
-import type { Database } from '../db/types.ts';
+import type { Database, Queryable } from '../db/types.ts';
 import { serverInstanceId } from '../db/instance.ts';
 import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
 import { LexicalIndex, type Bm25Params, type IndexedDocument } from './lexical-index.ts';
@@ -554,8 +554,8 @@ export class IndexSync {
   }
 }
 
-/** The database's instance id and schema level, as a snapshot records them. */
-async function readIdentity(db: Database): Promise<SnapshotIdentity> {
+/** The database's instance id and schema level, as a snapshot records them (vector-memory.ts's too). */
+export async function readIdentity(db: Queryable): Promise<SnapshotIdentity> {
   const instance = await serverInstanceId(db);
   const r = await db.query<{ count: number; latest: number }>(
     'SELECT count(*)::int AS count, coalesce(max(version), 0)::int AS latest FROM schema_migrations',

@@ -180,14 +180,35 @@ export class Int8Vectors {
   set(slot: number, values: ArrayLike<number>): void {
     if (values.length !== this.dims) throw new Error(`Int8Vectors.set: ${values.length} values for ${this.dims} dimensions`);
     if (slot >= this.maxRows) throw new Error(`Int8Vectors.set: slot ${slot} beyond ${this.maxRows} rows`);
-    if (slot >= this.capacity) {
-      // Doubling, so n rows cost O(n) copies at most (growing may move the buffer), up to maxRows.
-      const rows = Math.min(this.maxRows, Math.max(64, slot + 1, 2 * this.capacity));
-      const need = DATA_AT + rows * this.stride;
-      this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
-      this.capacity = Math.floor((this.memory.buffer.byteLength - DATA_AT) / this.stride);
-    }
+    this.reserve(slot + 1);
     new Int8Array(this.memory.buffer, DATA_AT + slot * this.stride, this.dims).set(values);
+  }
+
+  private reserve(rows: number): void {
+    if (rows <= this.capacity) return;
+    // Doubling, so n rows cost O(n) copies at most (growing may move the buffer), up to maxRows.
+    const want = Math.min(this.maxRows, Math.max(64, rows, 2 * this.capacity));
+    const need = DATA_AT + want * this.stride;
+    this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
+    this.capacity = Math.floor((this.memory.buffer.byteLength - DATA_AT) / this.stride);
+  }
+
+  /**
+   * Rows `from` .. `to` - 1 as stored (`stride` bytes each, padding zero), copied out: for a
+   * snapshot (vector-memory.ts). Rows once set never change, so a copy in several calls is consistent.
+   */
+  copyRows(from: number, to: number): Uint8Array {
+    if (!(from >= 0 && from <= to && to <= this.capacity)) throw new Error('Int8Vectors.copyRows: out of range');
+    return new Uint8Array(this.memory.buffer, DATA_AT + from * this.stride, (to - from) * this.stride).slice();
+  }
+
+  /** Sets rows 0 .. n - 1 from `rows` (`stride` bytes each, as copyRows gives them), in one copy. */
+  loadRows(rows: Uint8Array): void {
+    if (rows.length % this.stride !== 0) throw new Error('Int8Vectors.loadRows: not whole rows');
+    const n = rows.length / this.stride;
+    if (n > this.maxRows) throw new Error(`Int8Vectors.loadRows: ${n} rows beyond ${this.maxRows}`);
+    this.reserve(n);
+    new Uint8Array(this.memory.buffer, DATA_AT, rows.length).set(rows);
   }
 
   /**

@@ -3,6 +3,7 @@
  * with snippets and facets, and thread context. `createSearch` is what the gateway wires; pass the
  * embedding provider as `embedder` to enable the vector leg.
  */
+import fs from 'node:fs';
 import type { Database } from '../db/types.ts';
 import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse, type PassageText } from './ask.ts';
 import { LruCache } from './cache.ts';
@@ -18,7 +19,7 @@ import { RowCache } from './row-cache.ts';
 import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
 import type { Attachment, Conversation, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
-import { MEMORY_MAX_PASSAGES, VectorMemory } from './vector-memory.ts';
+import { MEMORY_MAX_PASSAGES, VectorMemory, type VectorSnapshotEvent } from './vector-memory.ts';
 import { parseQuery } from './query-parse.ts';
 import { analyseQuery, planQuery, QUERY_TERM_BUDGET } from './query-plan.ts';
 import { MemexError } from '../util/errors.ts';
@@ -55,6 +56,12 @@ export interface SearchDeps {
   indexSnapshotFile?: string;
   /** What happened to the snapshot (loaded, rejected and why, written). */
   onSnapshot?: (event: SnapshotEvent) => void;
+  /**
+   * Where the 8-bit vector copies are kept between starts (vector-memory.ts; `memex serve`:
+   * DATA_DIR/search-vectors.snapshot, with the index's snapshot and under the same switch).
+   */
+  vectorSnapshotFile?: string;
+  onVectorSnapshot?: (event: VectorSnapshotEvent) => void;
   /** Region for phone numbers an operator names (`from:+1 555…`), as the person filter's. */
   phoneRegion?: string;
 }
@@ -257,7 +264,13 @@ export function createSearch(deps: SearchDeps): Search {
    */
   let memory: VectorMemory | null = null;
   const memoryOf = (embedder: QueryEmbedder) =>
-    config.vectorMemoryMb > 0 ? (memory ??= new VectorMemory(db, embedder.name, { maxBytes: config.vectorMemoryMb * 2 ** 20 })) : null;
+    config.vectorMemoryMb > 0
+      ? (memory ??= new VectorMemory(db, embedder.name, {
+          maxBytes: config.vectorMemoryMb * 2 ** 20,
+          snapshot:
+            deps.vectorSnapshotFile && config.indexSnapshot ? { file: deps.vectorSnapshotFile, onEvent: deps.onVectorSnapshot } : undefined,
+        }))
+      : null;
   const warmMemory = () => memory?.warm().catch((err) => deps.onIndexError?.(err));
 
   /** Whether the model has any vector yet; once it has, it is not asked again. */
@@ -327,7 +340,11 @@ export function createSearch(deps: SearchDeps): Search {
               file: deps.indexSnapshotFile,
               everyChanges: config.indexSnapshotChanges,
               everyMs: config.indexSnapshotMinutes * 60_000,
-              onEvent: deps.onSnapshot,
+              onEvent: (e) => {
+                deps.onSnapshot?.(e);
+                // The vector copies are written with the index (only when they changed).
+                if (e.kind === 'written') void memory?.saveSnapshot();
+              },
             }
           : undefined,
       onChange: (change) => {
@@ -674,7 +691,10 @@ export function createSearch(deps: SearchDeps): Search {
       return { documents, passages, terms };
     },
     indexState,
-    close: () => sync.close(),
+    close: async () => {
+      await sync.close();
+      await memory?.saveSnapshot();
+    },
     dropCaches: () => {
       // The snapshot on disk may hold what was erased: deleted now, written again soon without it.
       sync.discardSnapshot();
@@ -682,8 +702,9 @@ export function createSearch(deps: SearchDeps): Search {
       chunkTexts.clear();
       personNames.clear();
       cache.clear();
-      // Reloaded in the background from what is left.
+      // Reloaded in the background from what is left (the copies on disk go too).
       memory?.clear();
+      if (!memory && deps.vectorSnapshotFile) fs.rmSync(deps.vectorSnapshotFile, { force: true });
       if (modelHasVectors) void warmMemory();
     },
     memoryStats: () => ({

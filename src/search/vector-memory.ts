@@ -20,9 +20,47 @@
  * - Bounded: once `maxBytes` are held no more are kept; chunks beyond are read for the query that
  *   needs them. `clear()` (after a forget) drops everything: nothing erased may stay in memory.
  */
+import fs from 'node:fs';
 import type { Queryable } from '../db/types.ts';
+import { arraySection, readSnapshotFile, stringSections, writeSnapshotFile, type SectionEntry, type SnapshotIdentity } from './index-snapshot.ts';
+import { readIdentity } from './index-sync.ts';
 import { Int8Vectors } from './int8-vectors.ts';
+import { buildStringHash, findInStringHash, validStringHash } from './string-hash.ts';
 import type { VectorCandidate } from './vector.ts';
+
+/**
+ * The copies on disk (DATA_DIR/search-vectors.snapshot), beside the lexical index's snapshot and
+ * in its container (index-snapshot.ts: versioned, SHA-256, written atomically): a start reads them
+ * with one read instead of every vector from the database, then reads the vectors stored since.
+ */
+const VECTOR_MAGIC = Buffer.from('MXVECIX\n', 'latin1');
+export const VECTOR_SNAPSHOT_FORMAT = 1;
+/**
+ * Vectors stored up to this long before the copies were complete are read again at a load: a
+ * vector's embedded_at is its transaction's start, and one that committed later was not read.
+ * Anything missed is still read on demand by the query that needs it.
+ */
+const CATCH_UP_MARGIN = '15 minutes';
+
+interface VectorSnapshotHeader {
+  format: number;
+  identity: SnapshotIdentity;
+  model: string;
+  dims: number;
+  stride: number;
+  count: number;
+  /** The database's clock when every vector stored before was read (warmed or caught up). */
+  coveredAt: string;
+  createdAt: string;
+  sections: SectionEntry[];
+  bodyBytes: number;
+}
+
+export type VectorSnapshotEvent =
+  | { kind: 'loaded'; vectors: number; bytes: number; caughtUp: number; ms: number }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'written'; vectors: number; bytes: number; ms: number }
+  | { kind: 'write_failed'; error: string };
 
 /** How long a chunk found without a vector is not asked for again. */
 export const ABSENT_RETRY_MS = 30_000;
@@ -65,7 +103,20 @@ const QUERY_SCALE = 16_383;
 
 export class VectorMemory {
   private dims = 0;
+  /** Slots of copies kept since the snapshot was loaded (all of them without one). */
   private readonly slotOf = new Map<string, number>();
+  /** Chunk id by slot. */
+  private ids: string[] = [];
+  /** The snapshot's copies (slots 0 .. n - 1): a table over `ids` (string-hash.ts), read in place. */
+  private baseTable: Int32Array | null = null;
+  /** The database's clock when every vector stored before it was held (or the memory was full); null: not yet. */
+  private coveredAt: string | null = null;
+  private snapshotTried = false;
+  /** A snapshot is being read: nothing is kept meanwhile (queries use what they read, exactly). */
+  private loading = false;
+  /** `count` and `generation` of the copies on disk. */
+  private saved = { count: -1, generation: -1 };
+  private saving: Promise<void> | null = null;
   /** The 8-bit copies by slot (created with the first vector: its length fixes the dimensions). */
   private vectors: Int8Vectors | null = null;
   /** Per vector: the factor back to its floats, and its norm (of the floats). */
@@ -81,16 +132,30 @@ export class VectorMemory {
   constructor(
     private readonly db: Queryable,
     readonly model: string,
-    private readonly opts: { maxBytes: number; now?: () => number },
+    private readonly opts: {
+      maxBytes: number;
+      now?: () => number;
+      /** Where the copies are kept between starts; none: read from the database at every start. */
+      snapshot?: { file: string; onEvent?: (event: VectorSnapshotEvent) => void };
+    },
   ) {}
+
+  private slotFor(chunkId: string): number | undefined {
+    return this.slotOf.get(chunkId) ?? (this.baseTable === null ? undefined : findInStringHash(this.baseTable, this.ids, chunkId));
+  }
 
   get size(): { vectors: number; bytes: number } {
     return { vectors: this.count, bytes: this.count * this.dims };
   }
 
-  /** Drops every copy (after a forget). */
+  /** Drops every copy (after a forget), and the copies on disk: nothing erased may stay. */
   clear(): void {
     this.generation++;
+    if (this.opts.snapshot) fs.rmSync(this.opts.snapshot.file, { force: true });
+    this.saved = { count: -1, generation: -1 };
+    this.ids = [];
+    this.baseTable = null;
+    this.coveredAt = null;
     this.slotOf.clear();
     this.absentAt.clear();
     this.count = 0;
@@ -115,7 +180,7 @@ export class VectorMemory {
     const slotAt = new Int32Array(n).fill(-1);
     const missing: number[] = [];
     for (let i = 0; i < n; i++) {
-      const slot = this.slotOf.get(chunkIds[i]);
+      const slot = this.slotFor(chunkIds[i]);
       if (slot !== undefined) {
         slotAt[i] = slot;
         continue;
@@ -143,7 +208,7 @@ export class VectorMemory {
     const sims = new Float64Array(n).fill(NaN);
     // The read may have kept what it read; a clear() while it ran renumbered every slot.
     const usable = this.vectors !== null && this.dims === dims;
-    for (const i of generation === this.generation ? missing : slotAt.keys()) slotAt[i] = this.slotOf.get(chunkIds[i]) ?? -1;
+    for (const i of generation === this.generation ? missing : slotAt.keys()) slotAt[i] = this.slotFor(chunkIds[i]) ?? -1;
     const { scale, norm, vectors } = this;
     const slots = new Int32Array(n);
     const slotFor = new Int32Array(n);
@@ -202,11 +267,23 @@ export class VectorMemory {
   warm(): Promise<void> {
     this.warming ??= (async () => {
       const generation = this.generation;
+      if (this.opts.snapshot && !this.snapshotTried) {
+        this.snapshotTried = true;
+        this.loading = true;
+        let loaded: boolean;
+        try {
+          loaded = await this.loadSnapshot();
+        } finally {
+          this.loading = false;
+        }
+        if (loaded) return;
+      }
+      if (generation !== this.generation) return;
       // The table's heap in ranges of pages (a TID range scan: sequential reads, no index probe
       // per row; PGlite took over a minute for 100,000 vectors by key), rows written later are read
       // on demand.
-      const size = await this.db.query<{ pages: string }>(
-        `SELECT (pg_relation_size('chunk_embeddings') / current_setting('block_size')::bigint)::text AS pages`,
+      const size = await this.db.query<{ pages: string; at: string }>(
+        `SELECT (pg_relation_size('chunk_embeddings') / current_setting('block_size')::bigint)::text AS pages, now()::text AS at`,
       );
       const pages = Number(size.rows[0]?.pages ?? 0);
       for (let from = 0; from < pages && !this.full && generation === this.generation; from += WARM_PAGES) {
@@ -220,12 +297,160 @@ export class VectorMemory {
         if (generation !== this.generation) return;
         for (const row of r.rows) this.keep(row.chunk_id, decodeVector(Buffer.from(row.v, 'base64')));
       }
+      if (generation === this.generation) this.coveredAt = size.rows[0].at;
     })();
     return this.warming;
   }
 
+  /**
+   * The copies from the snapshot, then the vectors stored since (chunks embedded from a margin
+   * before the copies were complete). False, and nothing kept, when there is none or it cannot be
+   * trusted (checksum, layout, another database, schema, model or dimensions, over the cap).
+   */
+  private async loadSnapshot(): Promise<boolean> {
+    const snap = this.opts.snapshot!;
+    const started = performance.now();
+    const generation = this.generation;
+    const reject = (reason: string) => {
+      snap.onEvent?.({ kind: 'rejected', reason });
+      return false;
+    };
+    try {
+      const read = await readSnapshotFile<VectorSnapshotHeader>(snap.file, VECTOR_MAGIC, VECTOR_SNAPSHOT_FORMAT);
+      if (!read.ok) return read.reason === 'no snapshot' ? false : reject(read.reason);
+      const { header: h, arrays } = read;
+      const id = await readIdentity(this.db);
+      if (h.identity?.instance !== id.instance || h.identity.database !== id.database) return reject('made from another database');
+      if (h.identity.migrations?.latest !== id.migrations.latest || h.identity.migrations.count !== id.migrations.count) return reject('made at another schema');
+      if (h.model !== this.model) return reject(`vectors of model ${h.model}, this one uses ${this.model}`);
+      const n = h.count;
+      if (!Number.isInteger(n) || n < 0 || (n > 0 && (!Number.isInteger(h.dims) || h.dims < 1))) return reject('malformed: counts');
+      if (n * h.dims > this.opts.maxBytes) return reject('more vectors than the memory cap holds');
+      const ids = read.strings('chunkIds', n);
+      const table = arrays['chunkIds.hash'];
+      const scale = arrays.scale;
+      const norm = arrays.norm;
+      const rows = arrays.rows;
+      if (ids === null || !(table instanceof Int32Array) || !validStringHash(table, n)) return reject('malformed: chunk ids');
+      if (!(scale instanceof Float32Array) || !(norm instanceof Float32Array) || scale.length !== n || norm.length !== n) return reject('malformed: scales');
+      if (generation !== this.generation) return false;
+      if (n > 0) {
+        const vectors = new Int8Vectors(h.dims, Math.floor(this.opts.maxBytes / h.dims));
+        if (!(rows instanceof Uint8Array) || h.stride !== vectors.stride || rows.length !== n * vectors.stride) return reject('malformed: rows');
+        vectors.loadRows(rows);
+        this.vectors = vectors;
+        this.dims = h.dims;
+        // Copies: the file's buffer is let go.
+        this.scale = scale.slice();
+        this.norm = norm.slice();
+      }
+      this.ids = ids;
+      this.baseTable = table;
+      this.count = n;
+      this.loading = false;
+      this.full = (n + 1) * Math.max(1, h.dims) > this.opts.maxBytes;
+      // Vectors stored since (a chunk re-embedded since replaces its copy); none when full.
+      const since = await this.db.query<{ at: string; ids: string[] | null }>(
+        `SELECT now()::text AS at,
+                (SELECT array_agg(chunk_id::text) FROM chunks
+                  WHERE embedded_at >= $1::timestamptz - $2::interval AND embedding_model = $3) AS ids`,
+        [h.coveredAt, CATCH_UP_MARGIN, this.model],
+      );
+      if (generation !== this.generation) return false;
+      const fresh = this.full ? [] : (since.rows[0].ids ?? []);
+      await this.read(fresh, true);
+      if (generation !== this.generation) return false;
+      this.coveredAt = since.rows[0].at;
+      this.saved = { count: n, generation };
+      snap.onEvent?.({ kind: 'loaded', vectors: this.count, bytes: read.bytes, caughtUp: fresh.length, ms: performance.now() - started });
+      return true;
+    } catch (err) {
+      if (generation === this.generation) this.reset();
+      return reject((err as Error).message);
+    }
+  }
+
+  /** Forgets every copy in memory (a snapshot that could not be used after all). */
+  private reset(): void {
+    this.slotOf.clear();
+    this.ids = [];
+    this.baseTable = null;
+    this.count = 0;
+    this.full = false;
+    this.vectors = null;
+    this.dims = 0;
+    this.scale = new Float32Array(0);
+    this.norm = new Float32Array(0);
+  }
+
+  /**
+   * Writes the copies to the snapshot file when they are complete (warmed or loaded) and changed
+   * since the last write: the rows are copied out a few MB per turn of the event loop (rows never
+   * change once set, so the copy is consistent while searches go on), then hashed and written
+   * like the index's snapshot. One write at a time.
+   */
+  saveSnapshot(): Promise<void> {
+    const snap = this.opts.snapshot;
+    if (!snap || this.saving) return this.saving ?? Promise.resolve();
+    const generation = this.generation;
+    const n = this.count;
+    if (this.coveredAt === null || (this.saved.count === n && this.saved.generation === generation)) return Promise.resolve();
+    const started = performance.now();
+    const p = (async () => {
+      try {
+        const identity = await readIdentity(this.db);
+        const dims = this.dims;
+        const ids = this.ids.slice(0, n);
+        const scale = this.scale.slice(0, n);
+        const norm = this.norm.slice(0, n);
+        const vectors = this.vectors;
+        const stride = vectors?.stride ?? 0;
+        const rows = new Uint8Array(n * stride);
+        const step = Math.max(1, Math.floor(4 * 2 ** 20 / Math.max(1, stride)));
+        for (let from = 0; from < n; from += step) {
+          if (generation !== this.generation) return;
+          rows.set(vectors!.copyRows(from, Math.min(n, from + step)), from * stride);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        if (generation !== this.generation) return;
+        const table = buildStringHash(ids);
+        const header: Omit<VectorSnapshotHeader, 'format' | 'sections' | 'bodyBytes'> = {
+          identity,
+          model: this.model,
+          dims,
+          stride,
+          count: n,
+          coveredAt: this.coveredAt!,
+          createdAt: new Date().toISOString(),
+        };
+        const bytes = await writeSnapshotFile(snap.file, VECTOR_MAGIC, VECTOR_SNAPSHOT_FORMAT, header, [
+          ...stringSections('chunkIds', ids),
+          arraySection('chunkIds.hash', table),
+          arraySection('scale', scale),
+          arraySection('norm', norm),
+          arraySection('rows', rows),
+        ]);
+        // Written from copies taken before a forget: it may hold what was erased.
+        if (generation !== this.generation) {
+          fs.rmSync(snap.file, { force: true });
+          return;
+        }
+        this.saved = { count: n, generation };
+        snap.onEvent?.({ kind: 'written', vectors: n, bytes, ms: performance.now() - started });
+      } catch (err) {
+        snap.onEvent?.({ kind: 'write_failed', error: (err as Error).message });
+      }
+    })();
+    this.saving = p;
+    const done = () => {
+      if (this.saving === p) this.saving = null;
+    };
+    p.then(done, done);
+    return p;
+  }
+
   /** Reads chunks' vectors (kept here while there is room) and returns them as floats. */
-  private async read(chunkIds: string[]): Promise<Map<string, Float32Array>> {
+  private async read(chunkIds: string[], replace = false): Promise<Map<string, Float32Array>> {
     const generation = this.generation;
     const out = new Map<string, Float32Array>();
     for (let i = 0; i < chunkIds.length; i += PAGE) {
@@ -242,7 +467,7 @@ export class VectorMemory {
       const now = this.opts.now?.() ?? Date.now();
       for (const id of chunkIds) {
         const v = out.get(id);
-        if (v) this.keep(id, v);
+        if (v) this.keep(id, v, replace);
         else {
           if (this.absentAt.size >= ABSENT_MAX) this.absentAt.clear();
           this.absentAt.set(id, now);
@@ -252,16 +477,18 @@ export class VectorMemory {
     return out;
   }
 
-  private keep(chunkId: string, v: Float32Array): void {
-    if (this.slotOf.has(chunkId) || this.full) return;
+  /** Keeps a copy of a chunk's vector (`replace`: also over the one held, a chunk embedded again). */
+  private keep(chunkId: string, v: Float32Array, replace = false): void {
+    const held = this.slotFor(chunkId);
+    if ((held !== undefined && !replace) || this.full || this.loading) return;
     if (this.dims === 0) this.dims = v.length;
     if (v.length !== this.dims) return;
-    if ((this.count + 1) * this.dims > this.opts.maxBytes) {
+    if (held === undefined && (this.count + 1) * this.dims > this.opts.maxBytes) {
       this.full = true;
       return;
     }
     this.vectors ??= new Int8Vectors(this.dims, Math.floor(this.opts.maxBytes / this.dims));
-    const slot = this.count++;
+    const slot = held ?? this.count++;
     if (slot >= this.scale.length) {
       const cap = Math.max(64, this.count * 2);
       const scale = new Float32Array(cap);
@@ -283,7 +510,10 @@ export class VectorMemory {
     this.vectors.set(slot, row);
     this.scale[slot] = f;
     this.norm[slot] = Math.sqrt(sq);
-    this.slotOf.set(chunkId, slot);
+    if (held === undefined) {
+      this.slotOf.set(chunkId, slot);
+      this.ids[slot] = chunkId;
+    }
     this.absentAt.delete(chunkId);
   }
 }

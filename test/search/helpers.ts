@@ -84,6 +84,8 @@ export async function startSearchGateway(
     beforeIndexReady?: SearchDeps['beforeIndexReady'];
     indexSnapshotFile?: SearchDeps['indexSnapshotFile'];
     onSnapshot?: SearchDeps['onSnapshot'];
+    vectorSnapshotFile?: SearchDeps['vectorSnapshotFile'];
+    onVectorSnapshot?: SearchDeps['onVectorSnapshot'];
   } = {},
 ): Promise<SearchGateway> {
   const testDb = opts.testDb ?? (await createTestDatabase());
@@ -99,6 +101,8 @@ export async function startSearchGateway(
     beforeIndexReady: opts.beforeIndexReady,
     indexSnapshotFile: opts.indexSnapshotFile,
     onSnapshot: opts.onSnapshot,
+    vectorSnapshotFile: opts.vectorSnapshotFile,
+    onVectorSnapshot: opts.onVectorSnapshot,
   });
   const app = await buildGateway({ config, db: testDb.db, catalog, search });
   await app.ready();
