@@ -210,7 +210,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
   // PGlite has no autovacuum: analyse and vacuum its tables by autovacuum's rules, while nobody reads.
   const upkeep =
     opened.kind === 'pglite'
-      ? startTableUpkeep(opened, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readerIdle(), log: log.child({ component: 'upkeep' }) })
+      ? startTableUpkeep(opened, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readers.idle(), log: log.child({ component: 'upkeep' }) })
       : null;
   const signIn = new SignInCodes();
   const poolStats = () => (embedding.current?.embedder as Partial<PooledEmbedder> | undefined)?.stats?.();

@@ -1,16 +1,17 @@
 /**
- * The catalog: documents with version history, threads, chunks, people links, submissions and
+ * The catalog's write path: documents with version history, threads, chunks, people links, submissions and
  * batches (gateway spec 2–4.6). Every document insertion is one transaction; a batch processes
  * its items in groups, each item inside a savepoint so one bad item never stops the others.
+ * Reads are in reads.ts, progress (document, submission and batch status) in status.ts.
  */
 import type { Database, Queryable } from '../db/types.ts';
 import { boundTitle } from '../schemas/bounds.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
-import type { IngestStatusResponseT } from '../schemas/ingest.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
 import { chunkText } from './chunking.ts';
 import { refreshDocumentStatus } from '../embedding/store.ts';
-import { filterSql, type SearchFilters } from './filters.ts';
+import { ReaderSignal } from '../db/readers.ts';
+import { DOC_COLUMNS } from './reads.ts';
 import { attachmentColumns } from './attachments.ts';
 import { ingestMany, isRetryable, planRounds, searchableText, storeChunks, type IngestItem } from './ingest.ts';
 import {
@@ -20,7 +21,6 @@ import {
   type CatalogBatchResult,
   type CatalogDocumentRequest,
   type CatalogIngestResult,
-  type ChunkCounts,
 } from './types.ts';
 
 export interface CatalogOptions {
@@ -35,9 +35,11 @@ export interface CatalogOptions {
   onDocumentsIngested?: (docIds: string[]) => void;
   /**
    * Items per transaction in a batch; batch counts become visible after each group. Default:
-   * BATCH_GROUP_SIZE, and on PGlite PGLITE_READER_GROUP_SIZE while someone is reading (noteReader).
+   * BATCH_GROUP_SIZE, and on PGlite PGLITE_READER_GROUP_SIZE while someone is reading (`readers`).
    */
   batchGroupSize?: number;
+  /** The database's reader signal (src/db/readers.ts); the catalog makes its own when none is given. */
+  readers?: ReaderSignal;
 }
 
 /** Items per transaction in a batch. */
@@ -48,19 +50,11 @@ export const BATCH_GROUP_SIZE = 100;
  * for the transaction that is running (and is let in before the next one: src/db/pglite.ts). A group of 25
  * emails holds it about 20 ms where a group of 100 holds it about 55 ms, but writing a batch of 100 in four
  * transactions costs the import 15–28 % of its speed (docs/BENCHMARKS.md, "Searching while mail is
- * imported"). So a batch is written in small transactions only while someone is reading: for
- * READER_WINDOW_MS after a search, an answer or a page of the UI (noteReader), group by group.
+ * imported"). So a batch is written in small transactions only while someone is reading (src/db/readers.ts:
+ * a search, an answer or a page of the UI in the last READER_WINDOW_MS), group by group.
  */
 export const PGLITE_READER_GROUP_SIZE = 25;
-export const READER_WINDOW_MS = 10_000;
 
-/** The search filters (dates, person, source…: the same rules as GET /v1/search) and a page. */
-export interface DocumentFilters extends SearchFilters {
-  /** Documents this person (after merges, the surviving id) sent, received or took part in. */
-  person_id?: string;
-  limit: number;
-  offset: number;
-}
 
 export interface VersionChanges {
   text?: string;
@@ -72,20 +66,6 @@ export interface VersionChanges {
   requeue?: boolean;
 }
 
-const DOC_COLUMNS = `doc_id, external_id, source_type, source_provider, source_account_id, version_number,
-  previous_version_id, is_active_version, superseded_at, superseded_by_id, deleted_at, title, text, text_sha256,
-  mime_type, canonical_uri, content_timestamp, content_timestamp_type, content_created_at, content_modified_at,
-  people, thread_id, parent_doc_id, source_doc_ids, related_doc_ids, has_attachments, attachment_count,
-  has_location, has_due_date, due_date, is_completed, completed_at, metadata, status, extraction_failed,
-  enrichment_failed, error_details, intent, relevance_score, intent_status, intent_processing_started_at,
-  intent_processing_completed_at, intent_processing_error, ingested_at, created_at, updated_at`;
-
-/** Timestamps as UTC ISO strings, the way every API response carries them. */
-export function isoRow<T extends Record<string, unknown>>(row: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) out[k] = v instanceof Date ? v.toISOString() : v;
-  return out as T;
-}
 
 function batchCounts(outcomes: BatchItemOutcome[], total: number) {
   const success = outcomes.filter((o) => o.ok).length;
@@ -107,9 +87,11 @@ export class Catalog {
     private readonly opts: CatalogOptions = {},
   ) {
     this.phoneRegion = opts.phoneRegion ?? 'US';
+    this.readers = opts.readers ?? new ReaderSignal();
   }
 
-  private lastReaderAt = -Infinity;
+  /** Someone waiting for an answer: on PGlite, batches give way in small transactions for a while. */
+  readonly readers: ReaderSignal;
   private blockedMessagesHandler?: (messageIds: string[]) => Promise<unknown>;
 
   /**
@@ -125,20 +107,10 @@ export class Catalog {
     if (ids.length > 0) await this.blockedMessagesHandler?.(ids);
   }
 
-  /** Someone asked for an answer (a search, a page of the UI): on PGlite, batches give way in small transactions for a while. */
-  noteReader(): void {
-    this.lastReaderAt = performance.now();
-  }
-
-  /** Nobody asked for an answer in the last READER_WINDOW_MS (background upkeep may take the database). */
-  readerIdle(): boolean {
-    return performance.now() - this.lastReaderAt >= READER_WINDOW_MS;
-  }
-
   /** Items per transaction of a batch now. */
   private groupSize(): number {
     if (this.opts.batchGroupSize) return this.opts.batchGroupSize;
-    const reading = this.db.kind === 'pglite' && !this.readerIdle();
+    const reading = this.db.kind === 'pglite' && !this.readers.idle();
     return reading ? PGLITE_READER_GROUP_SIZE : BATCH_GROUP_SIZE;
   }
 
@@ -459,163 +431,6 @@ export class Catalog {
     this.opts.onDocumentsIngested?.([docId]);
     return out;
   }
-
-  // ---------------------------------------------------------------------------------------------
-  // Reads
-
-  async getDocument(docId: string): Promise<Record<string, unknown> | null> {
-    if (!isUuid(docId)) return null;
-    const r = await this.db.query<Record<string, unknown>>(`SELECT ${DOC_COLUMNS} FROM documents WHERE doc_id = $1`, [
-      docId,
-    ]);
-    if (!r.rows[0]) return null;
-    const files = await this.db.query<{ file_sha256: string }>(
-      'SELECT file_sha256 FROM document_files WHERE doc_id = $1',
-      [docId],
-    );
-    return { ...isoRow(r.rows[0]), file_ids: files.rows.map((f) => f.file_sha256) };
-  }
-
-  /** Active documents, newest first. */
-  async listDocuments(f: DocumentFilters): Promise<{ documents: Record<string, unknown>[]; total: number }> {
-    const params: unknown[] = [];
-    let where = `d.is_active_version${filterSql(f, params)}`;
-    if (f.person_id !== undefined) {
-      params.push(f.person_id);
-      where += ` AND EXISTS (SELECT 1 FROM document_people dp WHERE dp.doc_id = d.doc_id AND dp.person_id = $${params.length})`;
-    }
-    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents d WHERE ${where}`, params);
-    const rows = await this.db.query<Record<string, unknown>>(
-      `SELECT doc_id, metadata, text, title, source_type, external_id, version_number, content_timestamp,
-              has_attachments, status, thread_id
-         FROM documents d WHERE ${where}
-        ORDER BY content_timestamp DESC, doc_id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, f.limit, f.offset],
-    );
-    return { documents: rows.rows.map(isoRow), total: total.rows[0].n };
-  }
-
-  async chunkCounts(docIds: string[]): Promise<Map<string, ChunkCounts>> {
-    const out = new Map<string, ChunkCounts>();
-    if (docIds.length === 0) return out;
-    const r = await this.db.query<ChunkCounts & { doc_id: string }>(
-      `SELECT cd.doc_id, count(*)::int AS total_chunks,
-              count(*) FILTER (WHERE c.embedding_status = 'embedded')::int AS embedded_chunks,
-              count(*) FILTER (WHERE c.embedding_status IN ('pending', 'processing'))::int AS pending_chunks,
-              count(*) FILTER (WHERE c.embedding_status = 'failed')::int AS failed_chunks,
-              min(c.embedding_error) FILTER (WHERE c.embedding_status = 'failed') AS embedding_error
-         FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id
-        WHERE cd.doc_id = ANY($1::uuid[]) GROUP BY cd.doc_id`,
-      [docIds],
-    );
-    for (const row of r.rows) out.set(row.doc_id, row);
-    return out;
-  }
-
-  /** Per-document status with chunk counts (spec 4.6 GET …/documents/{id}/status). */
-  async documentStatus(docId: string): Promise<({ doc_id: string; status: string } & ChunkCounts) | null> {
-    if (!isUuid(docId)) return null;
-    const r = await this.db.query<{ status: string }>('SELECT status FROM documents WHERE doc_id = $1', [docId]);
-    if (!r.rows[0]) return null;
-    const counts = (await this.chunkCounts([docId])).get(docId) ?? zeroCounts();
-    return { doc_id: docId, status: r.rows[0].status, ...counts };
-  }
-
-  /**
-   * Status of a submission, or of a batch when the id is a batch id (spec 4.1 rule 4): the
-   * batch view lists every submission of the batch with its document's progress.
-   */
-  async submissionStatus(id: string): Promise<IngestStatusResponseT | null> {
-    if (!isUuid(id)) return null;
-    const sub = await this.db.query<Record<string, any>>(
-      `SELECT s.submission_id, s.status, s.result_doc_id, s.error_details, d.status AS document_status
-         FROM ingest_submissions s LEFT JOIN documents d ON d.doc_id = s.result_doc_id WHERE s.submission_id = $1`,
-      [id],
-    );
-    if (sub.rows[0]) {
-      const s = sub.rows[0];
-      const counts = s.result_doc_id ? ((await this.chunkCounts([s.result_doc_id])).get(s.result_doc_id) ?? zeroCounts()) : zeroCounts();
-      return {
-        submission_id: s.submission_id,
-        status: s.status,
-        document_status: s.document_status ?? null,
-        doc_id: s.result_doc_id ?? null,
-        total_chunks: counts.total_chunks,
-        embedded_chunks: counts.embedded_chunks,
-        pending_chunks: counts.pending_chunks,
-        failed_chunks: counts.failed_chunks,
-        error: s.error_details ?? embeddingFailure(counts),
-      };
-    }
-    const batch = await this.db.query<Record<string, any>>('SELECT * FROM ingest_batches WHERE batch_id = $1', [id]);
-    const b = batch.rows[0];
-    if (!b) return null;
-    const subs = await this.db.query<Record<string, any>>(
-      `SELECT s.submission_id, s.status, s.result_doc_id, d.status AS document_status
-         FROM ingest_submissions s LEFT JOIN documents d ON d.doc_id = s.result_doc_id
-        WHERE s.batch_id = $1 ORDER BY s.created_at, s.submission_id`,
-      [id],
-    );
-    const counts = await this.chunkCounts(subs.rows.map((s) => s.result_doc_id).filter(Boolean));
-    const perSub = subs.rows.map((s) => {
-      const c = counts.get(s.result_doc_id) ?? zeroCounts();
-      return {
-        submission_id: s.submission_id,
-        status: s.status,
-        doc_id: s.result_doc_id ?? null,
-        document_status: s.document_status ?? null,
-        total_chunks: c.total_chunks,
-        embedded_chunks: c.embedded_chunks,
-        pending_chunks: c.pending_chunks,
-        failed_chunks: c.failed_chunks,
-        error: embeddingFailure(c),
-      };
-    });
-    const sum = (k: 'total_chunks' | 'embedded_chunks' | 'pending_chunks' | 'failed_chunks') =>
-      perSub.reduce((a, s) => a + s[k], 0);
-    const failed = sum('failed_chunks');
-    return {
-      submission_id: b.batch_id,
-      status: b.status,
-      document_status: null,
-      doc_id: null,
-      total_chunks: sum('total_chunks'),
-      embedded_chunks: sum('embedded_chunks'),
-      pending_chunks: sum('pending_chunks'),
-      failed_chunks: failed,
-      error:
-        b.error_details ??
-        (failed > 0
-          ? { ...perSub.find((x) => x.error)!.error, failed_chunks: failed }
-          : null),
-      batch: {
-        batch_id: b.batch_id,
-        status: b.status,
-        total_count: b.total_count,
-        success_count: b.success_count,
-        failure_count: b.failure_count,
-        submissions: perSub,
-      },
-    };
-  }
-}
-
-function zeroCounts(): ChunkCounts {
-  return { total_chunks: 0, embedded_chunks: 0, pending_chunks: 0, failed_chunks: 0, embedding_error: null };
-}
-
-/**
- * A document whose chunks could not be embedded has a processing error (spec §7: recorded in
- * IngestStatusResponse.error): how many chunks failed and the first reason the worker recorded.
- */
-function embeddingFailure(c: ChunkCounts): Record<string, unknown> | null {
-  if (c.failed_chunks === 0) return null;
-  return {
-    error_code: 'EMBEDDING.FAILED',
-    message: `${c.failed_chunks} of ${c.total_chunks} chunk(s) could not be embedded: ${c.embedding_error ?? 'unknown error'}`,
-    failed_chunks: c.failed_chunks,
-    retryable: true,
-  };
 }
 
 function toItemError(err: unknown): { code: string; message: string; status: number } {
@@ -627,4 +442,3 @@ function toItemError(err: unknown): { code: string; message: string; status: num
   }
   return { code: 'INGEST.BATCH_UNEXPECTED_ERROR', message: 'unexpected error while cataloging', status: 500 };
 }
-

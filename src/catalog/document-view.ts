@@ -6,7 +6,7 @@ import type { Queryable } from '../db/types.ts';
 import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { isUuid } from '../util/ids.ts';
 import { attachmentsOf, messagesOfAttachments } from './attachments.ts';
-import { isoRow } from './catalog.ts';
+import { isoRow } from './reads.ts';
 
 /** Messages shown on each side of the document in its thread. */
 export const THREAD_NEIGHBOURS = 5;

@@ -23,6 +23,7 @@ import { sha256Hex } from '../util/hash.ts';
 import type { Database } from '../db/types.ts';
 import { EmbeddingStoreError, storeEmbeddings } from '../embedding/index.ts';
 import type { Catalog } from './catalog.ts';
+import { documentStatus, submissionStatus } from './status.ts';
 import type { CatalogDocumentRequest } from './types.ts';
 
 export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Database }> = async (
@@ -115,7 +116,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
       },
     },
     async (req, reply) => {
-      const s = await catalog.documentStatus(req.params.doc_id);
+      const s = await documentStatus(catalog.db, req.params.doc_id);
       return s ?? reply.code(404).send({ detail: 'Document not found' });
     },
   );
@@ -131,7 +132,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
       },
     },
     async (req, reply) => {
-      const s = await catalog.submissionStatus(req.params.submission_id);
+      const s = await submissionStatus(catalog.db, req.params.submission_id);
       return s ?? reply.code(404).send({ detail: 'Submission not found' });
     },
   );

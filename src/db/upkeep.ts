@@ -83,7 +83,7 @@ export interface TableUpkeepOptions {
   intervalMs: number;
   /** The first pass, after start (a database never analysed gets its statistics soon). */
   firstAfterMs?: number;
-  /** Whether nobody is reading now (Catalog.readerIdle). */
+  /** Whether nobody is reading now (ReaderSignal.idle, readers.ts). */
   idle: () => boolean;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
 }

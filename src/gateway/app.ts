@@ -156,9 +156,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const pooled = given && ('state' in given || typeof (given.embedder as Partial<PooledEmbedder>).stats === 'function');
   const metrics = deps.metrics ?? createGatewayMetrics({ db, pool: pooled ? poolStats : undefined });
   // Someone waiting for an answer (a search, an ask, a page of the web UI, an assistant): for a while, batches
-  // on PGlite are written in small transactions so the answer does not wait for a long one (Catalog.noteReader).
+  // on PGlite are written in small transactions so the answer does not wait for a long one (src/db/readers.ts).
   app.addHook('onRequest', async (req) => {
-    if (isReaderRequest(req.method, req.routeOptions.url)) catalog.noteReader();
+    if (isReaderRequest(req.method, req.routeOptions.url)) catalog.readers.note();
   });
   app.addHook('onResponse', async (req, reply) => {
     // The route template (never the URL: ids and query text stay out of label values).

@@ -13,6 +13,7 @@ import {
   DocumentViewResponse,
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
+import { getDocument, listDocuments } from '../../catalog/reads.ts';
 import { FilterError, parseFilters } from '../../catalog/filters.ts';
 
 const NotFound = Type.Object({ detail: Type.String() });
@@ -40,7 +41,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
         return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });
       }
       const q = req.query;
-      const { documents, total } = await catalog.listDocuments({ ...filters, person_id, limit, offset });
+      const { documents, total } = await listDocuments(catalog.db, { ...filters, person_id, limit, offset });
       return { documents: documents as any, count: documents.length, total, limit: q.limit, offset: q.offset };
     },
   );
@@ -56,7 +57,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
       },
     },
     async (req, reply) => {
-      const doc = await catalog.getDocument(req.params.doc_id);
+      const doc = await getDocument(catalog.db, req.params.doc_id);
       if (!doc) return reply.code(404).send({ detail: 'Document not found' });
       return doc;
     },

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { batchKeyOf, type Catalog } from '../../catalog/catalog.ts';
+import { submissionStatus } from '../../catalog/status.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
 import { ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import {
@@ -180,7 +181,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
       },
     },
     async (req, reply) => {
-      const status = await catalog.submissionStatus(req.params.submission_id);
+      const status = await submissionStatus(catalog.db, req.params.submission_id);
       if (!status) return reply.code(404).send({ detail: 'Submission not found' });
       return status;
     },
