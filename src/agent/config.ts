@@ -12,6 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { ConfigError, bool, defineSettings, int, number, oneOf, read, string, url, type Setting } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
 
 export const PLACEHOLDER_SECRET = 'changeme';
@@ -131,6 +133,17 @@ export interface AgentConfig {
     };
   };
 }
+
+/** The variables that override the file (spec §2.1), and the agent's own. */
+export const AGENT_SETTINGS = defineSettings('agent', 'Host agent (`memex agent`)', {
+  SVC_PORT: int({ min: 1024, max: 65535, defaultText: '`port` of the file, else 7090', description: 'port of the agent (always on loopback)' }),
+  SVC_AUTH_SECRET: string({ secret: true, keepRaw: true, defaultText: '`auth.secret` of the file', description: 'secret clients send in the `auth.header` header' }),
+  SVC_GATEWAY_URL: url({ defaultText: '`gateway.base_url`, else `http://127.0.0.1:8085`', description: 'the memex server the collectors submit to' }),
+  SVC_GATEWAY_TOKEN: string({ secret: true, defaultText: '`AUTH_TOKEN`, else `gateway.auth_token`', description: 'bearer token for the server (its `AUTH_TOKEN`)' }),
+  SVC_LOG_LEVEL: oneOf(LOG_LEVELS, { aliases: { warn: 'warning' }, defaultText: '`logging.level`, else `info`', description: 'least severe level logged' }),
+  SVC_MAIL_ENABLED: bool({ defaultText: '`modules.mail.enabled`, else `false`', description: 'switch the mail module on or off' }),
+  SVC_COVERAGE_POLL_SECONDS: number({ default: 60, min: 0, description: "seconds between checks for the server's coverage requests; 0: never" }),
+});
 
 export class AgentConfigError extends Error {
   override name = 'AgentConfigError';
@@ -446,8 +459,6 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     return source;
   });
 
-  const env_ = (k: string) => (env[k] === undefined || env[k]!.trim() === '' ? undefined : env[k]!.trim());
-
   const cfg: AgentConfig = {
     host,
     port,
@@ -523,34 +534,28 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   };
 
   // Environment overrides (spec §2.1). Their errors name the variable, not the file.
-  const envReader = new Reader('environment');
-  const ePort = env_('SVC_PORT');
-  if (ePort !== undefined) {
-    if (!/^\d+$/.test(ePort) || Number(ePort) < 1024 || Number(ePort) > 65535) envReader.fail('SVC_PORT', 'must be an integer between 1024 and 65535', ePort);
-    cfg.port = Number(ePort);
-  }
-  if (env.SVC_AUTH_SECRET !== undefined) cfg.auth.secret = env.SVC_AUTH_SECRET;
-  const eUrl = env_('SVC_GATEWAY_URL');
-  if (eUrl !== undefined) cfg.gateway.base_url = urlBase(envReader, eUrl, 'SVC_GATEWAY_URL');
+  const S = AGENT_SETTINGS;
+  const fromEnv = <T>(setting: Setting<T>): T => {
+    try {
+      return read(env, setting);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new AgentConfigError(`environment: ${err.message}`);
+      throw err;
+    }
+  };
+  cfg.port = fromEnv(S.SVC_PORT) ?? cfg.port;
+  cfg.auth.secret = fromEnv(S.SVC_AUTH_SECRET) ?? cfg.auth.secret;
+  cfg.gateway.base_url = fromEnv(S.SVC_GATEWAY_URL) ?? cfg.gateway.base_url;
   // The collector token is the gateway's AUTH_TOKEN (spec §5.3); SVC_GATEWAY_TOKEN names it for the agent alone.
-  for (const name of ['SVC_GATEWAY_TOKEN', 'AUTH_TOKEN']) {
-    const eToken = env_(name)?.trim();
-    if (!eToken) continue;
-    cfg.gateway.auth_token = eToken;
-    cfg.gateway.auth_token_source = name;
+  for (const setting of [S.SVC_GATEWAY_TOKEN, SERVER_SETTINGS.AUTH_TOKEN]) {
+    const token = fromEnv(setting);
+    if (!token) continue;
+    cfg.gateway.auth_token = token;
+    cfg.gateway.auth_token_source = setting.name;
     break;
   }
-  const eLevel = env_('SVC_LOG_LEVEL');
-  if (eLevel !== undefined) {
-    const l = eLevel.toLowerCase() === 'warn' ? 'warning' : eLevel.toLowerCase();
-    if (!LOG_LEVELS.includes(l as AgentLogLevel)) envReader.fail('SVC_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, eLevel);
-    cfg.logging.level = l as AgentLogLevel;
-  }
-  const eMail = env_('SVC_MAIL_ENABLED');
-  if (eMail !== undefined) {
-    if (!/^(true|false|1|0)$/i.test(eMail)) envReader.fail('SVC_MAIL_ENABLED', 'must be true or false', eMail);
-    cfg.modules.mail.enabled = /^(true|1)$/i.test(eMail);
-  }
+  cfg.logging.level = fromEnv(S.SVC_LOG_LEVEL) ?? cfg.logging.level;
+  cfg.modules.mail.enabled = fromEnv(S.SVC_MAIL_ENABLED) ?? cfg.modules.mail.enabled;
   return cfg;
 }
 

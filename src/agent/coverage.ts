@@ -9,6 +9,8 @@
  *   loopback only, behind its own secret), so requests wait there until the agent asks.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { read } from '../config/env.ts';
+import { AGENT_SETTINGS } from './config.ts';
 import { coverageSourceId, type SourceIdentity } from '../coverage/identity.ts';
 import { lastRunView, reconcileSource, type Census, type LastRunView } from '../coverage/reconcile.ts';
 import type { CoverageReporter } from '../coverage/reporter.ts';
@@ -129,9 +131,7 @@ export class AgentCoverage {
   }
 }
 
-/** Seconds between checks for requests, from SVC_COVERAGE_POLL_SECONDS (default 60, 0 = never). */
+/** Milliseconds between checks for requests, from SVC_COVERAGE_POLL_SECONDS (0 = never). */
 export function coveragePollMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_COVERAGE_POLL_SECONDS?.trim();
-  const n = raw ? Number(raw) : 60;
-  return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : 60_000;
+  return Math.round(read(env, AGENT_SETTINGS.SVC_COVERAGE_POLL_SECONDS) * 1000);
 }

@@ -17,7 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServerClient } from '../client/server.ts';
-import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import { CLIENT_SETTINGS, resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
 
 const require = createRequire(import.meta.url);
@@ -79,7 +80,8 @@ interface Options {
 
 
 function defaultStatePath(env: NodeJS.ProcessEnv): string {
-  if (env.MEMEX_INGEST_STATE) return path.resolve(env.MEMEX_INGEST_STATE);
+  const configured = read(env, CLIENT_SETTINGS.MEMEX_INGEST_STATE);
+  if (configured) return configured;
   const base = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
   return path.join(base, 'memex', 'ingest-state.json');
 }

@@ -83,6 +83,11 @@ async function serve(args: string[]): Promise<void> {
   const { startServer } = await import('../server.ts');
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
+    // Every setting the server reads, before the database opens: a typo in a search or embedding setting
+    // stops the start now rather than after a slow open. (The agent's SVC_* settings are not the server's.)
+    const { ALL_SETTINGS, settingErrors } = await import('./settings.ts');
+    const problems = settingErrors(process.env, ALL_SETTINGS.filter((g) => g.component !== 'agent'));
+    if (problems.length > 0) throw new ConfigError(problems.join('; '));
     server = await startServer(config, role, {
       early,
       startedAt,

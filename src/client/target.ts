@@ -13,6 +13,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { defineSettings, filePath, read, string } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 import { UsageError } from '../util/errors.ts';
 
 export interface ServerTarget {
@@ -30,6 +32,19 @@ export interface TargetFlags {
   gateway?: string;
 }
 
+/** The client commands' own variables; they also read the server's PORT, AUTH_TOKEN and DATA_DIR (the rule above). */
+export const CLIENT_SETTINGS = defineSettings('client', 'Client commands', {
+  MEMEX_URL: string({ defaultText: '`http://127.0.0.1:$PORT`', description: 'the server the client commands talk to (after `--url`)' }),
+  MEMEX_INGEST_STATE: filePath({
+    defaultText: '`$XDG_STATE_HOME/memex/ingest-state.json`',
+    description: '`memex ingest`: the state file remembering uploaded files (after `--state`)',
+  }),
+  MEMEX_MAIL_IMPORT_STATE: filePath({
+    defaultText: '`$XDG_STATE_HOME/memex/mail-import-state.json`',
+    description: '`memex import mail`: the manifest of what was sent (after `--state`)',
+  }),
+});
+
 /** Deprecated variable → the name that replaces it. */
 const DEPRECATED_URL_VARS = ['MEMEX_GATEWAY_URL', 'SVC_GATEWAY_URL'] as const;
 const DEPRECATED_TOKEN_VARS = ['SVC_GATEWAY_TOKEN'] as const;
@@ -42,7 +57,7 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 /** The data directory a local server uses (DATA_DIR, default ./data), as the server resolves it. */
 export function clientDataDir(env: NodeJS.ProcessEnv): string {
-  return path.resolve(nonEmpty(env.DATA_DIR) ?? './data');
+  return read(env, SERVER_SETTINGS.DATA_DIR);
 }
 
 /**
@@ -64,7 +79,7 @@ export function resolveServerTarget(
     url = nonEmpty(flags.gateway);
     warn('--gateway is deprecated; use --url');
   }
-  url ??= nonEmpty(env.MEMEX_URL);
+  url ??= read(env, CLIENT_SETTINGS.MEMEX_URL);
   if (!url) {
     for (const name of DEPRECATED_URL_VARS) {
       const v = nonEmpty(env[name]);
@@ -76,7 +91,7 @@ export function resolveServerTarget(
     }
   }
   url ??= nonEmpty(configured?.url);
-  url ??= `http://127.0.0.1:${nonEmpty(env.PORT) ?? '8085'}`;
+  url ??= `http://127.0.0.1:${read(env, SERVER_SETTINGS.PORT)}`;
   url = url.replace(/\/+$/, '');
   let parsed: URL | undefined;
   try {
@@ -89,7 +104,8 @@ export function resolveServerTarget(
   }
 
   if (nonEmpty(flags.token)) return { url, token: nonEmpty(flags.token), tokenSource: '--token' };
-  if (nonEmpty(env.AUTH_TOKEN)) return { url, token: nonEmpty(env.AUTH_TOKEN), tokenSource: 'AUTH_TOKEN' };
+  const authToken = read(env, SERVER_SETTINGS.AUTH_TOKEN);
+  if (authToken) return { url, token: authToken, tokenSource: 'AUTH_TOKEN' };
   for (const name of DEPRECATED_TOKEN_VARS) {
     const v = nonEmpty(env[name]);
     if (v) {

@@ -102,8 +102,8 @@ export function bool(spec: Spec & { default?: boolean }): Setting<boolean | unde
 }
 
 /** One of a few words, compared lower-cased; `aliases` are older spellings accepted for a value. */
-export function oneOf<V extends string>(values: readonly V[], spec: Spec & { default: NoInfer<V>; aliases?: Record<string, V> }): Setting<V>;
-export function oneOf<V extends string>(values: readonly V[], spec: Spec & { default?: undefined; aliases?: Record<string, V> }): Setting<V | undefined>;
+export function oneOf<V extends string>(values: readonly V[], spec: Spec & { default: NoInfer<V>; aliases?: Record<string, NoInfer<V>> }): Setting<V>;
+export function oneOf<V extends string>(values: readonly V[], spec: Spec & { default?: undefined; aliases?: Record<string, NoInfer<V>> }): Setting<V | undefined>;
 export function oneOf<V extends string>(values: readonly V[], spec: Spec & { default?: V; aliases?: Record<string, V> }): Setting<V | undefined> {
   const { aliases, ...rest } = spec;
   return make('enum', { ...rest, default: rest.default, values }, function (raw) {
@@ -144,7 +144,7 @@ export function filePath(spec: Spec & { default?: undefined }): Setting<string |
 export function filePath(spec: Spec & { default?: string }): Setting<string | undefined> {
   const s = make('path', { ...spec, default: spec.default }, (raw) => path.resolve(raw));
   if (s.default !== undefined) s.default = path.resolve(s.default);
-  s.defaultText ??= spec.default;
+  if (spec.default !== undefined) s.defaultText ??= `\`${spec.default}\``;
   return s;
 }
 
@@ -152,7 +152,8 @@ export function filePath(spec: Spec & { default?: string }): Setting<string | un
 export function size(spec: Spec & { default: string }): Setting<number>;
 export function size(spec: Spec & { default?: undefined }): Setting<number | undefined>;
 export function size(spec: Spec & { default?: string }): Setting<number | undefined> {
-  const s = make<number | undefined>('size', { ...spec, default: undefined, defaultText: spec.defaultText ?? spec.default }, function (raw) {
+  const defaultText = spec.defaultText ?? (spec.default === undefined ? undefined : `\`${spec.default}\``);
+  const s = make<number | undefined>('size', { ...spec, default: undefined, defaultText }, function (raw) {
     return parseByteSize(raw, this.name);
   });
   if (spec.default !== undefined) s.default = parseByteSize(spec.default, 'default');
@@ -211,4 +212,42 @@ export function read<T>(env: NodeJS.ProcessEnv, setting: Setting<T>): T {
 /** Whether the variable is set to something (not blank): for defaults that depend on another setting. */
 export function isSet(env: NodeJS.ProcessEnv, setting: Setting<unknown>): boolean {
   return (env[setting.name]?.trim() ?? '') !== '';
+}
+
+/** What a value of the setting looks like, for the docs' "accepts" column. */
+export function accepts(s: Setting<unknown>): string {
+  const range = s.max === undefined ? `>= ${s.min}` : `${s.min}–${s.max}`;
+  switch (s.kind) {
+    case 'int':
+      return `integer ${range}`;
+    case 'number':
+      return `number ${range}`;
+    case 'bool':
+      return '`true` / `false`';
+    case 'enum':
+      return s.values!.map((v) => `\`${v}\``).join(', ');
+    case 'list':
+      return 'list';
+    case 'path':
+      return 'path';
+    case 'size':
+      return 'size (`512kb`, `10mb`, bytes)';
+    case 'url':
+      return 'http(s) URL';
+    case 'string':
+      return s.secret ? 'secret' : 'text';
+  }
+}
+
+function shownDefault(s: Setting<unknown>): string {
+  if (s.defaultText !== undefined) return s.defaultText;
+  const d = s.default;
+  if (d === undefined || d === '' || (Array.isArray(d) && d.length === 0)) return '—';
+  return `\`${Array.isArray(d) ? d.join(',') : String(d)}\``;
+}
+
+/** The Markdown table of some groups' settings, as docs/*.md carry it between `<!-- settings: … -->` markers. */
+export function settingsTable(groups: SettingsGroup[]): string {
+  const rows = groups.flatMap((g) => g.settings.map((s) => `| \`${s.name}\` | ${shownDefault(s)} | ${accepts(s)} | ${s.description} |`));
+  return ['| variable | default | accepts | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

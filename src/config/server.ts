@@ -53,7 +53,7 @@ export const SERVER_SETTINGS = defineSettings('server', 'Server', {
   AUTH_TOKEN: string({
     secret: true,
     defaultText: 'generated',
-    description: 'bearer token of the gateway; when unset, a random token is generated on first start and kept in `DATA_DIR/auth-token` (mode 0600)',
+    description: 'bearer token of the gateway; when unset, a random token is generated on first start and kept in `DATA_DIR/auth-token` (mode 0600): the server never runs without one',
   }),
   CATALOG_TOKEN: string({ secret: true, defaultText: '`AUTH_TOKEN`', description: 'bearer token of the internal catalog API (`/v1/catalog/*`)' }),
   CONTEXT_REQUIRE_CATALOG_TOKEN: bool({
@@ -65,7 +65,7 @@ export const SERVER_SETTINGS = defineSettings('server', 'Server', {
     default: 'auto',
     description: '`auto`: readable lines when stdout is a terminal, JSON lines otherwise (src/util/log.ts)',
   }),
-  BODY_LIMIT: size({ default: '10mb', description: 'largest JSON request body (`512kb`, `10mb`, or bytes); larger bodies get 413' }),
+  BODY_LIMIT: size({ default: '10mb', description: 'largest JSON request body; a larger one gets 413' }),
   DEFAULT_PHONE_REGION: string({
     default: 'US',
     pattern: /^[A-Za-z]{2}$/,

@@ -65,7 +65,7 @@ export const EMBEDDING_SETTINGS = defineSettings('embedding', 'Embeddings and th
   EMBEDDING_MODEL: string({ description: 'transformers Hub id / ollama model / openai model (required for those)' }),
   EMBEDDING_MODEL_DIR: filePath({ description: 'transformers local folder (config.json, tokenizer.json, onnx/)' }),
   EMBEDDING_ALLOW_REMOTE: bool({ defaultText: 'true only with `EMBEDDING_MODEL` and no dir', description: 'transformers may download from the Hub' }),
-  EMBEDDING_CACHE_DIR: filePath({ defaultText: 'DATA_DIR/models', description: 'transformers download cache' }),
+  EMBEDDING_CACHE_DIR: filePath({ defaultText: '`DATA_DIR/models`', description: 'transformers download cache' }),
   EMBEDDING_POOLING: oneOf(['mean', 'cls'] as const, { default: 'mean', description: 'pooling of token vectors (transformers)' }),
   EMBEDDING_NORMALIZE: bool({ default: true, description: 'L2-normalise (transformers)' }),
   EMBEDDING_QUERY_PREFIX: string({ default: '', keepRaw: true, description: 'prepended to queries, spaces kept, e.g. `query: ` for e5' }),

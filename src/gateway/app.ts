@@ -43,7 +43,7 @@ import { API_VERSION } from './version.ts';
 import { Health, Readiness } from '../schemas/status.ts';
 import { installValidation, lazySerializerFactory, type Pending } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
-import { mcpAllowWrite } from '../mcp/tools.ts';
+import { mcpAllowWrite } from '../mcp/config.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
 import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
 import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';

@@ -13,7 +13,7 @@
  * Ingestion links chunks and files inside its transaction: the collection takes SHARE locks on
  * the link tables so no link can appear while it decides, and leaves chunks a worker is embedding.
  */
-import { ConfigError } from '../config/server.ts';
+import { defineSettings, number, read } from '../config/env.ts';
 import type { Database } from '../db/types.ts';
 import type { ObjectStore } from '../files/object-store.ts';
 import { parseObjectKey, removeObjects } from '../files/object-store.ts';
@@ -109,13 +109,17 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
   return result;
 }
 
-/** GC_INTERVAL_HOURS (default 24; 0 turns the periodic collection off), in milliseconds. */
+export const GC_SETTINGS = defineSettings('maintenance', 'Maintenance', {
+  GC_INTERVAL_HOURS: number({
+    default: 24,
+    min: 0,
+    description: 'how often the server collects chunks, vectors, files and objects no document uses (docs/forget.md); `0` turns it off; `memex gc` runs it now',
+  }),
+});
+
+/** GC_INTERVAL_HOURS in milliseconds. */
 export function gcIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.GC_INTERVAL_HOURS?.trim();
-  if (!raw) return 24 * 3_600_000;
-  const hours = Number(raw);
-  if (!Number.isFinite(hours) || hours < 0) throw new ConfigError(`GC_INTERVAL_HOURS must be a number of hours >= 0, got "${raw}"`);
-  return hours * 3_600_000;
+  return read(env, GC_SETTINGS.GC_INTERVAL_HOURS) * 3_600_000;
 }
 
 /**

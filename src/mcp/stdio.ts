@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { resolveServerTarget } from '../client/target.ts';
 import { httpApi } from './api.ts';
-import { createMcpServer, mcpAllowWrite } from './tools.ts';
+import { mcpAllowWrite } from './config.ts';
+import { createMcpServer } from './tools.ts';
 import { UsageError } from '../util/errors.ts';
 
 const USAGE = `usage: memex mcp [--url URL] [--token TOKEN]

@@ -19,11 +19,6 @@ export interface McpOptions {
   allowWrite: boolean;
 }
 
-/** MCP_ALLOW_WRITE from the environment: only the exact word "true" enables writes. */
-export function mcpAllowWrite(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.MCP_ALLOW_WRITE?.trim().toLowerCase() === 'true';
-}
-
 export const LIMITS = {
   snippetChars: 400,
   documentChars: 20_000,

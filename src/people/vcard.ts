@@ -15,6 +15,8 @@ import type { ContactIngestResponseT, PersonPayloadT } from '../schemas/people.t
 import { sha256Hex } from '../util/hash.ts';
 import { ingestContacts } from './contacts.ts';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import { read } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
 import { vcardTexts, type CardText, type VcfProblem } from './vcard-lines.ts';
 
 export type { VcfProblem };
@@ -303,7 +305,7 @@ export async function importVcfCommand(
     return 2;
   }
   // The contact route sits behind the catalog token, which is the gateway token unless the server sets its own.
-  const token = target.tokenSource === '--token' ? target.token : (env.CATALOG_TOKEN?.trim() || target.token);
+  const token = target.tokenSource === '--token' ? target.token : (read(env, SERVER_SETTINGS.CATALOG_TOKEN) ?? target.token);
   const gatewayUrl = target.url;
   const source = opt('--source');
   const deviceId = opt('--device');

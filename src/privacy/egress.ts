@@ -17,8 +17,9 @@
  *   forwards to a cloud API.
  */
 import pino from 'pino';
-import { ConfigError, isLoopbackHost } from '../config/server.ts';
-import { ALL_REDACTIONS, NO_REDACTIONS, parsePolicyList, policyLabel, redactsAnything, type RedactOptions } from './policy.ts';
+import { ConfigError, defineSettings, list, read, string } from '../config/env.ts';
+import { isLoopbackHost } from '../config/server.ts';
+import { NO_REDACTIONS, parsePolicyList, policyLabel, redactsAnything, type RedactOptions } from './policy.ts';
 import { findPii, replaceSpans, type PiiKind } from './redact.ts';
 
 export type EgressPurpose = 'ask' | 'embedding' | 'mcp' | 'gateway';
@@ -37,23 +38,33 @@ export interface EgressLogger {
   debug(obj: object, msg?: string): void;
 }
 
-function hostList(env: NodeJS.ProcessEnv, key: string): string[] {
-  return (env[key] ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter((h) => h !== '');
-}
+export const EGRESS_SETTINGS = defineSettings('egress', 'Redaction where text leaves the machine (egress)', {
+  EGRESS_REDACT: string({
+    default: 'all',
+    description: 'what a remote destination gets redacted: `all`, `none`, or a list of `emails`, `phones`, `account_numbers`, `ssn`',
+  }),
+  EGRESS_TRUSTED_HOSTS: list({
+    default: [],
+    lowerCase: true,
+    description: '`host` or `host:port` list counted as this machine although not on loopback (the Ollama box on your own LAN)',
+  }),
+  EGRESS_REMOTE_HOSTS: list({
+    default: [],
+    lowerCase: true,
+    description: 'loopback `host:port` list counted as remote: a local proxy (LiteLLM, an SSH tunnel) that forwards to a cloud API',
+  }),
+});
 
 /** The egress configuration of the environment; a bad EGRESS_REDACT is a ConfigError naming it. */
 export function loadEgressConfig(env: NodeJS.ProcessEnv = process.env): EgressConfig {
-  const raw = env.EGRESS_REDACT?.trim();
+  const raw = read(env, EGRESS_SETTINGS.EGRESS_REDACT);
   let remote: RedactOptions;
   try {
-    remote = raw ? parsePolicyList(raw) : { ...ALL_REDACTIONS };
+    remote = parsePolicyList(raw);
   } catch (err) {
     throw new ConfigError(`EGRESS_REDACT: ${(err as Error).message}, got "${raw}"`);
   }
-  return { remote, trustedHosts: hostList(env, 'EGRESS_TRUSTED_HOSTS'), remoteHosts: hostList(env, 'EGRESS_REMOTE_HOSTS') };
+  return { remote, trustedHosts: read(env, EGRESS_SETTINGS.EGRESS_TRUSTED_HOSTS), remoteHosts: read(env, EGRESS_SETTINGS.EGRESS_REMOTE_HOSTS) };
 }
 
 let configured: { config: EgressConfig; log: EgressLogger } | undefined;

@@ -2,6 +2,8 @@
  * The language model ask may use (LLM_PROVIDER=ollama|openai). `chat` is the one place where
  * document text is sent to a model: the egress policy (src/privacy/egress.ts) is applied there.
  */
+import { defineSettings, int, oneOf, read, string } from '../config/env.ts';
+import { EMBEDDING_SETTINGS } from '../embedding/config.ts';
 import { prepareEgress } from '../privacy/egress.ts';
 
 export interface LlmOptions {
@@ -31,20 +33,30 @@ export class LlmError extends Error {
 
 export const DEFAULT_LLM_TIMEOUT_MS = 30_000;
 
+export const LLM_SETTINGS = defineSettings('ask', 'Ask', {
+  LLM_PROVIDER: oneOf(['none', 'ollama', 'openai'] as const, {
+    default: 'none',
+    description: 'model for generated answers (`OLLAMA_BASE_URL` or `OPENAI_BASE_URL` and `OPENAI_API_KEY`); `none`: ask answers extractively (quoted sentences)',
+  }),
+  LLM_MODEL: string({ defaultText: '`llama3.2` (ollama), `gpt-4o-mini` (openai)', description: 'model name sent to the provider' }),
+  LLM_TIMEOUT_MS: int({
+    default: DEFAULT_LLM_TIMEOUT_MS,
+    min: 1,
+    max: 3_600_000,
+    description: 'how long ask waits for the model before answering extractively',
+  }),
+});
+
+/** Read at every ask (not once at start), so a test or an operator can switch the model without a restart. */
 export function loadLlmOptions(env: NodeJS.ProcessEnv = process.env): LlmOptions | null {
-  const p = (env.LLM_PROVIDER ?? '').trim().toLowerCase();
-  if (p === '' || p === 'none') return null;
-  if (p !== 'ollama' && p !== 'openai') throw new Error(`LLM_PROVIDER must be ollama or openai, got "${env.LLM_PROVIDER}"`);
-  const baseUrl =
-    p === 'ollama'
-      ? (env.OLLAMA_BASE_URL ?? 'http://127.0.0.1:11434').replace(/\/+$/, '')
-      : (env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+  const p = read(env, LLM_SETTINGS.LLM_PROVIDER);
+  if (p === 'none') return null;
   return {
     provider: p,
-    baseUrl,
-    apiKey: env.OPENAI_API_KEY,
-    model: env.LLM_MODEL ?? (p === 'ollama' ? 'llama3.2' : 'gpt-4o-mini'),
-    timeoutMs: Number(env.LLM_TIMEOUT_MS ?? DEFAULT_LLM_TIMEOUT_MS) || DEFAULT_LLM_TIMEOUT_MS,
+    baseUrl: read(env, p === 'ollama' ? EMBEDDING_SETTINGS.OLLAMA_BASE_URL : EMBEDDING_SETTINGS.OPENAI_BASE_URL),
+    apiKey: read(env, EMBEDDING_SETTINGS.OPENAI_API_KEY),
+    model: read(env, LLM_SETTINGS.LLM_MODEL) ?? (p === 'ollama' ? 'llama3.2' : 'gpt-4o-mini'),
+    timeoutMs: read(env, LLM_SETTINGS.LLM_TIMEOUT_MS),
   };
 }
 

@@ -13,6 +13,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { CLIENT_SETTINGS } from '../../../client/target.ts';
+import { read } from '../../../config/env.ts';
 
 export interface ManifestEntry {
   size: number;
@@ -44,7 +46,8 @@ interface ManifestFile {
 const MAX_CONFIRM_IDS = 3;
 
 export function defaultManifestPath(env: NodeJS.ProcessEnv): string {
-  if (env.MEMEX_MAIL_IMPORT_STATE) return path.resolve(env.MEMEX_MAIL_IMPORT_STATE);
+  const configured = read(env, CLIENT_SETTINGS.MEMEX_MAIL_IMPORT_STATE);
+  if (configured) return configured;
   const base = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), '.local', 'state');
   return path.join(base, 'memex', 'mail-import-state.json');
 }

@@ -1,0 +1,69 @@
+/**
+ * Every component's settings in one list, for the documentation (docs/configuration.md and the tables in
+ * the component docs, checked by test/config-docs.test.ts) and for checking them all at once. It sits on
+ * the CLI's floor because it imports every component; each declaration stays next to its reader.
+ */
+import { ConfigError, read, settingsTable, type SettingsGroup } from '../config/env.ts';
+import { SERVER_SETTINGS } from '../config/server.ts';
+import { CLIENT_SETTINGS } from '../client/target.ts';
+import { FILES_SETTINGS } from '../files/config.ts';
+import { EMBEDDING_SETTINGS } from '../embedding/config.ts';
+import { SEARCH_SETTINGS } from '../search/config.ts';
+import { LLM_SETTINGS } from '../search/llm.ts';
+import { EGRESS_SETTINGS } from '../privacy/egress.ts';
+import { RELATIONSHIP_SETTINGS } from '../relationships/config.ts';
+import { GC_SETTINGS } from '../maintenance/gc.ts';
+import { MCP_SETTINGS } from '../mcp/config.ts';
+import { AGENT_SETTINGS } from '../agent/config.ts';
+
+export const ALL_SETTINGS: SettingsGroup[] = [
+  SERVER_SETTINGS.group,
+  CLIENT_SETTINGS.group,
+  FILES_SETTINGS.group,
+  EMBEDDING_SETTINGS.group,
+  SEARCH_SETTINGS.group,
+  LLM_SETTINGS.group,
+  EGRESS_SETTINGS.group,
+  RELATIONSHIP_SETTINGS.group,
+  GC_SETTINGS.group,
+  MCP_SETTINGS.group,
+  AGENT_SETTINGS.group,
+];
+
+/** Every setting's problem in `env`, one line each (empty when all parse). */
+export function settingErrors(env: NodeJS.ProcessEnv, groups = ALL_SETTINGS): string[] {
+  const errors: string[] = [];
+  for (const s of groups.flatMap((g) => g.settings)) {
+    try {
+      read(env, s);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(err.message);
+    }
+  }
+  return errors;
+}
+
+const MARKER = /<!-- settings: ([a-z ]+) -->\n[\s\S]*?<!-- \/settings -->/g;
+
+/**
+ * A Markdown page with every `<!-- settings: component … -->` block rewritten from the declarations
+ * (`<!-- settings: all -->` lists every group under its title).
+ */
+export function renderSettingsBlocks(page: string, groups = ALL_SETTINGS): string {
+  return page.replace(MARKER, (_, names: string) => {
+    const wanted = names.trim().split(/\s+/);
+    let body: string;
+    if (wanted[0] === 'all') {
+      body = groups.map((g) => `### ${g.title}\n\n${settingsTable([g])}`).join('\n\n');
+    } else {
+      const picked = wanted.map((n) => {
+        const g = groups.find((x) => x.component === n);
+        if (!g) throw new Error(`<!-- settings: ${names} -->: no settings group "${n}"`);
+        return g;
+      });
+      body = settingsTable(picked);
+    }
+    return `<!-- settings: ${names} -->\n${body}\n<!-- /settings -->`;
+  });
+}
