@@ -82,9 +82,13 @@ export const SEARCH_SETTINGS = defineSettings('search', 'Search', {
   SEARCH_VECTOR_CANDIDATES: number({ default: 50, min: 10, max: 1000, description: 'documents taken from the vector leg before fusion' }),
   SEARCH_VECTOR_EF_SEARCH: number({ default: 0, min: 0, max: 1000, description: '`hnsw.ef_search` of the k-NN; 0: as many as the chunks it asks for (at least 40)' }),
   SEARCH_INDEX_POLL_MS: number({ default: 5000, min: 0, max: 3_600_000, description: "how often the lexical index polls the catalog's change log (ms); 0: only before queries" }),
-  SEARCH_INDEX_SNAPSHOT: bool({ default: true, description: 'keep the lexical index on disk between starts (`DATA_DIR/search-index.snapshot`)' }),
+  SEARCH_INDEX_SNAPSHOT: bool({
+    default: true,
+    description:
+      'keep the lexical index in `DATA_DIR/search-index.snapshot` and the 8-bit vector copies in `DATA_DIR/search-vectors.snapshot`: a start reads them and catches up from the change log; `false`: build from the database at every start',
+  }),
   SEARCH_INDEX_SNAPSHOT_CHANGES: number({ default: 10_000, min: 1, max: 100_000_000, description: 'documents changed since the last snapshot that make a new one' }),
-  SEARCH_INDEX_SNAPSHOT_MINUTES: number({ default: 10, min: 0, max: 10_080, description: 'minutes after the last snapshot after which any change makes a new one' }),
+  SEARCH_INDEX_SNAPSHOT_MINUTES: number({ default: 10, min: 0, max: 10_080, description: 'minutes after the last snapshot after which any change makes a new one; one is also written at a clean stop' }),
   SEARCH_VECTOR_BUDGET_MS: number({
     default: 50,
     min: 0,
