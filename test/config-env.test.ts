@@ -111,3 +111,18 @@ describe('docs written from the declarations', () => {
     expect([...unknown]).toEqual([]);
   });
 });
+
+describe('memex config', () => {
+  it('shows set values (secrets masked) and defaults, and exits 1 listing every problem', async () => {
+    const { runConfigCommand } = await import('../src/cli/settings.ts');
+    let text = '';
+    const code = runConfigCommand([], { AUTH_TOKEN: 'hunter2', PORT: '9000', SEARCH_BOOSTS: 'maybe' }, (s) => (text += s));
+    expect(code).toBe(1);
+    expect(text).toMatch(/^ {2}PORT +"9000"$/m);
+    expect(text).toMatch(/^ {2}AUTH_TOKEN +\*{8}$/m);
+    expect(text).not.toContain('hunter2');
+    expect(text).toMatch(/^ {2}LOG_LEVEL +\(default: info\)$/m);
+    expect(text).toContain('error: SEARCH_BOOSTS must be true or false, got "maybe"');
+    expect(runConfigCommand([], {}, () => {})).toBe(0);
+  });
+});

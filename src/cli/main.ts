@@ -49,6 +49,8 @@ commands:
   rethread                            group stored email into conversations again (and recompute
                                       relationships); the server does it once by itself after upgrading
   migrate                             apply database migrations and exit
+  config                              every setting's value here (secrets masked) or its default, and
+                                      any problem with them (docs/configuration.md)
   help                                this text
 
 Add --wait to reindex to follow the queue with a progress bar.
@@ -284,6 +286,11 @@ async function main(argv: string[]): Promise<void> {
     case 'mcp': {
       const { runMcpCommand } = await import('../mcp/stdio.ts');
       process.exitCode = await runMcpCommand(rest);
+      return;
+    }
+    case 'config': {
+      const { runConfigCommand } = await import('./settings.ts');
+      process.exitCode = runConfigCommand(rest, process.env, (s) => process.stdout.write(s));
       return;
     }
     case 'help':

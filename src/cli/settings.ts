@@ -67,3 +67,35 @@ export function renderSettingsBlocks(page: string, groups = ALL_SETTINGS): strin
     return `<!-- settings: ${names} -->\n${body}\n<!-- /settings -->`;
   });
 }
+
+/**
+ * `memex config`: every setting with the value this environment gives it (secrets masked), then the
+ * problems, one a line. Exit 1 when there is any, so a service manager's pre-start check can run it.
+ */
+export function runConfigCommand(args: string[], env: NodeJS.ProcessEnv, out: (s: string) => void): number {
+  if (args.length > 0) {
+    out(`Usage: memex config\n  every setting, its value here (secrets masked) or its default, and any problem; docs/configuration.md\n`);
+    return args[0] === '-h' || args[0] === '--help' ? 0 : 2;
+  }
+  const width = Math.max(...ALL_SETTINGS.flatMap((g) => g.settings.map((s) => s.name.length)));
+  const lines: string[] = [];
+  for (const g of ALL_SETTINGS) {
+    lines.push(g.title);
+    for (const s of g.settings) {
+      const set = env[s.name] !== undefined && (s.keepRaw || env[s.name]!.trim() !== '');
+      const shown = !set ? `(default: ${defaultLabel(s.default, s.defaultText)})` : s.secret ? '********' : JSON.stringify(env[s.name]);
+      lines.push(`  ${s.name.padEnd(width)}  ${shown}`);
+    }
+  }
+  const problems = settingErrors(env);
+  for (const p of problems) lines.push(`error: ${p}`);
+  // One write: the listing is read whole, often through a pager.
+  out(`${lines.join('\n')}\n`);
+  return problems.length > 0 ? 1 : 0;
+}
+
+function defaultLabel(value: unknown, text: string | undefined): string {
+  if (text !== undefined) return text.replace(/`/g, '');
+  if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) return 'none';
+  return Array.isArray(value) ? value.join(',') : String(value);
+}
