@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { validateAgentConfig } from '../../src/agent/config.ts';
 import { createAgentServer } from '../../src/agent/server.ts';
 import { cpuMeter, type CpuSplit } from '../lib/cpu.ts';

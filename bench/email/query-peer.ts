@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { machineLine, startBenchServer } from '../lib/server.ts';
 import { generateCorpus, writeMaildir } from './corpus.ts';
 import { hasNotmuch, notmuchConfig } from './notmuch.ts';

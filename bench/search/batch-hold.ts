@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { validateAgentConfig } from '../../src/agent/config.ts';
-import { discoverSources, importMail } from '../../src/agent/collectors/email/import-cli.ts';
+import { discoverSources, importMail } from '../../src/agent/collectors/email/mail-import.ts';
 import type { GatewayClient } from '../../src/agent/gateway-client.ts';
 import { batchKeyOf, Catalog } from '../../src/catalog/catalog.ts';
 import type { IngestItem } from '../../src/catalog/ingest.ts';

@@ -7,6 +7,7 @@ import type { Database } from '../db/types.ts';
 import type { MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
 import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
 import { ago } from './sessions.ts';
+import { usageMessage } from './usage.ts';
 
 export const COVERAGE_USAGE = `usage: memex coverage [--source S] [--missing] [--json]
   per source: items in the source, stored, skipped, failed and pending, the last run and the last recount
@@ -159,7 +160,7 @@ export async function runCoverageCommand(
       },
     }));
   } catch (err) {
-    io.err(`memex coverage: ${(err as Error).message}\n\n${COVERAGE_USAGE}`);
+    io.err(usageMessage('coverage', (err as Error).message, COVERAGE_USAGE));
     return 2;
   }
   if (values.help) {

@@ -20,6 +20,7 @@ import { createServerClient } from '../client/server.ts';
 import { CLIENT_SETTINGS, resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
+import { intOption, usageMessage } from './usage.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -120,10 +121,7 @@ async function parse(
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const concurrency = v.concurrency === undefined ? 2 : Number(v.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
-    throw new UsageError(`--concurrency must be an integer from 1 to 16, got "${v.concurrency}"`);
-  }
+  const concurrency = intOption(v.concurrency, '--concurrency', 2, 16);
   return {
     paths: parsed.positionals,
     opts: {
@@ -543,7 +541,7 @@ export async function runIngestCommand(
     parsed = await parse(argv, env, (m) => err.write(`memex ingest: ${m}\n`));
   } catch (e) {
     if (e instanceof UsageError) {
-      err.write(`memex ingest: ${e.message}\n\n${USAGE}\n`);
+      err.write(`${usageMessage('ingest', e.message, USAGE)}\n`);
       return 2;
     }
     throw e;

@@ -11,6 +11,7 @@ import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
 import type { ServerRole } from '../server.ts';
 import { UsageError } from '../util/errors.ts';
+import { isUsageError } from './usage.ts';
 
 const openDatabase: typeof import('../db/index.ts').openDatabase = async (opts) => (await import('../db/index.ts')).openDatabase(opts);
 
@@ -219,7 +220,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import': {
       if (rest[0] === 'mail') {
-        const { runMailImport } = await import('../agent/collectors/email/import-cli.ts');
+        const { runMailImport } = await import('./import-mail.ts');
         process.exitCode = await runMailImport(rest.slice(1));
         return;
       }
@@ -329,7 +330,7 @@ main(process.argv.slice(2)).then(() => {
     const command = process.argv[2] ?? 'serve';
     console.error(`memex: ${LOCKED_HINTS[command] ? `${LOCKED_HINTS[command]}.\n  ` : ''}${err.message}`);
   } else if (err instanceof ConfigError) console.error(`memex: configuration error: ${err.message}`);
-  else if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  else if (isUsageError(err)) {
     console.error(`memex: ${(err as Error).message}`);
     process.exit(2);
   } else console.error(`memex: ${(err as Error).message ?? err}`);

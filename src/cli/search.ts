@@ -8,6 +8,7 @@ import type { DocumentViewResponseT } from '../schemas/documents.ts';
 import { createServerClient, ServerError, type ServerClient } from '../client/server.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import { UsageError } from '../util/errors.ts';
+import { intOption, isUsageError, usageMessage } from './usage.ts';
 
 export interface CommandIo {
   out?: { write(s: string): unknown; isTTY?: boolean };
@@ -62,13 +63,6 @@ const targetOptions = {
 } as const;
 
 
-function integer(raw: string | undefined, name: string, def: number, max: number): number {
-  if (raw === undefined) return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
-  return n;
-}
-
 /** Runs one verb: parses, finds the server, and turns usage and server errors into exit codes 2 and 1. */
 async function runVerb(
   verb: string,
@@ -89,8 +83,8 @@ async function runVerb(
     }
     client = createServerClient(resolveServerTarget(p.target, env, (m) => err.write(`memex ${verb}: ${m}\n`)));
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err.write(`memex ${verb}: ${(e as Error).message}\n\n${usage}\n`);
+    if (isUsageError(e)) {
+      err.write(`${usageMessage(verb, e.message, usage)}\n`);
       return 2;
     }
     throw e;
@@ -150,7 +144,7 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
       const res = await client.request<{ total: number; hits: Hit[]; legs?: Record<string, unknown> }>('GET', '/v1/search', {
         query: {
           q: query,
-          k: integer(values.limit as string | undefined, '--limit', 10, 50),
+          k: intOption(values.limit as string | undefined, '--limit', 10, 50),
           source_type: values.type as string | undefined,
           person: values.person as string | undefined,
           start_date: values.since as string | undefined,
@@ -197,7 +191,7 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
       values = p.values;
       query = p.positionals.join(' ').trim();
       if (!p.values.help && !query) throw new UsageError('no QUERY given');
-      integer(p.values.limit, '--limit', 10, 50);
+      intOption(p.values.limit, '--limit', 10, 50);
       return { help: Boolean(p.values.help), target: p.values };
     },
   );
@@ -249,7 +243,7 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
     io,
     async (client, out) => {
       const res = await client.request<AskAnswer>('POST', '/v1/ask', {
-        json: { query: question, k: integer(values.limit as string | undefined, '--limit', 5, 20) },
+        json: { query: question, k: intOption(values.limit as string | undefined, '--limit', 5, 20) },
       });
       if (values.json) {
         out.write(`${JSON.stringify(res, null, 2)}\n`);
@@ -279,7 +273,7 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
       values = p.values;
       question = p.positionals.join(' ').trim();
       if (!p.values.help && !question) throw new UsageError('no QUESTION given');
-      integer(p.values.limit, '--limit', 5, 20);
+      intOption(p.values.limit, '--limit', 5, 20);
       return { help: Boolean(p.values.help), target: p.values };
     },
   );

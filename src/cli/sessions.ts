@@ -7,6 +7,7 @@ import type { Database } from '../db/types.ts';
 import type { RevokedSessionsT, SessionInfoT, SessionListT } from '../schemas/sessions.ts';
 import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
 import { resolveServerTarget } from '../client/target.ts';
+import { usageMessage } from './usage.ts';
 
 export const SESSIONS_USAGE = `usage: memex sessions [--json]            the web UI's signed-in browsers, last used first
        memex sessions revoke ID...        sign those out (an id or its first 8 or more characters)
@@ -120,7 +121,7 @@ export async function runSessionsCommand(
   const [verb = 'list', ...ids] = positionals;
   const revoke = verb === 'revoke';
   if ((verb !== 'list' && !revoke) || (!revoke && (ids.length || values.all)) || (revoke && values.all === ids.length > 0)) {
-    io.err(`memex sessions: ${revoke ? 'revoke takes session ids or --all' : `unknown use "${argv.join(' ')}"`}\n\n${SESSIONS_USAGE}`);
+    io.err(usageMessage('sessions', revoke ? 'revoke takes session ids or --all' : `unknown use "${argv.join(' ')}"`, SESSIONS_USAGE));
     return 2;
   }
   const flags = { url: values.url, token: values.token };

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';

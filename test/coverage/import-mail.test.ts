@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { startLiveGateway, tmpDir, type LiveGateway } from '../email-collectors/helpers.ts';
 import { simpleMessage } from '../email-collectors/fixtures.ts';

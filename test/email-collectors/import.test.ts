@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discoverSources, importMail, readMbox, runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { discoverSources, importMail, readMbox } from '../../src/agent/collectors/email/mail-import.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { createGatewayClient, type GatewayClient } from '../../src/agent/gateway-client.ts';
 import { startTestGateway, TEST_TOKEN } from '../helpers/gateway.ts';
 import { testConfig } from '../agent/helpers.ts';

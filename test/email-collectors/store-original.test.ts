@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMailImport } from '../../src/agent/collectors/email/import-cli.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { storeRedaction } from '../../src/agent/collectors/email/store-redaction.ts';
 import { formatStatus } from '../../src/cli/operator.ts';
 import { startTestGateway, TEST_TOKEN } from '../helpers/gateway.ts';
