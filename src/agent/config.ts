@@ -12,15 +12,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ConfigError, bool, defineSettings, int, number, oneOf, read, string, url, type Setting } from '../config/env.ts';
+import { ConfigError, read, type Setting } from '../config/env.ts';
 import { SERVER_SETTINGS } from '../config/server.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
+import { AGENT_SETTINGS, LOG_LEVELS, type AgentLogLevel } from './settings.ts';
 
 export const PLACEHOLDER_SECRET = 'changeme';
 export const SECRET_MASK = '********';
 
-export type AgentLogLevel = 'debug' | 'info' | 'warning' | 'error';
-const LOG_LEVELS: AgentLogLevel[] = ['debug', 'info', 'warning', 'error'];
+export type { AgentLogLevel };
 
 export type { RedactOptions };
 
@@ -133,17 +133,6 @@ export interface AgentConfig {
     };
   };
 }
-
-/** The variables that override the file (spec §2.1), and the agent's own. */
-export const AGENT_SETTINGS = defineSettings('agent', 'Host agent (`memex agent`)', {
-  SVC_PORT: int({ min: 1024, max: 65535, defaultText: '`port` of the file, else 7090', description: 'port of the agent (always on loopback)' }),
-  SVC_AUTH_SECRET: string({ secret: true, keepRaw: true, defaultText: '`auth.secret` of the file', description: 'secret clients send in the `auth.header` header' }),
-  SVC_GATEWAY_URL: url({ defaultText: '`gateway.base_url`, else `http://127.0.0.1:8085`', description: 'the memex server the collectors submit to' }),
-  SVC_GATEWAY_TOKEN: string({ secret: true, defaultText: '`AUTH_TOKEN`, else `gateway.auth_token`', description: 'bearer token for the server (its `AUTH_TOKEN`)' }),
-  SVC_LOG_LEVEL: oneOf(LOG_LEVELS, { aliases: { warn: 'warning' }, defaultText: '`logging.level`, else `info`', description: 'least severe level logged' }),
-  SVC_MAIL_ENABLED: bool({ defaultText: '`modules.mail.enabled`, else `false`', description: 'switch the mail module on or off' }),
-  SVC_COVERAGE_POLL_SECONDS: number({ default: 60, min: 0, description: "seconds between checks for the server's coverage requests; 0: never" }),
-});
 
 export class AgentConfigError extends Error {
   override name = 'AgentConfigError';

@@ -10,7 +10,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { read } from '../config/env.ts';
-import { AGENT_SETTINGS } from './config.ts';
+import { AGENT_SETTINGS } from './settings.ts';
 import { coverageSourceId, type SourceIdentity } from '../coverage/identity.ts';
 import { lastRunView, reconcileSource, type Census, type LastRunView } from '../coverage/reconcile.ts';
 import type { CoverageReporter } from '../coverage/reporter.ts';

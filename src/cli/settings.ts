@@ -14,7 +14,7 @@ import { EGRESS_SETTINGS } from '../privacy/egress.ts';
 import { RELATIONSHIP_SETTINGS } from '../relationships/config.ts';
 import { GC_SETTINGS } from '../maintenance/gc.ts';
 import { MCP_SETTINGS } from '../mcp/config.ts';
-import { AGENT_SETTINGS } from '../agent/config.ts';
+import { AGENT_SETTINGS } from '../agent/settings.ts';
 
 export const ALL_SETTINGS: SettingsGroup[] = [
   SERVER_SETTINGS.group,
