@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { acquireDatabaseLock } from './lock.ts';
-import { readTemplate } from './pglite-template.ts';
+import { extractTemplate, hasUsableTemplate, readTemplate } from './pglite-template.ts';
 import type { Database, Queryable, QueryResult } from './types.ts';
 
 function wrap(q: { query: PGlite['query']; exec: PGlite['exec'] }): Queryable {
@@ -35,10 +35,12 @@ export async function openPglite(
   let pg: PGlite;
   try {
     const fresh = !dataDir || !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0;
+    // A new database starts from the build's template when there is a usable one (pglite-template.ts):
+    // on disk its files are written before PGlite opens them; in memory PGlite loads the tarball.
+    if (fresh) opts.onCreate?.(hasUsableTemplate(opts.templateDir) ? 'template' : 'initdb');
+    if (fresh && dataDir) extractTemplate(dataDir, opts.templateDir);
     if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-    // A new database starts from the build's template when there is a usable one (pglite-template.ts).
-    const template = fresh ? readTemplate(opts.templateDir) : null;
-    if (fresh) opts.onCreate?.(template ? 'template' : 'initdb');
+    const template = fresh && !dataDir ? readTemplate(opts.templateDir) : null;
     const options = { extensions: { vector }, ...(template ? { loadDataDir: template } : {}) };
     // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
     pg = dataDir ? new PGlite(dataDir, options) : new PGlite(options);
