@@ -35,6 +35,14 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
  * racing; the second one waits and then finds nothing left to do. Returns the names applied now.
  */
 export async function migrate(db: Database, opts: { onProgress?: (applied: number, pending: number) => void } = {}): Promise<string[]> {
+  // Every start but the first (and the first after an upgrade) has nothing to apply: two reads, no
+  // DDL, no transaction, no lock.
+  const known = listMigrations();
+  const table = await db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+  if (table.rows[0]?.t) {
+    const have = new Set((await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)));
+    if (known.every((m) => have.has(m.version))) return [];
+  }
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   return db.transaction(async (tx) => {
@@ -43,7 +51,7 @@ export async function migrate(db: Database, opts: { onProgress?: (applied: numbe
       (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
     );
     const applied: string[] = [];
-    const pending = listMigrations().filter((m) => !done.has(m.version));
+    const pending = known.filter((m) => !done.has(m.version));
     for (const m of pending) {
       opts.onProgress?.(applied.length, pending.length);
       await tx.exec(m.sql);
