@@ -1,6 +1,4 @@
 import path from 'node:path';
-import { openPglite } from './pglite.ts';
-import { openPostgres } from './postgres.ts';
 import { migrate } from './migrate.ts';
 import type { Database } from './types.ts';
 
@@ -19,9 +17,10 @@ export interface OpenOptions {
 
 /** Opens the configured database and brings its schema up to date. */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  // Only the driver in use is loaded (pg, or PGlite with pgvector): the other is start time for nothing.
   const db = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl)
-    : await openPglite(opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined, { onCreate: opts.onCreate });
+    ? await (await import('./postgres.ts')).openPostgres(opts.databaseUrl)
+    : await (await import('./pglite.ts')).openPglite(opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined, { onCreate: opts.onCreate });
   if (opts.migrate !== false) await migrate(db);
   return db;
 }

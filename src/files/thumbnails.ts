@@ -9,7 +9,8 @@
  * pdf.js on @napi-rs/canvas in the PDF worker (src/files/pdf-worker.mjs), under the extraction's time and
  * memory limits. Other files have no thumbnail (null).
  */
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import { loadSharp } from '../util/sharp.ts';
 import type { Queryable } from '../db/types.ts';
 import { decodeBmp, decodeNetpbm, sniffRaster } from '../ocr/raster.ts';
 import { detectType } from './detect.ts';
@@ -67,6 +68,7 @@ async function encode(input: () => Sharp): Promise<Buffer> {
 /** The thumbnail of these bytes, or null when they are neither an image nor a PDF. */
 export async function makeThumbnail(bytes: Buffer, filename?: string | null, mimeType?: string | null): Promise<Buffer | null> {
   const det = detectType(bytes, filename ?? undefined, mimeType ?? undefined);
+  const sharp = await loadSharp();
   if (det.kind === 'pdf') {
     // Rendered at twice the size and scaled down by sharp: smoother text than a render at the size.
     const png = await renderPdfFirstPage(bytes, THUMBNAIL_MAX_PX * 2);

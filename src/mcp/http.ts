@@ -9,11 +9,16 @@
  * EGRESS_REDACT, EGRESS_TRUSTED_HOSTS), one log line per call; a client on this machine, like the stdio
  * transport, gets the original.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { prepareEgress } from '../privacy/egress.ts';
 import { injectApi, type MemexApi } from './api.ts';
-import { createMcpServer } from './tools.ts';
+
+/**
+ * The MCP SDK and the tools (with zod) load at the first POST /mcp, not with the gateway: they were
+ * ~0.5 s of module loading in every start, for a route most starts never see (issue 34).
+ */
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./tools.ts')]> | undefined;
+const loadSdk = () => (sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./tools.ts')]));
 
 export interface McpRouteOptions {
   /** The root gateway, whose routes the tools call. */
@@ -42,6 +47,7 @@ function forPeer(api: MemexApi, address: string | undefined): MemexApi {
 
 export async function mcpRoutes(app: FastifyInstance, opts: McpRouteOptions): Promise<void> {
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadSdk();
     const api = forPeer(injectApi(opts.gateway, req.headers.authorization), req.socket.remoteAddress);
     const server = createMcpServer(api, { allowWrite: opts.allowWrite });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -18,7 +18,8 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from '../util/sharp.ts';
 import { createWorker, type Worker } from 'tesseract.js';
 import { sniffRaster, toPng } from './raster.ts';
 
@@ -258,6 +259,7 @@ export function createOcrEngine(options: OcrEngineOptions = {}): OcrEngine {
         throw new OcrError(/over the limit/.test(msg) ? 'image_too_large' : 'invalid_image', `Image could not be decoded: ${msg}`);
       }
     }
+    const sharp = await loadSharp();
     let meta: Metadata;
     try {
       meta = await sharp(image).metadata();

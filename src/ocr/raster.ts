@@ -4,7 +4,7 @@
  * its prebuilt binaries. BMP and Netpbm (PBM/PGM/PPM, P1–P6) are simple uncompressed raster formats, so they
  * are decoded here into raw pixels and handed to sharp as raw input; everything else goes through sharp.
  */
-import sharp from 'sharp';
+import { loadSharp } from '../util/sharp.ts';
 
 export interface RawImage {
   data: Buffer;
@@ -188,6 +188,7 @@ export function decodeNetpbm(b: Buffer, maxPixels = 40_000_000): RawImage {
 export async function toPng(b: Buffer, maxPixels = 40_000_000): Promise<{ png: Buffer; width: number; height: number }> {
   const type = sniffRaster(b);
   const raw = type === 'bmp' ? decodeBmp(b, maxPixels) : type === 'pnm' ? decodeNetpbm(b, maxPixels) : undefined;
+  const sharp = await loadSharp();
   const img = raw
     ? sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } })
     : sharp(b, { limitInputPixels: maxPixels }).rotate();
