@@ -30,6 +30,16 @@ const MAX_MS = Number(opt('--max-minutes', '10')) * 60_000;
 const root = path.resolve(opt('--root', ROOT));
 const extraEnv = Object.fromEntries(args.filter((a) => /^[A-Z_]+=/.test(a)).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
 const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+/** CPU seconds (user + system, every thread) a process has used; NaN once it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
 const DAY = 86_400_000;
 
 // The corpus's span does not depend on its start: generate once to learn it, then end it yesterday.
@@ -59,6 +69,9 @@ try {
   const status = async () => (await fetch(`${server.url}/v1/status`, { headers: auth })).json() as Promise<any>;
   console.log(`server ready; load ${load()}`);
 
+  const serverCpuAtStart = cpuSeconds(server.child.pid);
+  const serverCpu = () => (cpuSeconds(server.child.pid) - serverCpuAtStart).toFixed(1);
+  let importCpu = 0;
   const started = performance.now();
   const secs = () => ((performance.now() - started) / 1000).toFixed(1);
   let importDone: number | null = null;
@@ -70,9 +83,14 @@ try {
   let importOut = '';
   imp.stdout!.on('data', (c: Buffer) => (importOut += c.toString()));
   imp.stderr!.on('data', (c: Buffer) => (importOut += c.toString()));
+  const importCpuTimer = setInterval(() => {
+    const c = cpuSeconds(imp.pid);
+    if (!Number.isNaN(c)) importCpu = c;
+  }, 250);
   imp.on('exit', (code) => {
+    clearInterval(importCpuTimer);
     importDone = (performance.now() - started) / 1000;
-    console.log(`  ${secs()} s: import finished (exit ${code}): ${importOut.trim().split('\n').pop()}; load ${load()}`);
+    console.log(`  ${secs()} s: import finished (exit ${code}): ${importOut.trim().split('\n').pop()}; CPU: import ${importCpu.toFixed(1)} s, server ${serverCpu()} s; load ${load()}`);
   });
 
   let reached30: number | null = null;
@@ -93,12 +111,13 @@ try {
     if (done30 && reached30 === null) {
       reached30 = (performance.now() - started) / 1000;
       console.log(`RESULT last 30 days meaning-searchable ${reached30.toFixed(1)} s after the import started ` +
-        `(import ${importDone!.toFixed(1)} s; 365 days then ${m.last_365_days.searchable}/${m.last_365_days.documents}); load ${load()}`);
+        `(import ${importDone!.toFixed(1)} s; 365 days then ${m.last_365_days.searchable}/${m.last_365_days.documents}); ` +
+        `CPU since the import started: server ${serverCpu()} s, import process ${importCpu.toFixed(1)} s; load ${load()}`);
       if (!all) break;
     }
     const indexedAll = s.documents.by_source.every((x: any) => x.status === 'indexed' || x.count === 0);
     if (all && importDone !== null && indexedAll && s.documents.total >= N) {
-      console.log(`RESULT every email meaning-searchable ${secs()} s after the import started; load ${load()}`);
+      console.log(`RESULT every email meaning-searchable ${secs()} s after the import started; CPU: server ${serverCpu()} s, import ${importCpu.toFixed(1)} s; load ${load()}`);
       break;
     }
     if (performance.now() - started > MAX_MS) {
