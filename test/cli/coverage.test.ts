@@ -4,22 +4,19 @@
  * (columns aligned as `memex status` does), --missing names the unreadable file and why, --source narrows the
  * list; and the same answers come from the database once the server has stopped.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';
 import { simpleMessage } from '../email-collectors/fixtures.ts';
+import { runMemex } from '../helpers/memex-bin.ts';
 
-const exec = promisify(execFile);
 const TOKEN = 'coverage-cli-token-0123456789';
-const BIN = path.resolve('bin/memex.js');
 
 let dir: string;
 let maildir: string;
@@ -59,7 +56,7 @@ afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-async function memex(args: string[], url: string | undefined = server?.url): Promise<{ code: number; out: string; err: string }> {
+async function memex(args: string[], url: string | undefined = server?.url): Promise<{ code: number | null; out: string; err: string }> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -68,13 +65,8 @@ async function memex(args: string[], url: string | undefined = server?.url): Pro
     ...(url ? { MEMEX_URL: url } : { PORT: '1' }),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, 'coverage', ...args], { env, timeout: 120_000 });
-    return { code: 0, out: stdout, err: stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout, err: x.stderr };
-  }
+  const r = await runMemex(['coverage', ...args], env);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 function expectTable(out: string) {

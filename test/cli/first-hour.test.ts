@@ -4,21 +4,18 @@
  * NEWS (no extension) by their content and lists what it skipped and why, `memex status` keeps its columns with long
  * source names, and `relationships --recompute` prints a summary for a person (JSON with --json).
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';
 import { noteBody } from '../helpers/gateway.ts';
+import { runMemex, type MemexRun } from '../helpers/memex-bin.ts';
 
-const run = promisify(execFile);
 const TOKEN = 'first-hour-cli-token-0123456789';
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'memex.js');
 const PROBE = path.join(ROOT, 'test', 'helpers', 'linger-probe.mjs');
 
 let dir: string;
@@ -51,7 +48,7 @@ afterAll(async () => {
 });
 
 /** The command as a user runs it, pointed at the server; `nodeArgs` go to node itself. */
-async function memex(args: string[], nodeArgs: string[] = []): Promise<{ stdout: string; stderr: string; code: number }> {
+async function memex(args: string[], nodeArgs: string[] = []): Promise<MemexRun> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -60,13 +57,7 @@ async function memex(args: string[], nodeArgs: string[] = []): Promise<{ stdout:
     DATA_DIR: path.join(dir, 'elsewhere'),
     XDG_STATE_HOME: path.join(dir, 'state'),
   };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [...nodeArgs, BIN, ...args], { env, timeout: 120_000 });
-    return { stdout, stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout: string; stderr: string; code: number };
-    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
-  }
+  return runMemex(args, env, { nodeArgs });
 }
 
 const post = (body: object) =>

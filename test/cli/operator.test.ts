@@ -3,20 +3,17 @@
  * server: with the embedded database only the server can open it, so these ask it over HTTP.
  * The verbs run as the real command (bin/memex.js) in a child process.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';
 import { noteBody } from '../helpers/gateway.ts';
+import { runMemex } from '../helpers/memex-bin.ts';
 
-const run = promisify(execFile);
 const TOKEN = 'operator-cli-token-0123456789';
-const BIN = path.resolve('bin/memex.js');
 
 let dir: string;
 let server: RunningServer;
@@ -57,8 +54,10 @@ async function memex(...args: string[]): Promise<string> {
     AUTH_TOKEN: TOKEN,
     DATA_DIR: path.join(dir, 'elsewhere'),
   };
-  const { stdout } = await run(process.execPath, [BIN, ...args], { env, timeout: 120_000 });
-  return stdout;
+  const r = await runMemex(args, env);
+  // As execFile rejects: an error carrying the outputs (a test may want the stdout of a verb that exits 1).
+  if (r.code !== 0) throw Object.assign(new Error(`memex ${args.join(' ')} exited with ${r.code}: ${r.stderr}`), r);
+  return r.stdout;
 }
 
 describe(`operator verbs over HTTP (${backend})`, () => {

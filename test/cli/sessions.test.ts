@@ -2,19 +2,16 @@
  * `memex sessions` as a user runs it (bin/memex.js in a child process): the web UI's signed-in browsers
  * listed and revoked through the running server, then on the database once the server has stopped.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';
+import { runMemex } from '../helpers/memex-bin.ts';
 
-const exec = promisify(execFile);
 const TOKEN = 'sessions-cli-token-0123456789';
-const BIN = path.resolve('bin/memex.js');
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const FIREFOX = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_1; rv:133.0) Gecko/20100101 Firefox/133.0';
 
@@ -45,7 +42,7 @@ afterAll(async () => {
 });
 
 /** The command as a user runs it; `url` unset: as on the server's machine with nothing running. */
-async function memex(args: string[], url: string | undefined = server?.url): Promise<{ code: number; out: string; err: string }> {
+async function memex(args: string[], url: string | undefined = server?.url): Promise<{ code: number | null; out: string; err: string }> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -54,13 +51,8 @@ async function memex(args: string[], url: string | undefined = server?.url): Pro
     ...(url ? { MEMEX_URL: url } : { PORT: '1' }), // nothing listens on port 1
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, 'sessions', ...args], { env, timeout: 120_000 });
-    return { code: 0, out: stdout, err: stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout, err: x.stderr };
-  }
+  const r = await runMemex(['sessions', ...args], env);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 async function signIn(userAgent: string): Promise<{ id: string; cookie: string }> {

@@ -4,7 +4,6 @@
  * verbs that need the database itself are refused with a clear reason before they open anything. With PostgreSQL
  * the database verbs simply work beside the server.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,9 +12,8 @@ import { loadServerConfig } from '../../src/config/server.ts';
 import { databaseLockHolder } from '../../src/db/lock.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { backend, createServerDatabase } from '../helpers/db.ts';
+import { runMemex } from '../helpers/memex-bin.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'memex.js');
 const TOKEN = 'verbs-test-token-0123456789';
 
 let dir: string;
@@ -34,7 +32,7 @@ interface Run {
 }
 
 /** Runs `memex ARGS` as a child process with the environment a user on this machine would have. */
-function memex(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+async function memex(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: path.join(dir, 'home'),
@@ -46,15 +44,8 @@ function memex(args: string[], extraEnv: Record<string, string> = {}): Promise<R
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...extraEnv,
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
+  const r = await runMemex(args, env, { cwd: dir });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** Source types of the active documents, sorted: what the server holds. */
