@@ -3,7 +3,7 @@
  * names), its versions and the neighbouring messages of its thread. Read-only, parameterised.
  */
 import type { Queryable } from '../db/types.ts';
-import type { DocumentViewResponseT } from '../schemas/documents.ts';
+import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/documents.ts';
 import { isUuid } from '../util/ids.ts';
 import { attachmentsOf, messagesOfAttachments } from './attachments.ts';
 import { isoRow } from './reads.ts';
@@ -13,7 +13,7 @@ export const THREAD_NEIGHBOURS = 5;
 const EXCERPT_CHARS = 200;
 
 /** GET /v1/doc/{doc_id}/view's answer (the schema describes every part); the document is the stored record. */
-export type DocumentView = Omit<DocumentViewResponseT, 'document'> & { document: Record<string, unknown> };
+export type DocumentView = DocumentViewResponseT;
 
 function excerpt(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -110,7 +110,7 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
   const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? null;
 
   return {
-    document: isoRow(doc),
+    document: isoRow(doc) as StoredDocumentT,
     people: people.rows,
     attachments,
     has_attachments: attachments.some((a) => a.role === 'attachment'),

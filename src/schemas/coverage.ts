@@ -201,6 +201,7 @@ export const CoverageQuery = Type.Object({
 });
 
 export const CoverageResponse = Type.Object({ sources: Type.Array(SourceCoverage) }, { title: 'CoverageResponse' });
+export type CoverageResponseT = Static<typeof CoverageResponse>;
 
 export const SourceIdParams = Type.Object({ source_id: Uuid });
 
@@ -213,6 +214,7 @@ export const MissingPage = Type.Object(
   { source_id: Type.String(), total: Type.Integer(), items: Type.Array(MissingItem), next: Nullable(Type.String()) },
   { title: 'CoverageMissingPage' },
 );
+export type MissingPageT = Static<typeof MissingPage>;
 
 export const RunsQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) });
 export const RunsPage = Type.Object({ source_id: Type.String(), runs: Type.Array(LastRun) }, { title: 'CoverageRuns' });

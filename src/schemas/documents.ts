@@ -36,6 +36,8 @@ export const DocumentListItem = Type.Object({
   thread_id: Type.Union([Type.String(), Type.Null()]),
 });
 
+export type DocumentListItemT = Static<typeof DocumentListItem>;
+
 export const DocumentListResponse = Type.Object(
   {
     documents: Type.Array(DocumentListItem),
@@ -46,6 +48,7 @@ export const DocumentListResponse = Type.Object(
   },
   { title: 'DocumentListResponse' },
 );
+export type DocumentListResponseT = Static<typeof DocumentListResponse>;
 
 export const DocumentUpdateRequest = Type.Object(
   {
@@ -67,6 +70,32 @@ export const DocumentUpdateResponse = Type.Object(
   },
   { title: 'DocumentUpdateResponse' },
 );
+
+/**
+ * The stored document record (GET /v1/doc/{doc_id}, and the `document` of its view): the fields clients read are
+ * named; the record's other columns pass through.
+ */
+export const StoredDocument = Type.Object(
+  {
+    doc_id: Type.String(),
+    external_id: Type.String(),
+    title: Nullable(Type.String()),
+    text: Type.String(),
+    source_type: Type.String(),
+    source_provider: Nullable(Type.String()),
+    source_account_id: Nullable(Type.String()),
+    content_timestamp: Type.String(),
+    ingested_at: Type.String(),
+    version_number: Type.Integer(),
+    is_active_version: Type.Boolean(),
+    canonical_uri: Nullable(Type.String()),
+    thread_id: Nullable(Type.String()),
+    people: Type.Array(Type.Unknown()),
+    metadata: JsonObject,
+  },
+  { additionalProperties: true, title: 'StoredDocument' },
+);
+export type StoredDocumentT = Static<typeof StoredDocument>;
 
 export const DocIdParams = Type.Object({ doc_id: Type.String({ format: 'uuid' }) });
 
@@ -102,7 +131,7 @@ export type AttachedToT = Static<typeof AttachedTo>;
 
 export const DocumentViewResponse = Type.Object(
   {
-    document: Type.Object({}, { additionalProperties: true, description: 'The stored document record (as GET /v1/doc/{doc_id})' }),
+    document: StoredDocument,
     people: Type.Array(Type.Object({ person_id: Type.String(), display_name: Type.String(), role: Type.String() }), {
       description: 'Linked people, merged ids resolved to the surviving person',
     }),

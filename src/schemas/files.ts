@@ -12,6 +12,7 @@ export const FileIngestResponse = Type.Object(
   },
   { title: 'FileIngestResponse' },
 );
+export type FileIngestResponseT = Static<typeof FileIngestResponse>;
 
 /** Files one POST /v1/ingest/file:batch may carry. */
 export const FILE_BATCH_MAX_FILES = 32;

@@ -146,6 +146,7 @@ export const PeopleSearchResponse = Type.Object(
   },
   { title: 'PeopleSearchResponse' },
 );
+export type PeopleSearchResponseT = Static<typeof PeopleSearchResponse>;
 
 export const PersonIdentifier = Type.Object({
   kind: Type.String(),
@@ -188,6 +189,7 @@ export const PersonDetailResponse = Type.Intersect(
   [PersonRecord, Type.Object({ requested_id: Type.String(), merged_from: Type.Array(Type.String()) })],
   { title: 'PersonDetailResponse' },
 );
+export type PersonDetailResponseT = Static<typeof PersonDetailResponse>;
 
 export const MergeRecord = Type.Object({
   merge_id: Type.String(),
@@ -202,6 +204,7 @@ export const MergeListResponse = Type.Object(
   { merges: Type.Array(MergeRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() },
   { title: 'PersonMergeList' },
 );
+export type MergeListResponseT = Static<typeof MergeListResponse>;
 
 /** GET /v1/people/merges. */
 export const MergeListQuery = Type.Object({

@@ -1,5 +1,5 @@
 /** Relationship ranking (spec 4.5) and the self-person admin routes: requests and answers. */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { JsonObject, Nullable } from './common.ts';
 
 /** The longest window of GET /v1/crm/relationships/top, in days, and its default (spec 4.5). */
@@ -43,6 +43,7 @@ export const Relationship = Type.Object({
   decay_bucket: Type.Integer(),
   updated_at: Type.String(),
 });
+export type RelationshipT = Static<typeof Relationship>;
 
 export const TopResponse = Type.Object({
   self_person_id: Nullable(Type.String({ description: 'null: no self person is known; the edges of every self are ranked' })),
@@ -54,6 +55,7 @@ export const TopResponse = Type.Object({
   offset: Type.Integer(),
   total_count: Type.Integer(),
 });
+export type TopResponseT = Static<typeof TopResponse>;
 
 export const SelfState = Type.Object({
   self_person_id: Nullable(Type.String()),

@@ -1,5 +1,5 @@
 /** GET /v1/stats/timeline and GET /v1/stats/sources: counts for the web UI's timeline and sources pages. */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, StringEnum, Timestamp } from './common.ts';
 
 /** The widths a timeline bar can have (UTC calendar units). */
@@ -26,6 +26,7 @@ export const TimelineResponse = Type.Object(
   },
   { title: 'TimelineResponse' },
 );
+export type TimelineResponseT = Static<typeof TimelineResponse>;
 
 export const SourcesResponse = Type.Object(
   {
@@ -42,3 +43,4 @@ export const SourcesResponse = Type.Object(
   },
   { title: 'SourcesResponse' },
 );
+export type SourcesResponseT = Static<typeof SourcesResponse>;

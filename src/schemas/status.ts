@@ -113,6 +113,7 @@ export type ReadinessT = Static<typeof Readiness>;
 export const ReindexFailedResponse = Type.Object({
   queued: Type.Integer({ description: 'Failed chunks put back in the embedding queue' }),
 });
+export type ReindexFailedResponseT = Static<typeof ReindexFailedResponse>;
 
 /** GET /v1/healthz (spec 4.3: an object mapping string to string). */
 export const Health = Type.Object(

@@ -5,6 +5,7 @@
  * PATCH, DELETE) also carries the session's CSRF token, which signing in and GET /v1/session answer.
  */
 // Type-only imports of the API's own schemas: erased in the build, no server code is bundled.
+import type { FileIngestResponseT } from '../../src/schemas/files.ts';
 import type { CurrentSessionT } from '../../src/schemas/sessions.ts';
 
 export class ApiError extends Error {
@@ -95,7 +96,7 @@ function sessionEnded(): void {
   if (state === 'signed-in') setState('signed-out', null, true);
 }
 
-export async function api<T = any>(path: string, opts: RequestOptions = {}): Promise<T> {
+export async function api<T = unknown>(path: string, opts: RequestOptions = {}): Promise<T> {
   const method = opts.method ?? 'GET';
   const headers = sessionHeaders(method);
   let body: BodyInit | undefined;
@@ -135,7 +136,7 @@ export interface UploadProgress {
 }
 
 /** POST /v1/ingest/file with upload progress (fetch has none for request bodies). */
-export function uploadFile(file: File, onProgress: (p: UploadProgress) => void): Promise<any> {
+export function uploadFile(file: File, onProgress: (p: UploadProgress) => void): Promise<FileIngestResponseT> {
   return new Promise((resolve, reject) => {
     const form = new FormData();
     const mtime = file.lastModified ? Math.floor(file.lastModified / 1000) : undefined;

@@ -4,6 +4,8 @@
  * recent past is searchable by meaning yet while the embedding queue runs (GET /v1/status).
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { ReadinessT, StatusResponseT } from '../../src/schemas/status.ts';
 import { api, ApiError } from './api.ts';
 
 export interface Readiness {
@@ -32,7 +34,7 @@ export function useReadiness(): Readiness {
     const ask = async () => {
       try {
         const res = await fetch('/v1/readyz', { headers: { accept: 'application/json' } });
-        const body = (await res.json().catch(() => ({}))) as { ready?: boolean; progress?: number };
+        const body = (await res.json().catch(() => ({}))) as Partial<ReadinessT>;
         if (stopped) return;
         const ready = res.ok && body.ready === true;
         setState({ ready, progress: typeof body.progress === 'number' ? body.progress : 0 });
@@ -55,11 +57,7 @@ export function preparingText(r: Readiness): string {
   return `Preparing the index (${Math.floor(100 * r.progress)} %)…`;
 }
 
-interface Share {
-  documents: number;
-  searchable: number;
-  share: number | null;
-}
+type Share = StatusResponseT['meaning_searchable']['last_30_days'];
 
 /** How often the share is read again while the queue runs. */
 const SHARE_POLL_MS = 30_000;
@@ -75,7 +73,7 @@ export function MeaningNote() {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const read = async () => {
       try {
-        const s = await api<{ meaning_searchable?: { last_30_days: Share; last_365_days: Share } }>('/v1/status');
+        const s = await api<Partial<StatusResponseT>>('/v1/status');
         if (stopped || !s.meaning_searchable) return;
         const next = { d30: s.meaning_searchable.last_30_days, d365: s.meaning_searchable.last_365_days };
         setShare(next);

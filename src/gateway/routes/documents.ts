@@ -7,10 +7,13 @@ import {
   DocIdParams,
   DocumentListQuery,
   DocumentListResponse,
+  type DocumentListItemT,
   DocumentUpdateRequest,
   DocumentUpdateResponse,
   DocumentViewQuery,
   DocumentViewResponse,
+  StoredDocument,
+  type StoredDocumentT,
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
 import { getDocument, listDocuments } from '../../catalog/reads.ts';
@@ -42,7 +45,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
       }
       const q = req.query;
       const { documents, total } = await listDocuments(catalog.db, { ...filters, person_id, limit, offset });
-      return { documents: documents as any, count: documents.length, total, limit: q.limit, offset: q.offset };
+      return { documents: documents as DocumentListItemT[], count: documents.length, total, limit: q.limit, offset: q.offset };
     },
   );
 
@@ -53,13 +56,13 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
         tags: ['documents'],
         summary: 'The stored document record (any version, by id)',
         params: DocIdParams,
-        response: { 200: Type.Object({}, { additionalProperties: true }), 404: NotFound, 422: ValidationErrorBody },
+        response: { 200: StoredDocument, 404: NotFound, 422: ValidationErrorBody },
       },
     },
     async (req, reply) => {
       const doc = await getDocument(catalog.db, req.params.doc_id);
       if (!doc) return reply.code(404).send({ detail: 'Document not found' });
-      return doc;
+      return doc as StoredDocumentT;
     },
   );
 

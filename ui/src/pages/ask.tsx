@@ -3,28 +3,15 @@
  * sentence marked; then each source with the quoted sentence marked in its place in the document.
  */
 import { useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { StoredDocumentT } from '../../../src/schemas/documents.ts';
+import type { AskCitationT, AskResponseT } from '../../../src/schemas/search.ts';
 import { api } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
 import { href } from '../router.ts';
 
-interface Citation {
-  document_id: string;
-  chunk_id: string;
-  score: number;
-  title?: string | null;
-  source_type?: string;
-  content_timestamp?: string;
-  quote?: string;
-  doc_start?: number | null;
-  doc_end?: number | null;
-}
-interface Answer {
-  query: string;
-  answer: string;
-  citations: Citation[];
-  answer_mode: 'extractive' | 'llm' | 'none' | string;
-  llm_error?: string;
-}
+type Citation = AskCitationT;
+/** A cited document: its title and text, to show the quote in its place. */
 interface Source {
   title: string;
   text: string | null;
@@ -73,7 +60,7 @@ function QuoteInPlace({ text, c }: { text: string | null; c: Citation }) {
 
 export function AskPage() {
   const [question, setQuestion] = useState('');
-  const [answer, setAnswer] = useState<Answer | null>(null);
+  const [answer, setAnswer] = useState<AskResponseT | null>(null);
   const [sources, setSources] = useState<Record<string, Source>>({});
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -84,9 +71,9 @@ export function AskPage() {
     setBusy(true);
     setError(null);
     try {
-      const a = await api<Answer>('/v1/ask', { method: 'POST', body: { query: question.trim(), k: 5 } });
+      const a = await api<AskResponseT>('/v1/ask', { method: 'POST', body: { query: question.trim(), k: 5 } });
       const ids = [...new Set(a.citations.map((c) => c.document_id))];
-      const docs = await Promise.all(ids.map((id) => api<{ title: string | null; text: string }>(`/v1/doc/${id}`).catch(() => null)));
+      const docs = await Promise.all(ids.map((id) => api<StoredDocumentT>(`/v1/doc/${id}`).catch(() => null)));
       // Answer and sources appear together: rendered before the documents, the list would show bare ids.
       setSources(
         Object.fromEntries(

@@ -6,43 +6,12 @@
  * contacts) are retried by running the same command again, so the page says that instead of offering a button.
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { CoverageResponseT, MissingPageT, ReconcileResultT, SourceCoverageT } from '../../../src/schemas/coverage.ts';
 import { api, qs } from '../api.ts';
 import { ErrorNote, When } from '../components.tsx';
 
-interface MissingItem {
-  ref: string;
-  state: 'skipped' | 'failed' | 'pending';
-  reason_code: string;
-  reason: string;
-}
-interface Reconcile {
-  counted_at: string;
-  in_source: number;
-  drift: number;
-  added: number | null;
-  removed: number | null;
-  changed: number | null;
-  in_sync: boolean;
-  notes: string[];
-}
-export interface SourceCoverage {
-  source_id: string;
-  collector: string;
-  source_type: string;
-  source_account_id: string | null;
-  source_ref: string;
-  in_source: number | null;
-  stored: number | null;
-  skipped: number | null;
-  failed: number | null;
-  pending: number | null;
-  skipped_by_reason: Record<string, number> | null;
-  missing_total: number;
-  missing_unlisted: number;
-  last_run: { finished_at: string; status: string; error: string | null } | null;
-  reconcile: Reconcile | null;
-  retry_requested_at: string | null;
-}
+type SourceCoverage = SourceCoverageT;
 
 /** Collectors the host agent runs: a retry asked for here is carried out at its next check. */
 const AGENT_COLLECTORS = new Set(['email_local', 'email_imap', 'chatapp', 'fswatch']);
@@ -66,14 +35,14 @@ export const sourceName = (s: SourceCoverage) => (s.collector === 'email_imap' &
 const n = (v: number | null) => (v === null ? '—' : String(v));
 
 function MissingList({ source }: { source: SourceCoverage }) {
-  const [items, setItems] = useState<MissingItem[]>([]);
+  const [items, setItems] = useState<MissingPageT['items']>([]);
   const [next, setNext] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
   async function load(after: string | null, signal?: AbortSignal) {
     try {
-      const page = await api<{ items: MissingItem[]; next: string | null }>(
+      const page = await api<MissingPageT>(
         `/v1/coverage/sources/${source.source_id}/missing${qs({ limit: 100, after: after ?? undefined })}`,
         { signal },
       );
@@ -144,7 +113,7 @@ function RetryCell({ source, onAsked }: { source: SourceCoverage; onAsked: () =>
   );
 }
 
-function recountText(r: Reconcile): string {
+function recountText(r: ReconcileResultT): string {
   if (r.in_sync) return 'matches the last run';
   const parts = [`${r.in_source} now`];
   if (r.drift) parts.push(`${r.drift > 0 ? '+' : ''}${r.drift} since the last run`);
@@ -162,7 +131,7 @@ export function CoverageSection() {
 
   useEffect(() => {
     const ctl = new AbortController();
-    api<{ sources: SourceCoverage[] }>('/v1/coverage?missing_limit=0', { signal: ctl.signal })
+    api<CoverageResponseT>('/v1/coverage?missing_limit=0', { signal: ctl.signal })
       .then((r) => setSources(r.sources))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();

@@ -7,23 +7,7 @@ import { ErrorNote, formatBytes, isUuid, NotFound, previewable, SourceBadge, Thu
 import { ImageViewer, PdfViewer } from '../viewers.tsx';
 import { href, navigate } from '../router.ts';
 
-/** The view as the API answers it; the schema leaves the stored record open, the page names what it shows. */
-interface DocView extends Omit<DocumentViewResponseT, 'document'> {
-  document: {
-    doc_id: string;
-    title: string | null;
-    text: string;
-    source_type: string;
-    source_provider: string | null;
-    source_account_id: string | null;
-    content_timestamp: string;
-    ingested_at: string;
-    version_number: number;
-    is_active_version: boolean;
-    canonical_uri: string | null;
-    metadata: Record<string, unknown>;
-  };
-}
+type DocView = DocumentViewResponseT;
 
 /** `at=START-END` of an ask citation: the quoted sentence's span in the document text, when it lies in it. */
 function quotedSpan(at: string | null | undefined, text: string): { start_char: number; end_char: number } | null {

@@ -4,21 +4,15 @@
  * relationship in words. The owner (the self person) is no contact and is not listed (the API leaves them out).
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { DocumentListResponseT } from '../../../src/schemas/documents.ts';
+import type { MergeListResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../../../src/schemas/people.ts';
+import type { RelationshipT, TopResponseT } from '../../../src/schemas/relationships.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
 import { ForgetPanel } from '../forget.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
-import { ScoreBar, explainFeatures, type Relationship } from './relationships.tsx';
-
-interface PersonHit {
-  person_id: string;
-  display_name: string;
-  organization: string | null;
-  emails: string[];
-  phones: string[];
-  message_count: number;
-  last_contact_at: string | null;
-}
+import { ScoreBar, explainFeatures } from './relationships.tsx';
 
 /** GET /search/people's orders; relevance only means something with a query. */
 const SORTS: { value: string; label: string }[] = [
@@ -32,7 +26,7 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
   const [q, setQ] = useState(params.get('q') ?? '');
   const asked = params.get('sort') ?? '';
   const [sort, setSort] = useState(SORTS.some((s) => s.value === asked) ? asked : '');
-  const [hits, setHits] = useState<{ total: number; results: PersonHit[] } | null>(null);
+  const [hits, setHits] = useState<PeopleSearchResponseT | null>(null);
   const [error, setError] = useState<unknown>(null);
   const hasQuery = q.trim() !== '';
   // Without a query "Best match" is the name order; the API's default for each case otherwise.
@@ -41,7 +35,7 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     const ctl = new AbortController();
     const t = setTimeout(() => {
-      api(`/search/people${qs({ q: q.trim() || undefined, limit: 50, sort: current })}`, { signal: ctl.signal })
+      api<PeopleSearchResponseT>(`/search/people${qs({ q: q.trim() || undefined, limit: 50, sort: current })}`, { signal: ctl.signal })
         .then((r) => {
           setHits(r);
           setError(null);
@@ -111,53 +105,28 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
   );
 }
 
-interface Person {
-  person_id: string;
-  display_name: string;
-  organization: string | null;
-  nicknames: string[];
-  notes: string | null;
-  identifiers: { kind: string; value_raw: string; value_canonical: string; label: string | null }[];
-  urls: { label: string; url: string }[];
-  merged_from: string[];
-}
-interface Merge {
-  merge_id: string;
-  target_person_id: string;
-  source_person_id: string;
-  reason: string;
-  created_at: string;
-}
-interface Doc {
-  doc_id: string;
-  title: string | null;
-  text: string;
-  source_type: string;
-  content_timestamp: string;
-}
-
 export function PersonPage({ id }: { id: string }) {
-  const [person, setPerson] = useState<Person | null>(null);
-  const [merges, setMerges] = useState<Merge[]>([]);
-  const [docs, setDocs] = useState<{ documents: Doc[]; total: number } | null>(null);
-  const [rel, setRel] = useState<Relationship | null | 'none'>(null);
+  const [person, setPerson] = useState<PersonDetailResponseT | null>(null);
+  const [merges, setMerges] = useState<MergeListResponseT['merges']>([]);
+  const [docs, setDocs] = useState<DocumentListResponseT | null>(null);
+  const [rel, setRel] = useState<RelationshipT | null | 'none'>(null);
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
     const ctl = new AbortController();
     const signal = ctl.signal;
     setPerson(null);
-    api<Person>(`/v1/people/${encodeURIComponent(id)}`, { signal })
+    api<PersonDetailResponseT>(`/v1/people/${encodeURIComponent(id)}`, { signal })
       .then(async (p) => {
         setPerson(p);
         const [m, d] = await Promise.all([
-          api<{ merges: Merge[] }>(`/v1/people/merges${qs({ person_id: p.person_id })}`, { signal }),
-          api<{ documents: Doc[]; total: number }>(`/v1/documents${qs({ person_id: p.person_id, limit: 50 })}`, { signal }),
+          api<MergeListResponseT>(`/v1/people/merges${qs({ person_id: p.person_id })}`, { signal }),
+          api<DocumentListResponseT>(`/v1/documents${qs({ person_id: p.person_id, limit: 50 })}`, { signal }),
         ]);
         setMerges(m.merges);
         setDocs(d);
         try {
-          const top = await api<{ relationships: Relationship[] }>(`/v1/crm/relationships/top${qs({ person_id: p.person_id, window: '3650d' })}`, { signal });
+          const top = await api<TopResponseT>(`/v1/crm/relationships/top${qs({ person_id: p.person_id, window: '3650d' })}`, { signal });
           setRel(top.relationships[0] ?? 'none');
         } catch (err) {
           if (err instanceof ApiError && err.status === 404) setRel('none');

@@ -4,18 +4,11 @@
  * office nobody answers) are left out unless asked for, and marked when shown.
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { TopResponseT } from '../../../src/schemas/relationships.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href, navigate } from '../router.ts';
-
-export interface Relationship {
-  person_id: string;
-  display_name: string;
-  organization: string | null;
-  score: number;
-  last_contact_at: string | null;
-  features: Record<string, any>;
-}
 
 const WINDOWS = ['30d', '90d', '365d'];
 /** The tab for people you have stopped writing to (GET …/top?gone_quiet=true). */
@@ -115,7 +108,7 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   const asked = params.get('window') ?? '';
   const win = WINDOWS.includes(asked) || asked === QUIET ? asked : '90d';
   const automated = params.get('automated') === '1';
-  const [data, setData] = useState<{ relationships: Relationship[]; total_count: number } | null>(null);
+  const [data, setData] = useState<TopResponseT | null>(null);
   const [noSelf, setNoSelf] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [reload, setReload] = useState(0);
@@ -129,7 +122,7 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
       win === QUIET
         ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined }
         : { window: win, limit: 100, include_automated: automated || undefined };
-    api(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
+    api<TopResponseT>(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
       .then((r) => {
         setData(r);
         // No self person known: the route ranks every self's edges (self_person_id null); ask who "me" is.

@@ -7,6 +7,9 @@
  * screen stay until the next answer has come, and an empty answer is shown only once typing paused.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { DocumentListResponseT } from '../../../src/schemas/documents.ts';
+import type { FacetT, SearchHitT, SearchResponseT } from '../../../src/schemas/search.ts';
 import { api, qs } from '../api.ts';
 import { ErrorNote, formatDate, PeopleList, previewOf, Snippet, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { Icon } from '../icons.tsx';
@@ -19,55 +22,11 @@ const EMPTY_AFTER_MS = 800;
 const FILTERS = ['source_type', 'has_attachments', 'person', 'person_name', 'start_date', 'end_date', 'each'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
-interface Hit {
-  document_id: string;
-  title: string | null;
-  snippet: string;
-  source_type: string;
-  content_timestamp: string;
-  people: unknown[];
-  attachment_count: number;
-  context: boolean;
-  metadata?: Record<string, unknown>;
-  thread_id?: string | null;
-  /** An email attachment: the message it belongs to. */
-  attached_to?: { doc_id: string; title: string | null; content_timestamp: string } | null;
-  /** group=thread: the conversation this hit stands for. */
-  conversation?: {
-    matching: number;
-    messages: number;
-    participants: { identifier: string; display_name: string | null; role: string | null }[];
-    participant_count: number;
-    first: string;
-    last: string;
-  };
-}
-interface Facet {
-  value: string | boolean;
-  count: number;
-  display_name?: string | null;
-}
-interface SearchResult {
-  query: string;
-  total: number;
-  total_groups?: number;
-  hits: Hit[];
-  facets: { source_type: Facet[]; has_attachments: Facet[]; person: Facet[] };
-}
-interface RecentDoc {
-  doc_id: string;
-  title: string | null;
-  text: string;
-  source_type: string;
-  content_timestamp: string;
-  has_attachments: boolean;
-  metadata?: Record<string, unknown>;
-}
-/** GET /v1/documents: with an empty box, the newest documents, or those the filters select (a timeline bar). */
-interface DocumentList {
-  documents: RecentDoc[];
-  total: number;
-}
+type Hit = SearchHitT;
+type Facet = FacetT;
+type SearchResult = SearchResponseT;
+/** GET /v1/documents: with an empty box, the newest documents, or those the filters select (a timeline bar), pages joined. */
+type DocumentList = Pick<DocumentListResponseT, 'documents' | 'total'>;
 const LIST_PAGE = 25;
 
 /** The last answer, so that coming back from a document shows it at once with the same selection. */

@@ -4,28 +4,16 @@
  * per-file progress through POST /v1/ingest/file.
  */
 import { useEffect, useState } from 'preact/hooks';
+// The API's own response types: type-only imports, erased in the build, so no server code is bundled.
+import type { SourcesResponseT } from '../../../src/schemas/stats.ts';
+import type { ReindexFailedResponseT, StatusResponseT } from '../../../src/schemas/status.ts';
 import { api, uploadFile } from '../api.ts';
 import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.tsx';
 import { ForgetPanel } from '../forget.tsx';
 import { href } from '../router.ts';
 import { CoverageSection } from './coverage.tsx';
 
-interface SourceRow {
-  source_type: string;
-  source_account_id: string | null;
-  documents: number;
-  with_attachments: number;
-  last_ingested_at: string | null;
-  last_content_at: string | null;
-}
-interface Status {
-  documents: { total: number };
-  chunks: { pending: number; processing: number; embedded: number; failed: number; total: number };
-  queue: { waiting: number; eta_seconds: number | null };
-  throughput: { chunks_embedded: { last_minute: number; last_15_minutes: number } };
-  failures: { chunks: { reason: string; count: number }[]; documents: { source_type: string; reason: string; count: number }[] };
-  stored_redaction?: { documents: number; by_source: { source_type: string; count: number }[] };
-}
+type SourceRow = SourcesResponseT['sources'][number];
 interface Upload {
   id: number;
   name: string;
@@ -40,7 +28,7 @@ let nextUpload = 1;
 
 export function SourcesPage() {
   const [sources, setSources] = useState<SourceRow[] | null>(null);
-  const [status, setStatus] = useState<Status | null>(null);
+  const [status, setStatus] = useState<StatusResponseT | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [over, setOver] = useState(false);
@@ -50,7 +38,7 @@ export function SourcesPage() {
 
   useEffect(() => {
     const ctl = new AbortController();
-    Promise.all([api<{ sources: SourceRow[] }>('/v1/stats/sources', { signal: ctl.signal }), api<Status>('/v1/status', { signal: ctl.signal })])
+    Promise.all([api<SourcesResponseT>('/v1/stats/sources', { signal: ctl.signal }), api<StatusResponseT>('/v1/status', { signal: ctl.signal })])
       .then(([s, st]) => {
         setSources(s.sources);
         setStatus(st);
@@ -81,7 +69,7 @@ export function SourcesPage() {
 
   async function retry() {
     try {
-      const r = await api<{ queued: number }>('/v1/admin/embedding/reindex-failed', { method: 'POST' });
+      const r = await api<ReindexFailedResponseT>('/v1/admin/embedding/reindex-failed', { method: 'POST' });
       setRetried(`${r.queued} ${r.queued === 1 ? 'chunk' : 'chunks'} queued again for embedding.`);
       setRefresh((n) => n + 1);
     } catch (err) {

@@ -3,17 +3,15 @@
  * drag across bars (brushing), to search within that time range; each bar is also a keyboard link.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+// The API's own response type: a type-only import, erased in the build, so no server code is bundled.
+import type { TimelineResponseT } from '../../../src/schemas/stats.ts';
 import { api, qs } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
 const BUCKETS = ['day', 'week', 'month', 'year'] as const;
 type Bucket = (typeof BUCKETS)[number];
-interface Row {
-  start: string;
-  source_type: string;
-  count: number;
-}
+type Row = TimelineResponseT['buckets'][number];
 
 const PALETTE = ['#1f77b4', '#d95f02', '#2ca02c', '#9467bd', '#8c564b', '#e7298a', '#7f7f7f', '#bcbd22', '#17becf', '#e41a1c', '#4daf4a'];
 
@@ -54,7 +52,7 @@ export function TimelinePage() {
   useEffect(() => {
     const ctl = new AbortController();
     setRows(null);
-    api<{ buckets: Row[] }>(`/v1/stats/timeline${qs({ bucket })}`, { signal: ctl.signal })
+    api<TimelineResponseT>(`/v1/stats/timeline${qs({ bucket })}`, { signal: ctl.signal })
       .then((r) => setRows(r.buckets))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
