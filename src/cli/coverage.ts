@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
-import type { MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
+import type { CoverageResponseT, MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
 import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
 import { ago } from './sessions.ts';
 import { usageMessage } from './usage.ts';
@@ -35,7 +35,7 @@ interface CoverageStore {
 
 function viaServer(server: ServerClient): CoverageStore {
   return {
-    list: async (filter) => (await server.request<{ sources: SourceCoverageT[] }>('GET', `/v1/coverage?missing_limit=0${filter ? `&source=${encodeURIComponent(filter)}` : ''}`)).sources,
+    list: async (filter) => (await server.request<CoverageResponseT>('GET', `/v1/coverage?missing_limit=0${filter ? `&source=${encodeURIComponent(filter)}` : ''}`)).sources,
     missing: async (id, after) =>
       server.request('GET', `/v1/coverage/sources/${encodeURIComponent(id)}/missing?limit=${PAGE}${after ? `&after=${after}` : ''}`),
   };

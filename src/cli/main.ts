@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
+import type { ReindexFailedResponseT } from '../schemas/status.ts';
 import type { ServerRole } from '../server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
@@ -155,7 +156,7 @@ async function reindex(args: string[]): Promise<void> {
     const op = await import('./operator.ts');
     const server = await (await import('../client/server.ts')).runningServer();
     if (server) {
-      const r = await server.request<{ queued: number }>('POST', '/v1/admin/embedding/reindex-failed');
+      const r = await server.request<ReindexFailedResponseT>('POST', '/v1/admin/embedding/reindex-failed');
       console.log(`${r.queued} failed chunk(s) queued again`);
       if (values.wait) await op.watchQueueOverHttp(server);
       return;

@@ -4,7 +4,8 @@
  * --json. The server and token are found by the client rule (src/client/target.ts).
  */
 import { parseArgs } from 'node:util';
-import type { DocumentViewResponseT } from '../schemas/documents.ts';
+import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/documents.ts';
+import type { AskCitationT, AskResponseT, SearchResponseT } from '../schemas/search.ts';
 import { createServerClient, ServerError, type ServerClient } from '../client/server.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import { UsageError } from '../util/errors.ts';
@@ -110,16 +111,6 @@ function day(ts: unknown): string {
   return typeof ts === 'string' ? ts.slice(0, 10) : '';
 }
 
-interface Hit {
-  document_id: string;
-  title: string | null;
-  snippet: string;
-  source_type: string;
-  content_timestamp: string;
-  people?: unknown[];
-  context?: boolean;
-}
-
 function names(people: unknown[] | undefined): string[] {
   const out: string[] = [];
   for (const p of people ?? []) {
@@ -141,7 +132,7 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
     SEARCH_USAGE,
     io,
     async (client, out) => {
-      const res = await client.request<{ total: number; hits: Hit[]; legs?: Record<string, unknown> }>('GET', '/v1/search', {
+      const res = await client.request<SearchResponseT>('GET', '/v1/search', {
         query: {
           q: query,
           k: intOption(values.limit as string | undefined, '--limit', 10, 50),
@@ -197,30 +188,11 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
   );
 }
 
-interface AskCitation {
-  document_id: string;
-  chunk_id: string;
-  score: number;
-  title?: string | null;
-  source_type?: string;
-  content_timestamp?: string;
-  quote?: string;
-  doc_start?: number | null;
-  doc_end?: number | null;
-}
-
-interface AskAnswer {
-  answer: string;
-  answer_mode: string;
-  llm_error?: string;
-  citations: AskCitation[];
-}
-
 /** Characters of the source shown on each side of the quoted sentence. */
 const AROUND_QUOTE = 80;
 
 /** The quoted sentence in its place in the document: a few words around it, the quote in bold on a terminal («» otherwise). */
-export function quoteInContext(text: string | undefined, c: AskCitation, tty: boolean): string {
+export function quoteInContext(text: string | undefined, c: Pick<AskCitationT, 'quote' | 'doc_start' | 'doc_end'>, tty: boolean): string {
   const mark = (s: string) => (tty ? `\x1b[1m${s}\x1b[0m` : `«${s}»`);
   const flat = (s: string) => s.replace(/\s+/g, ' ');
   if (text === undefined || c.doc_start == null || c.doc_end == null || c.doc_end > text.length) return mark(flat(c.quote ?? ''));
@@ -242,7 +214,7 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
     ASK_USAGE,
     io,
     async (client, out) => {
-      const res = await client.request<AskAnswer>('POST', '/v1/ask', {
+      const res = await client.request<AskResponseT>('POST', '/v1/ask', {
         json: { query: question, k: intOption(values.limit as string | undefined, '--limit', 5, 20) },
       });
       if (values.json) {
@@ -255,10 +227,10 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
       if (res.citations.length) {
         out.write('\nsources:\n');
         const tty = out.isTTY === true;
-        const docs = new Map<string, Promise<{ title?: string | null; source_type?: string; content_timestamp?: string; text?: string } | null>>();
+        const docs = new Map<string, Promise<StoredDocumentT | null>>();
         for (const [i, c] of res.citations.entries()) {
           // A document that cannot be read is listed by id, with the quote the answer carries.
-          if (!docs.has(c.document_id)) docs.set(c.document_id, client.request<any>('GET', `/v1/doc/${c.document_id}`).catch(() => null));
+          if (!docs.has(c.document_id)) docs.set(c.document_id, client.request<StoredDocumentT>('GET', `/v1/doc/${c.document_id}`).catch(() => null));
           const doc = await docs.get(c.document_id)!;
           const title = doc?.title ?? c.title;
           const label = `${title?.trim() || '(untitled)'} (${[doc?.source_type ?? c.source_type, day(doc?.content_timestamp ?? c.content_timestamp)].filter(Boolean).join(', ')})`;
@@ -279,10 +251,6 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
   );
 }
 
-type DocumentView = Omit<DocumentViewResponseT, 'document'> & {
-  document: Record<string, unknown> & { title?: string | null; text?: string; source_type?: string };
-};
-
 export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promise<number> {
   let values: Record<string, string | boolean | undefined> = {};
   let id = '';
@@ -291,9 +259,9 @@ export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promis
     OPEN_USAGE,
     io,
     async (client, out) => {
-      let view: DocumentView;
+      let view: DocumentViewResponseT;
       try {
-        view = await client.request<DocumentView>('GET', `/v1/doc/${encodeURIComponent(id)}/view`);
+        view = await client.request<DocumentViewResponseT>('GET', `/v1/doc/${encodeURIComponent(id)}/view`);
       } catch (e) {
         if (e instanceof ServerError && e.status === 404) throw new ServerError(`no document ${id}`, 404);
         if (e instanceof ServerError && e.status === 422) throw new ServerError(`"${id}" is not a document id (a UUID, as memex search prints)`, 422);

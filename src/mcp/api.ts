@@ -99,15 +99,16 @@ function describeValidation(body: any, names: Record<string, string>): string | 
 
 /**
  * Calls a route and returns its JSON on 2xx; anything else becomes a ToolError that says what to
- * change. `names` maps the route's parameter names to the tool's argument names.
+ * change. `names` maps the route's parameter names to the tool's argument names. T is the route's
+ * response type from src/schemas (the route's serialiser holds it to that schema).
  */
-export async function callOk(api: MemexApi, req: ApiRequest, names: Record<string, string> = {}): Promise<any> {
-  return okBody(api, await api.call(req), names);
+export async function callOk<T>(api: MemexApi, req: ApiRequest, names: Record<string, string> = {}): Promise<T> {
+  return okBody<T>(api, await api.call(req), names);
 }
 
 /** The JSON of a 2xx response; any other status becomes a ToolError (see callOk). */
-export function okBody(api: MemexApi, res: ApiResponse, names: Record<string, string> = {}): any {
-  if (res.status >= 200 && res.status < 300) return res.body;
+export function okBody<T>(api: MemexApi, res: ApiResponse, names: Record<string, string> = {}): T {
+  if (res.status >= 200 && res.status < 300) return res.body as T;
   if (res.status === 401 || res.status === 403) {
     const detail = typeof res.body?.detail === 'string' ? `: ${res.body.detail}` : '';
     throw new ToolError(

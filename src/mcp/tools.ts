@@ -10,6 +10,12 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
+import type { GeneralContextResponseT } from '../schemas/context.ts';
+import type { DocumentListItemT, DocumentListResponseT, StoredDocumentT } from '../schemas/documents.ts';
+import type { IngestSubmissionResponseT } from '../schemas/ingest.ts';
+import type { PeopleSearchResponseT, PersonDetailResponseT } from '../schemas/people.ts';
+import type { TopResponseT } from '../schemas/relationships.ts';
+import { AskResponseSchema, type AskResponseT, type SearchResponseT } from '../schemas/search.ts';
 import { callOk, okBody, ToolError, type MemexApi } from './api.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -145,25 +151,8 @@ const SearchHit = z.object({
 
 const SearchOutput = { query: z.string(), total: z.number().int(), returned: z.number().int(), hits: z.array(SearchHit) };
 
-/** The route's response as it is, so fields it gains later (legs, …) pass through. */
-const AskOutput = z.looseObject({
-  query: z.string(),
-  answer: z.string(),
-  citations: z.array(
-    z.looseObject({
-      document_id: z.string(),
-      chunk_id: z.string(),
-      score: z.number(),
-      title: nullableString.optional(),
-      quote: z.string().optional().describe('The text the answer quotes from this document'),
-      start: z.number().int().optional(),
-      end: z.number().int().optional(),
-    }),
-  ),
-  answer_mode: z.string().describe('extractive (quoted), llm (written by the configured model), none (nothing answers)'),
-  llm_error: z.string().optional(),
-  llm_fallback: z.string().optional(),
-});
+/** POST /v1/ask's answer as it is: the route's own schema (src/schemas/search.ts), open, so fields it gains later pass through. */
+const AskOutput = z.fromJSONSchema(AskResponseSchema as z.core.JSONSchema.JSONSchema);
 
 const Neighbour = z.object({ document_id: z.string(), title: nullableString, date: z.string(), snippet: z.string(), position: z.enum(['before', 'after']) });
 
@@ -348,7 +337,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(
+        const r = await callOk<SearchResponseT>(
           api,
           {
             method: 'GET',
@@ -367,7 +356,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           },
           { q: 'query' },
         );
-        const hits = (r.hits as any[]).map((h) => ({
+        const hits = r.hits.map((h) => ({
           document_id: h.document_id,
           title: short(h.title ?? null),
           snippet: cut(h.snippet ?? '', LIMITS.snippetChars).text,
@@ -407,9 +396,9 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(api, { method: 'POST', path: '/v1/ask', body: { query: a.question, k: a.k } }, { query: 'question' });
+        const r = await callOk<AskResponseT>(api, { method: 'POST', path: '/v1/ask', body: { query: a.question, k: a.k } }, { query: 'question' });
         // The short answer first, then each source with the sentence it quotes.
-        const cites = (r.citations as any[]).map(
+        const cites = r.citations.map(
           (c, i) => `[${i + 1}] ${c.title ?? '(untitled)'} (${[c.source_type, String(c.content_timestamp ?? '').slice(0, 10)].filter(Boolean).join(', ')}), document ${c.document_id}: "${c.quote ?? ''}"`,
         );
         const note = r.llm_error ? `\n\n(${r.llm_error})` : '';
@@ -448,12 +437,12 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(
+        const r = await callOk<PeopleSearchResponseT>(
           api,
           { method: 'GET', path: '/search/people', query: { q: a.query, limit: a.limit, offset: a.offset } },
           { q: 'query' },
         );
-        const people = (r.results as any[]).map((p) => ({
+        const people = r.results.map((p) => ({
           person_id: p.person_id,
           display_name: short(p.display_name, LIMITS.nameChars),
           organization: short(p.organization ?? null, LIMITS.nameChars),
@@ -500,12 +489,12 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(api, {
+        const r = await callOk<TopResponseT>(api, {
           method: 'GET',
           path: '/v1/crm/relationships/top',
           query: { window: a.window, limit: a.limit, offset: a.offset },
         });
-        const relationships = (r.relationships as any[]).map((e, i) => ({
+        const relationships = r.relationships.map((e, i) => ({
           rank: a.offset + i + 1,
           person_id: e.person_id,
           display_name: short(e.display_name, LIMITS.nameChars),
@@ -538,7 +527,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk(api, {
+        const r = await callOk<GeneralContextResponseT>(api, {
           method: 'GET',
           path: '/v1/context/general',
           query: { days: a.days, source_type: a.source_type, include_automated: a.include_automated || undefined },
@@ -549,7 +538,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           documents: r.total_messages,
           threads: r.total_threads,
           last_activity_at: r.last_message_ts ?? null,
-          busiest_threads: (r.top_threads as any[]).map((t) => ({
+          busiest_threads: r.top_threads.map((t) => ({
             thread_id: t.thread_id,
             title: short(t.title ?? null),
             source_type: t.source_type,
@@ -557,7 +546,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
             last_activity_at: t.last_message_ts ?? null,
             automated: t.automated === true,
           })),
-          highlights: (r.recent_highlights as any[]).map((h) => ({
+          highlights: r.recent_highlights.map((h) => ({
             document_id: h.doc_id,
             title: short(h.title ?? null),
             source_type: h.source_type,
@@ -599,7 +588,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         guarded(async () => {
           if (a.text.trim() === '') throw new ToolError('invalid argument: text must contain something besides spaces');
           const key = createHash('sha256').update(`${a.title ?? ''}\n${a.text}`).digest('hex').slice(0, 32);
-          const r = await callOk(
+          const r = await callOk<IngestSubmissionResponseT>(
             api,
             {
               method: 'POST',
@@ -635,7 +624,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     async (uri, vars) => {
       const id = String(vars.id);
       if (!uuid.safeParse(id).success) throw new ToolError(`${uri.href}: the id must be a document UUID`);
-      const doc = await callOk(api, { method: 'GET', path: `/v1/doc/${id}` });
+      const doc = await callOk<StoredDocumentT>(api, { method: 'GET', path: `/v1/doc/${id}` });
       const header = [doc.title ? `# ${short(doc.title)}` : null, `${doc.source_type} · ${doc.content_timestamp}`].filter(Boolean).join('\n');
       return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${header}\n\n${cut(doc.text ?? '', LIMITS.resourceChars).text}` }] };
     },
@@ -677,7 +666,7 @@ function rejectNonObjectArguments(server: McpServer): void {
 async function getDocument(api: MemexApi, id: string, includeThread: boolean, maxChars: number): Promise<CallToolResult> {
   const res = await api.call({ method: 'GET', path: `/v1/doc/${id}` });
   if (res.status === 404) throw new ToolError(`no document has id ${id}; use an id returned by search or ask`);
-  const doc = okBody(api, res);
+  const doc = okBody<StoredDocumentT>(api, res);
   let budget = maxChars;
   const take = (n: number) => {
     budget = Math.max(0, budget - n);
@@ -699,7 +688,9 @@ async function getDocument(api: MemexApi, id: string, includeThread: boolean, ma
   const metadata = boundedMetadata(rest, Math.min(LIMITS.metadataChars, budget));
   take(JSON.stringify(metadata).length);
   const attachments: { filename: string | null; mime_type: string | null; kind: string | null; text: string }[] = [];
-  for (const x of (Array.isArray(rawAttachments) ? rawAttachments : []).slice(0, 20) as any[]) {
+  // Stored metadata.attachments entries: checked field by field, anything may be missing or of another type.
+  type RawAttachment = { filename?: unknown; mime_type?: unknown; kind?: unknown; caption?: unknown; ocr?: { text?: unknown } | null } | null;
+  for (const x of (Array.isArray(rawAttachments) ? rawAttachments : []).slice(0, 20) as RawAttachment[]) {
     if (budget <= 0) break;
     const entry = {
       filename: short(typeof x?.filename === 'string' ? x.filename : null, Math.min(LIMITS.nameChars, budget)),
@@ -756,18 +747,18 @@ async function getDocument(api: MemexApi, id: string, includeThread: boolean, ma
 /** Up to LIMITS.threadNeighbours documents before and after `id` in its thread (newest-first pages). */
 async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
   const page = 200;
-  const seen: any[] = [];
+  const seen: DocumentListItemT[] = [];
   let total = 0;
   let at = -1;
   for (let offset = 0; offset < LIMITS.threadScan; offset += page) {
-    const r = await callOk(api, { method: 'GET', path: '/v1/documents', query: { thread_id: threadId, limit: page, offset } });
+    const r = await callOk<DocumentListResponseT>(api, { method: 'GET', path: '/v1/documents', query: { thread_id: threadId, limit: page, offset } });
     total = r.total;
     seen.push(...r.documents);
     at = seen.findIndex((d) => d.doc_id === id);
     // Stop once the document and its older neighbours are in hand, or the thread is exhausted.
     if ((at >= 0 && seen.length - at > LIMITS.threadNeighbours) || r.documents.length < page) break;
   }
-  const summary = (d: any, position: 'before' | 'after') => ({
+  const summary = (d: DocumentListItemT, position: 'before' | 'after') => ({
     document_id: d.doc_id,
     title: short(d.title ?? null),
     date: d.content_timestamp,
@@ -784,7 +775,7 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
 async function getPerson(api: MemexApi, personId: string, recent: number): Promise<CallToolResult> {
   const res = await api.call({ method: 'GET', path: `/v1/people/${personId}` });
   if (res.status === 404) throw new ToolError(`no person has id ${personId}; find ids with search_people`);
-  const p = okBody(api, res);
+  const p = okBody<PersonDetailResponseT>(api, res);
   let relationship: z.infer<typeof Relationship> | null = null;
   let note: string | null = null;
   const rel = await api.call({
@@ -798,7 +789,7 @@ async function getPerson(api: MemexApi, personId: string, recent: number): Promi
   } else if (rel.status === 200) note = 'no relationship edge: this person has no two-way contact with the self person in ten years (newsletters and no-reply senders get none)';
   else if (rel.status === 404) note = typeof rel.body?.detail === 'string' ? rel.body.detail : 'the self person is unknown';
   else note = `relationship unavailable (${rel.status})`;
-  const docs = await callOk(api, { method: 'GET', path: '/v1/documents', query: { person_id: p.person_id, limit: recent } });
+  const docs = await callOk<DocumentListResponseT>(api, { method: 'GET', path: '/v1/documents', query: { person_id: p.person_id, limit: recent } });
   const out = {
     person_id: p.person_id,
     display_name: short(p.display_name, LIMITS.nameChars),
@@ -806,11 +797,11 @@ async function getPerson(api: MemexApi, personId: string, recent: number): Promi
     family_name: short(p.family_name ?? null, LIMITS.nameChars),
     organization: short(p.organization ?? null, LIMITS.nameChars),
     nicknames: shortList(p.nicknames),
-    identifiers: (p.identifiers as any[]).slice(0, 50).map((i) => ({ kind: i.kind, value: short(String(i.value_raw), LIMITS.nameChars), label: short(i.label ?? null, LIMITS.nameChars) })),
+    identifiers: p.identifiers.slice(0, 50).map((i) => ({ kind: i.kind, value: short(String(i.value_raw), LIMITS.nameChars), label: short(i.label ?? null, LIMITS.nameChars) })),
     merged_from: (p.merged_from ?? []).slice(0, 50),
     relationship,
     relationship_note: note,
-    recent_documents: (docs.documents as any[]).map((d) => ({
+    recent_documents: docs.documents.map((d) => ({
       document_id: d.doc_id,
       title: short(d.title ?? null),
       source_type: d.source_type,

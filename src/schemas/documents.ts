@@ -92,6 +92,7 @@ export const StoredDocument = Type.Object(
     thread_id: Nullable(Type.String()),
     people: Type.Array(Type.Unknown()),
     metadata: JsonObject,
+    deleted_at: Type.Optional(Nullable(Type.String({ description: 'GET /v1/doc/{doc_id}: when the document was deleted' }))),
   },
   { additionalProperties: true, title: 'StoredDocument' },
 );

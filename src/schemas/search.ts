@@ -71,6 +71,22 @@ export const SearchQuery = Type.Object(
 );
 
 
+/** Which legs answered (src/search/types.ts SearchLegs); open, for what they report later. */
+export const SearchLegs = Type.Object(
+  {
+    lexical: Type.Boolean(),
+    vector: Type.Boolean(),
+    vector_model: Type.Optional(Type.String()),
+    vector_error: Type.Optional(Type.String()),
+    vector_skipped: Type.Optional(
+      Type.String({ description: 'Why the vector leg did not run: no_embedder, model_starting, no_vectors, budget, lexical_sufficient, no_text' }),
+    ),
+    lexical_terms_dropped: Type.Optional(Type.Integer({ description: 'Query words left out by the per-query term budget (the most common)' })),
+    lexical_note: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
 export const SearchResponseSchema = Type.Object({
   query: Type.String(),
   k: Type.Integer(),
@@ -111,7 +127,7 @@ export const SearchResponseSchema = Type.Object({
     ),
   ),
   facets: Type.Object({ source_type: FacetList, has_attachments: FacetList, person: FacetList }),
-  legs: Loose,
+  legs: SearchLegs,
 });
 export type SearchResponseT = Static<typeof SearchResponseSchema>;
 export type SearchHitT = SearchResponseT['hits'][number];
