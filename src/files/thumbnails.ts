@@ -16,6 +16,7 @@ import { decodeBmp, decodeNetpbm, sniffRaster } from '../ocr/raster.ts';
 import { detectType } from './detect.ts';
 import { renderPdfFirstPage } from './pdf.ts';
 import { NotFoundError, readObject, type ObjectStore } from './object-store.ts';
+import { storedFile, type StoredFile } from './stored-files.ts';
 
 export const THUMBNAIL_MAX_PX = 320;
 export const THUMBNAIL_MAX_BYTES = 64 * 1024;
@@ -90,11 +91,7 @@ export async function makeThumbnail(bytes: Buffer, filename?: string | null, mim
  */
 export async function thumbnailOf(db: Queryable, store: ObjectStore, sha256: string): Promise<Buffer | null> {
   if (none.has(sha256)) return null;
-  const r = await db.query<{ object_key: string; filename: string | null; mime_type: string | null; size_bytes: string | number }>(
-    'SELECT object_key, filename, mime_type, size_bytes FROM files WHERE file_sha256 = $1',
-    [sha256],
-  );
-  const file = r.rows[0];
+  const file = await storedFile(db, sha256);
   if (!file) return null;
   const kept = await store.getBeside(file.object_key, NAME);
   if (kept) return kept;
@@ -110,7 +107,7 @@ async function make(
   db: Queryable,
   store: ObjectStore,
   sha256: string,
-  file: { object_key: string; filename: string | null; mime_type: string | null; size_bytes: string | number },
+  file: StoredFile,
 ): Promise<Buffer | null> {
   let thumb: Buffer | null = null;
   if (Number(file.size_bytes) <= THUMBNAIL_MAX_SOURCE_BYTES) {

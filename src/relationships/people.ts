@@ -41,6 +41,12 @@ export async function resolvePerson(db: Queryable, personId: string): Promise<st
   return r.rows[0]?.root ?? null;
 }
 
+/** The display name of a person id (as stored, merges not followed), or null when there is no such person. */
+export async function displayNameOf(db: Queryable, personId: string): Promise<string | null> {
+  const r = await db.query<{ display_name: string }>('SELECT display_name FROM people WHERE person_id = $1', [personId]);
+  return r.rows[0]?.display_name ?? null;
+}
+
 /** Live survivors of several ids (unknown and deleted ones dropped, duplicates removed). */
 export async function resolvePersons(db: Queryable, ids: string[]): Promise<string[]> {
   const valid = [...new Set(ids.filter(isUuid))];

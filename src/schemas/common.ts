@@ -57,6 +57,9 @@ export type ErrorEnvelopeT = Static<typeof ErrorEnvelope>;
 
 export const DetailError = Type.Object({ detail: Type.Unknown() });
 
+/** A refusal whose `detail` says why (404 of a document, file, source or submission that is not there). */
+export const DetailMessage = Type.Object({ detail: Type.String() });
+
 /**
  * A refusal other than a validation error (404, 409, 415 …): `detail` says why; `error_code` (catalog errors) or
  * `error` (the envelope of ingest refusals) say it for programs.

@@ -3,6 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ErrorEnvelope, Nullable, ValidationErrorItem } from './common.ts';
 import { IngestSubmissionResponse } from './ingest.ts';
 
+/** GET /v1/files/{sha256} and its thumbnail. */
+export const Sha256Params = Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) });
+
 export const FileIngestResponse = Type.Object(
   {
     ...IngestSubmissionResponse.properties,

@@ -6,14 +6,13 @@
  * GET /v1/files/{sha256}/thumbnail: a small WebP of a stored image or PDF (its first page), made on the
  * first request and kept beside the object (src/files/thumbnails.ts); 404 for other files.
  */
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/types.ts';
-import { MediaResponse } from '../../schemas/common.ts';
+import { DetailMessage as NotFound, MediaResponse } from '../../schemas/common.ts';
+import { Sha256Params } from '../../schemas/files.ts';
 import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
+import { storedFile } from '../../files/stored-files.ts';
 import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
-
-const NotFound = Type.Object({ detail: Type.String() });
 
 /** RFC 6266 / 5987 filename parameters: an ASCII fallback and the UTF-8 name. */
 export function contentDisposition(filename: string): string {
@@ -29,17 +28,13 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
       schema: {
         tags: ['files'],
         summary: 'Download a stored file by its SHA-256',
-        params: Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
+        params: Sha256Params,
         response: { 200: MediaResponse('application/octet-stream', 'The file as stored'), 404: NotFound },
       },
     },
     async (req, reply) => {
       const sha = req.params.sha256.toLowerCase();
-      const r = await db.query<{ object_key: string; filename: string | null; mime_type: string | null; size_bytes: string | number }>(
-        'SELECT object_key, filename, mime_type, size_bytes FROM files WHERE file_sha256 = $1',
-        [sha],
-      );
-      const row = r.rows[0];
+      const row = await storedFile(db, sha);
       if (!row) return reply.code(404).send({ detail: 'File not found' });
       let body;
       try {
@@ -66,7 +61,7 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         tags: ['files'],
         summary: 'Thumbnail of a stored image or PDF',
         description: `A WebP at most ${THUMBNAIL_MAX_PX} px on its longer side and ${THUMBNAIL_MAX_BYTES / 1024} KB: the image, or a PDF's first page. Made on the first request and kept beside the file; 404 for files of other types.`,
-        params: Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
+        params: Sha256Params,
         response: { 404: NotFound },
       },
     },

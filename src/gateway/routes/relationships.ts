@@ -3,7 +3,7 @@
  * detected automatically and can be overridden by a stored setting).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { resolvePerson } from '../../relationships/people.ts';
+import { displayNameOf, resolvePerson } from '../../relationships/people.ts';
 import type { RelationshipService } from '../../relationships/service.ts';
 import {
   clearSelfSetting,
@@ -96,11 +96,7 @@ async function selfState(service: RelationshipService) {
   const detected = await detectSelf(db, service.config);
   const inUse = await resolveSelf(db, service.config);
   const id = inUse?.person_id ?? null;
-  let name: string | null = null;
-  if (id) {
-    const r = await db.query<{ display_name: string }>('SELECT display_name FROM people WHERE person_id = $1', [id]);
-    name = r.rows[0]?.display_name ?? null;
-  }
+  const name = id ? await displayNameOf(db, id) : null;
   let warning: string | null = null;
   if (setting && !resolvedOverride) warning = `stored self person ${setting.stored_person_id} no longer exists; using detection`;
   else if (!id) warning = 'self person not yet known: no override, no SELF_IDENTIFIERS match, no "me" contact card, no outbound messages';
