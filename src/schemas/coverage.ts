@@ -205,6 +205,9 @@ export type CoverageResponseT = Static<typeof CoverageResponse>;
 
 export const SourceIdParams = Type.Object({ source_id: Uuid });
 
+/** POST /v1/coverage/reconcile's answer: the source the recount was recorded for, and what it found. */
+export const ReconcileAccepted = Type.Object({ source_id: Type.String(), reconcile: ReconcileResult });
+
 export const MissingQuery = Type.Object({
   after: Type.Optional(Type.String({ maxLength: 20, pattern: '^[0-9]+$', description: 'missing_next of the previous page' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),

@@ -164,3 +164,6 @@ export const IngestStatusResponse = Type.Object(
   { title: 'IngestStatusResponse' },
 );
 export type IngestStatusResponseT = Static<typeof IngestStatusResponse>;
+
+/** GET /v1/ingest/{submission_id}. */
+export const SubmissionParams = Type.Object({ submission_id: Type.String({ format: 'uuid' }) });

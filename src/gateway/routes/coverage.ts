@@ -15,7 +15,7 @@ import {
   requestAction,
   runHistory,
 } from '../../coverage/store.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
+import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import {
   CoverageQuery,
   CoverageResponse,
@@ -24,14 +24,13 @@ import {
   MissingPage,
   MissingQuery,
   ReconcileReport,
-  ReconcileResult,
+  ReconcileAccepted,
   RequestAccepted,
   RunsPage,
   RunsQuery,
   SourceIdParams,
 } from '../../schemas/coverage.ts';
 
-const NotFound = Type.Object({ detail: Type.String() });
 const UNKNOWN_SOURCE = { detail: 'No coverage is recorded for this source' };
 
 /** What a request asks of the collector, and who carries it out. */
@@ -84,7 +83,7 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
         tags: ['coverage'],
         summary: "A collector's recount of its source, compared with its last run (drift), without importing anything",
         body: ReconcileReport,
-        response: { 200: Type.Object({ source_id: Type.String(), reconcile: ReconcileResult }), 422: ValidationErrorBody },
+        response: { 200: ReconcileAccepted, 422: ValidationErrorBody },
       },
     },
     async (req) => recordReconcile(db, req.body),

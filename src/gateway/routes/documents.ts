@@ -1,8 +1,7 @@
 /** Document routes of the gateway (spec 4.2). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
+import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import {
   DocIdParams,
   DocumentListQuery,
@@ -19,7 +18,6 @@ import { documentView } from '../../catalog/document-view.ts';
 import { getDocument, listDocuments } from '../../catalog/reads.ts';
 import { FilterError, parseFilters } from '../../catalog/filters.ts';
 
-const NotFound = Type.Object({ detail: Type.String() });
 
 export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phoneRegion?: string }> = async (app, { catalog, phoneRegion }) => {
   app.get(

@@ -1,11 +1,9 @@
 /** POST /v1/forget: erase a person, a document, a source or an identifier (docs/forget.md). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import { type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
+import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
 
-const NotFound = Type.Object({ detail: Type.String() });
 const TARGET_FIELDS = ['person_id', 'doc_id', 'source_type', 'identifier'] as const;
 
 function targetOf(body: ForgetRequestT): ForgetTarget | string {

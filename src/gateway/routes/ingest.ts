@@ -4,13 +4,14 @@ import { Type } from '@sinclair/typebox';
 import { batchKeyOf, type Catalog } from '../../catalog/catalog.ts';
 import { submissionStatus } from '../../catalog/status.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
-import { ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { DetailMessage, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import {
   BatchIngestRequest,
   BatchIngestResponse,
   IngestRequest,
   IngestStatusResponse,
   IngestSubmissionResponse,
+  SubmissionParams,
   type BatchItemResultT,
   type IngestSubmissionResponseT,
 } from '../../schemas/ingest.ts';
@@ -176,8 +177,8 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
       schema: {
         tags: ['ingest'],
         summary: 'Status of a submission, or of a batch by its batch_id',
-        params: Type.Object({ submission_id: Type.String({ format: 'uuid' }) }),
-        response: { 200: IngestStatusResponse, 404: Type.Object({ detail: Type.String() }), 422: ValidationErrorBody },
+        params: SubmissionParams,
+        response: { 200: IngestStatusResponse, 404: DetailMessage, 422: ValidationErrorBody },
       },
     },
     async (req, reply) => {
