@@ -41,7 +41,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
       },
     },
     async (req, reply) => {
-    const body = req.body as any;
+    const body = req.body;
     const items = 'embeddings' in body ? body.embeddings : [body];
     try {
       const r = await storeEmbeddings(db, items);

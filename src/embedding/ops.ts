@@ -86,12 +86,12 @@ export interface EmbeddingStatusReport {
 }
 
 export async function embeddingStatus(db: Database): Promise<EmbeddingStatusReport> {
-  const counts = await db.query<{ s: string; n: number }>(
+  const counts = await db.query<{ s: 'pending' | 'processing' | 'embedded' | 'failed'; n: number }>(
     'SELECT embedding_status AS s, count(*)::int AS n FROM chunks GROUP BY 1',
   );
   const c = { pending: 0, processing: 0, embedded: 0, failed: 0, total: 0 };
   for (const r of counts.rows) {
-    (c as any)[r.s] = Number(r.n);
+    c[r.s] = Number(r.n);
     c.total += Number(r.n);
   }
   const misc = (
@@ -107,11 +107,11 @@ export async function embeddingStatus(db: Database): Promise<EmbeddingStatusRepo
             (SELECT count(*)::int FROM chunk_embeddings e WHERE e.model = m.model) AS vectors
        FROM embedding_models m ORDER BY m.created_at`,
   );
-  const docs = await db.query<{ status: string; n: number }>(
+  const docs = await db.query<{ status: 'enriched' | 'indexed'; n: number }>(
     `SELECT status, count(*)::int AS n FROM documents WHERE is_active_version AND status IN ('enriched', 'indexed') GROUP BY 1`,
   );
   const d = { enriched: 0, indexed: 0 };
-  for (const r of docs.rows) (d as any)[r.status] = Number(r.n);
+  for (const r of docs.rows) d[r.status] = Number(r.n);
   const rate15 = Number(misc.m15) / 900;
   const left = c.pending + c.processing;
   return {

@@ -65,7 +65,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler(async (err: FastifyError & { validationContext?: string }, req, reply) => {
     if (err.validation) {
-      return reply.code(422).send({ detail: toValidationDetail(err.validation as any, err.validationContext ?? 'body') });
+      return reply.code(422).send({ detail: toValidationDetail(err.validation, err.validationContext ?? 'body') });
     }
     if (err instanceof PrepareError) {
       if (err.status === 422) return reply.code(422).send({ detail: [{ loc: err.loc, msg: err.message, type: err.type }] });

@@ -216,7 +216,8 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
 };
 
 async function batchItem(catalog: Catalog, index: number, env: unknown): Promise<V2BatchItemT> {
-  const kind = env && typeof env === 'object' && typeof (env as any).kind === 'string' ? ((env as any).kind as string) : null;
+  const declared = env && typeof env === 'object' ? (env as { kind?: unknown }).kind : undefined;
+  const kind = typeof declared === 'string' ? declared : null;
   const fail = (status: number, code: string, message: string, detail: ValidationErrorItemT[] | null = null): V2BatchItemT => ({
     index,
     kind,
