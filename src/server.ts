@@ -224,6 +224,8 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     onIndexError: (err) => log.warn({ err }, 'search index poll failed'),
     // Each process keeps its own snapshot in its own DATA_DIR (docs/architecture.md "Search index on disk").
     indexSnapshotFile: path.join(config.dataDir, 'search-index.snapshot'),
+    // Taking a snapshot copies the index on this thread: it waits until nobody is searching.
+    quiet: () => catalog.readers.idle(),
     onSnapshot: (e) => {
       if (e.kind === 'loaded') {
         say(`index: read from its snapshot, ${e.documents} documents (${(e.bytes / 2 ** 20).toFixed(1)} MB), ${e.caughtUp} changed since (${(e.ms / 1000).toFixed(1)} s)`);

@@ -54,8 +54,21 @@ export interface IndexSyncOptions {
     everyMs: number;
     /** What happened to the snapshot (for the log and `memex serve`'s lines). */
     onEvent?: (event: SnapshotEvent) => void;
+    /**
+     * Nobody is waiting for an answer (`memex serve`: the reader signal, src/db/readers.ts). Taking
+     * a snapshot copies the whole index on this thread (~450 ms at 100k documents), and a search
+     * arriving then waits for it: a due background write waits for a quiet moment, at most
+     * `maxDeferMs` (then it is written anyway, so a store searched all day still gets one).
+     * Absent: always quiet. Writes at close are never deferred.
+     */
+    quiet?: () => boolean;
+    /** How long a due write may wait for a quiet moment (default SNAPSHOT_MAX_DEFER_MS). */
+    maxDeferMs?: number;
   };
 }
+
+/** How long a due background snapshot waits for nobody to be searching before it is written anyway. */
+export const SNAPSHOT_MAX_DEFER_MS = 10 * 60_000;
 
 export type SnapshotEvent =
   | { kind: 'loaded'; documents: number; bytes: number; caughtUp: number; ms: number }
@@ -170,7 +183,9 @@ export class IndexSync {
   private lastSavedAt = Date.now();
   private saving: Promise<void> | null = null;
   /** Snapshot loads, writes and rejections, for tests and benchmarks. */
-  readonly snapshotCounters = { loaded: 0, written: 0, rejected: 0 };
+  readonly snapshotCounters = { loaded: 0, written: 0, rejected: 0, deferred: 0 };
+  /** When a background write became due and started waiting for a quiet moment (null: none waits). */
+  private dueSince: number | null = null;
 
   constructor(
     private readonly db: Database,
@@ -338,12 +353,24 @@ export class IndexSync {
     return this.savedAt < 0 ? Infinity : this.changes - this.savedAt;
   }
 
-  /** A write when enough changed, or anything changed a while ago (after a poll; never awaited). */
+  /**
+   * A write when enough changed, or anything changed a while ago, once nobody is searching (after a
+   * poll; never awaited). A write waiting for a quiet moment is looked at again after every poll.
+   */
   private maybeSaveSnapshot(): void {
     const s = this.opts.snapshot;
     const unsaved = this.unsaved();
     if (!s || this.closed || this.saving || this.blocked || unsaved === 0) return;
-    if (unsaved >= s.everyChanges || Date.now() - this.lastSavedAt >= s.everyMs) void this.saveSnapshot();
+    if (unsaved < s.everyChanges && Date.now() - this.lastSavedAt < s.everyMs) return;
+    const now = Date.now();
+    this.dueSince ??= now;
+    const waitedEnough = now - this.dueSince >= (s.maxDeferMs ?? SNAPSHOT_MAX_DEFER_MS);
+    if (s.quiet && !s.quiet() && !waitedEnough) {
+      this.snapshotCounters.deferred++;
+      return;
+    }
+    this.dueSince = null;
+    void this.saveSnapshot();
   }
 
   /**

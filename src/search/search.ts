@@ -57,6 +57,13 @@ export interface SearchDeps {
   /** What happened to the snapshot (loaded, rejected and why, written). */
   onSnapshot?: (event: SnapshotEvent) => void;
   /**
+   * Nobody is waiting for an answer (`memex serve`: the reader signal, src/db/readers.ts): background
+   * snapshot writes wait for it (index-sync.ts, SNAPSHOT_MAX_DEFER_MS). Absent: always quiet.
+   */
+  quiet?: () => boolean;
+  /** How long a due snapshot write may wait for quiet (tests); default SNAPSHOT_MAX_DEFER_MS. */
+  snapshotMaxDeferMs?: number;
+  /**
    * Where the 8-bit vector copies are kept between starts (vector-memory.ts; `memex serve`:
    * DATA_DIR/search-vectors.snapshot, with the index's snapshot and under the same switch).
    */
@@ -340,6 +347,8 @@ export function createSearch(deps: SearchDeps): Search {
               file: deps.indexSnapshotFile,
               everyChanges: config.indexSnapshotChanges,
               everyMs: config.indexSnapshotMinutes * 60_000,
+              quiet: deps.quiet,
+              maxDeferMs: deps.snapshotMaxDeferMs,
               onEvent: (e) => {
                 deps.onSnapshot?.(e);
                 // The vector copies are written with the index (only when they changed).

@@ -84,6 +84,8 @@ export async function startSearchGateway(
     beforeIndexReady?: SearchDeps['beforeIndexReady'];
     indexSnapshotFile?: SearchDeps['indexSnapshotFile'];
     onSnapshot?: SearchDeps['onSnapshot'];
+    quiet?: SearchDeps['quiet'];
+    snapshotMaxDeferMs?: SearchDeps['snapshotMaxDeferMs'];
     vectorSnapshotFile?: SearchDeps['vectorSnapshotFile'];
     onVectorSnapshot?: SearchDeps['onVectorSnapshot'];
   } = {},
@@ -101,6 +103,8 @@ export async function startSearchGateway(
     beforeIndexReady: opts.beforeIndexReady,
     indexSnapshotFile: opts.indexSnapshotFile,
     onSnapshot: opts.onSnapshot,
+    quiet: opts.quiet,
+    snapshotMaxDeferMs: opts.snapshotMaxDeferMs,
     vectorSnapshotFile: opts.vectorSnapshotFile,
     onVectorSnapshot: opts.onVectorSnapshot,
   });

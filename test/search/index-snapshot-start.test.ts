@@ -42,13 +42,14 @@ describe(`the search index on disk (${backend})`, () => {
   let events: SnapshotEvent[] = [];
   let g: SearchGateway | null = null;
 
-  const start = async (config: Partial<SearchConfig> = {}) => {
+  const start = async (config: Partial<SearchConfig> = {}, extra: Pick<Parameters<typeof startSearchGateway>[0] & {}, 'quiet' | 'snapshotMaxDeferMs'> = {}) => {
     events = [];
     g = await startSearchGateway({
       testDb,
       config: { indexPollMs: 0, ...config },
       indexSnapshotFile: file,
       onSnapshot: (e) => events.push(e),
+      ...extra,
     });
     // As `memex serve` does: the index is prepared at the start, not by the first search.
     await g.search.refreshIndex();
@@ -210,6 +211,34 @@ describe(`the search index on disk (${backend})`, () => {
     for (const w of ['quokka', 'narwhal', 'tapir']) await gw.ingest(doc(`Notes on the ${w}`));
     expect((await gw.get(q({ q: 'tapir' }))).json().total).toBe(1);
     for (let i = 0; i < 100 && !kinds().includes('written'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(kinds()).toEqual(['loaded', 'written']);
+    await stop();
+  });
+
+  it('a due write waits while someone is searching: written once quiet, or after the longest wait', async () => {
+    const until = async (kind: SnapshotEvent['kind']) => {
+      for (let i = 0; i < 100 && !kinds().includes(kind); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    let quiet = false;
+    let gw = await start({ indexSnapshotChanges: 2 }, { quiet: () => quiet });
+    for (const w of ['binturong', 'aardwolf']) await gw.ingest(doc(`Notes on the ${w}`));
+    expect((await gw.get(q({ q: 'binturong' }))).json().total).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(kinds()).toEqual(['loaded']);
+    quiet = true;
+    expect((await gw.get(q({ q: 'aardwolf' }))).json().total).toBe(1);
+    await until('written');
+    expect(kinds()).toEqual(['loaded', 'written']);
+    await stop();
+
+    // Searched without a pause: the write waits at most snapshotMaxDeferMs.
+    gw = await start({ indexSnapshotChanges: 2 }, { quiet: () => false, snapshotMaxDeferMs: 400 });
+    for (const w of ['caracal', 'fossa']) await gw.ingest(doc(`Notes on the ${w}`));
+    expect((await gw.get(q({ q: 'fossa' }))).json().total).toBe(1);
+    expect(kinds()).toEqual(['loaded']);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await gw.get(q({ q: 'caracal' }))).json().total).toBe(1);
+    await until('written');
     expect(kinds()).toEqual(['loaded', 'written']);
     await stop();
   });
