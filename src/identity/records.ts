@@ -7,6 +7,9 @@ import type { Queryable } from '../db/types.ts';
 import type { PersonRecordT } from '../schemas/people.ts';
 import { resolvePersonId } from './merge.ts';
 
+/** A row of one of a person's lists: the entry as GET /v1/people/{id} lists it, and whose it is. */
+type Row<T> = T & { person_id: string };
+
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 
 /** Full records of the given people, in the order given. */
@@ -19,21 +22,21 @@ export async function personRecords(db: Queryable, ids: string[]): Promise<Perso
     [ids],
   );
   const [idents, addrs, urls, sources] = await Promise.all([
-    db.query<Record<string, any>>(
+    db.query<Row<PersonRecordT['identifiers'][number]>>(
       `SELECT person_id, kind, value_raw, value_canonical, label, priority, verified FROM person_identifiers
         WHERE person_id = ANY($1::uuid[]) ORDER BY priority, kind, value_canonical`,
       [ids],
     ),
-    db.query<Record<string, any>>(
+    db.query<Row<PersonRecordT['addresses'][number]>>(
       `SELECT person_id, label, street, city, region, postal_code, country FROM person_addresses
         WHERE person_id = ANY($1::uuid[]) ORDER BY label`,
       [ids],
     ),
-    db.query<Record<string, any>>(
+    db.query<Row<PersonRecordT['urls'][number]>>(
       'SELECT person_id, label, url FROM person_urls WHERE person_id = ANY($1::uuid[]) ORDER BY label',
       [ids],
     ),
-    db.query<Record<string, any>>(
+    db.query<Row<PersonRecordT['sources'][number]>>(
       `SELECT person_id, source, external_id, deleted FROM people_source_map WHERE person_id = ANY($1::uuid[])
         ORDER BY source, external_id`,
       [ids],
@@ -48,16 +51,16 @@ export async function personRecords(db: Queryable, ids: string[]): Promise<Perso
     }
     return m;
   };
-  const byIdent = group(idents.rows as any[]);
-  const byAddr = group(addrs.rows as any[]);
-  const byUrl = group(urls.rows as any[]);
-  const bySource = group(sources.rows as any[]);
+  const byIdent = group(idents.rows);
+  const byAddr = group(addrs.rows);
+  const byUrl = group(urls.rows);
+  const bySource = group(sources.rows);
   const byId = new Map(people.rows.map((p) => [p.person_id as string, p]));
   const out: PersonRecordT[] = [];
   for (const id of ids) {
     const p = byId.get(id);
     if (!p) continue;
-    const identifiers = (byIdent.get(id) ?? []) as PersonRecordT['identifiers'];
+    const identifiers = byIdent.get(id) ?? [];
     out.push({
       person_id: p.person_id,
       display_name: p.display_name,
@@ -76,9 +79,9 @@ export async function personRecords(db: Queryable, ids: string[]): Promise<Perso
       identifiers,
       emails: identifiers.filter((i) => i.kind === 'email').map((i) => i.value_canonical),
       phones: identifiers.filter((i) => i.kind === 'phone').map((i) => i.value_canonical),
-      addresses: (byAddr.get(id) ?? []) as PersonRecordT['addresses'],
-      urls: (byUrl.get(id) ?? []) as PersonRecordT['urls'],
-      sources: (bySource.get(id) ?? []) as PersonRecordT['sources'],
+      addresses: byAddr.get(id) ?? [],
+      urls: byUrl.get(id) ?? [],
+      sources: bySource.get(id) ?? [],
     });
   }
   return out;
