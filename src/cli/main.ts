@@ -242,7 +242,7 @@ async function main(argv: string[]): Promise<void> {
     case 'reindex':
       return reindex(rest);
     case 'relationships': {
-      const { relationshipsCommand } = await import('../relationships/cli.ts');
+      const { relationshipsCommand } = await import('./relationships.ts');
       await relationshipsCommand(rest);
       return;
     }
@@ -251,27 +251,27 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate':
       return migrateCommand();
     case 'forget': {
-      const { runForgetCommand } = await import('../forget/cli.ts');
+      const { runForgetCommand } = await import('./forget.ts');
       process.exitCode = await runForgetCommand(rest);
       return;
     }
     case 'export': {
-      const { runExportCommand } = await import('../maintenance/export-cli.ts');
+      const { runExportCommand } = await import('./export.ts');
       process.exitCode = await runExportCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'backup': {
-      const { runBackupCommand } = await import('../maintenance/backup-cli.ts');
+      const { runBackupCommand } = await import('./backup.ts');
       process.exitCode = await runBackupCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }
     case 'restore': {
-      const { runRestoreCommand } = await import('../maintenance/backup-cli.ts');
+      const { runRestoreCommand } = await import('./backup.ts');
       process.exitCode = await runRestoreCommand(rest);
       return;
     }
     case 'gc': {
-      const { runGcCommand } = await import('../maintenance/cli.ts');
+      const { runGcCommand } = await import('./gc.ts');
       process.exitCode = await runGcCommand(rest, () => operatorDatabase(loadServerConfig()));
       return;
     }

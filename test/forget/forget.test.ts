@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 import { fileUpload } from '../files/multipart.ts';
-import { runForgetCommand } from '../../src/forget/cli.ts';
+import { runForgetCommand } from '../../src/cli/forget.ts';
 
 const ME = 'me@home.example';
 const CAROL_EMAIL = 'carol@starforce.example';

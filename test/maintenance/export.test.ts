@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runExportCommand } from '../../src/maintenance/export-cli.ts';
+import { runExportCommand } from '../../src/cli/export.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 
 let gw: TestGateway;

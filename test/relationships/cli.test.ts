@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/config/server.ts';
-import { relationshipsCommand } from '../../src/relationships/cli.ts';
+import { relationshipsCommand } from '../../src/cli/relationships.ts';
 import { backend, createTestDatabase } from '../helpers/db.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { loadHistory } from './fixture.ts';

@@ -14,7 +14,7 @@ import { DatabaseLockedError } from '../db/lock.ts';
 import { restorePgliteDataDir } from '../db/pglite.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';
-import { BackupError, restoreBackup, writeBackup } from './backup.ts';
+import { BackupError, restoreBackup, writeBackup } from '../maintenance/backup.ts';
 
 export const BACKUP_USAGE = `usage: memex backup --out FILE [--url URL] [--token TOKEN]
        memex restore FILE

@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig } from '../config/server.ts';
 import { isUuid } from '../util/ids.ts';
-import type { RecomputeResult } from './recompute.ts';
+import type { RecomputeResult } from '../relationships/recompute.ts';
 
 export const RELATIONSHIPS_USAGE = `usage: memex relationships --recompute [--self <person_id>] [--json]
 
@@ -69,8 +69,8 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
         'or set the self person with PUT /v1/admin/self-person and run without --self',
     );
   }
-  const { loadRelationshipConfig } = await import('./config.ts');
-  const { recomputeRelationships } = await import('./recompute.ts');
+  const { loadRelationshipConfig } = await import('../relationships/config.ts');
+  const { recomputeRelationships } = await import('../relationships/recompute.ts');
   const { openDatabase } = await import('../db/index.ts');
   const rel = loadRelationshipConfig(env);
   const db = await openDatabase({ databaseUrl: server.databaseUrl, dataDir: server.dataDir });

@@ -7,6 +7,7 @@ import readline from 'node:readline/promises';
 import { createServerClient, ServerError } from '../client/server.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import type { ForgetResponseT } from '../schemas/forget.ts';
+import { usageMessage } from './usage.ts';
 
 export const FORGET_USAGE = `usage: memex forget (--person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE [--type KIND])
                     [--block] [--dry-run] [--yes] [--url URL] [--token TOKEN]
@@ -57,7 +58,7 @@ export async function runForgetCommand(argv: string[], env: NodeJS.ProcessEnv = 
   }
   const targets = [values.person, values.doc, values.source, values.identifier].filter((v) => v !== undefined);
   if (targets.length !== 1) {
-    console.error(`memex forget: give exactly one of --person, --doc, --source, --identifier\n\n${FORGET_USAGE}`);
+    console.error(usageMessage('forget', 'give exactly one of --person, --doc, --source, --identifier', FORGET_USAGE));
     return 2;
   }
   const body: Record<string, unknown> = {};

@@ -7,7 +7,7 @@ import { serverOrDatabase, ServerError } from '../client/server.ts';
 import { loadServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';
-import { collectGarbage, type GcResult } from './gc.ts';
+import { collectGarbage, type GcResult } from '../maintenance/gc.ts';
 
 export const GC_USAGE = `usage: memex gc [--dry-run] [--grace-hours N] [--url URL] [--token TOKEN]
 

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { serverOrDatabase, ServerError } from '../client/server.ts';
 import type { Database } from '../db/types.ts';
-import { exportNdjson, type ExportHeader } from './export.ts';
+import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
 
 export const EXPORT_USAGE = `usage: memex export --format ndjson [--out FILE] [--url URL] [--token TOKEN]
 
