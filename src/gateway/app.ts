@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { Catalog } from '../catalog/catalog.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import { ConfigError, type ServerConfig } from '../config/server.ts';
@@ -126,8 +126,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory(uncompiled) } },
-    // One line per request, written by the onResponse hook below (Fastify's own are two: received and completed).
-    disableRequestLogging: true,
+    // One line per request, written by the onResponse hook below (Fastify's own are two: received and
+    // completed). Through a LogController: the top-level option prints a deprecation warning at every start.
+    logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.logLevel,
       stream: logDestination(config.logFormat, deps.logStream ?? process.stdout),
