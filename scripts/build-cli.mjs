@@ -11,7 +11,11 @@ import { BUILD_DIR, BUILD_INFO, SRC_DIR, sourceFingerprint } from '../bin/compil
 // Fingerprint first: a source edited while this runs no longer matches, so the build is not trusted for it.
 const fingerprint = sourceFingerprint();
 const started = Date.now();
-fs.rmSync(BUILD_DIR, { recursive: true, force: true });
+// Everything but the database template goes (build:db-template owns it; its key names the migrations it
+// holds, so a stale one is rebuilt, not trusted): `npm run build:cli` alone leaves first starts fast.
+for (const e of fs.existsSync(BUILD_DIR) ? fs.readdirSync(BUILD_DIR) : []) {
+  if (e !== 'pglite-template') fs.rmSync(path.join(BUILD_DIR, e), { recursive: true, force: true });
+}
 
 /** Relative module specifiers ending in .ts (imports, and new URL('./thread.ts', import.meta.url)) point to .js. */
 const rewriteSpecifiers = (code) => code.replace(/(['"])(\.{1,2}\/[^'"\n]*?)\.ts\1/g, '$1$2.js$1');
