@@ -199,7 +199,9 @@ function url(q: PlannedQuery): string {
 /** `clients` concurrent clients for SECONDS over the planned queries: latencies in ms. */
 async function latencies(queries: string[], clients: number): Promise<number[]> {
   const lat: number[] = [];
-  const until = performance.now() + SECONDS * 1000;
+  const slowest: { ms: number; at: number; q: string; legs: unknown }[] = [];
+  const started = performance.now();
+  const until = started + SECONDS * 1000;
   let next = 0;
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -207,12 +209,20 @@ async function latencies(queries: string[], clients: number): Promise<number[]> 
         const u = queries[next++ % queries.length];
         const t = performance.now();
         const res = await fetch(u, { headers });
-        await res.text();
+        const text = await res.text();
         if (res.status !== 200) throw new Error(`search ${res.status}`);
-        lat.push(performance.now() - t);
+        const ms = performance.now() - t;
+        lat.push(ms);
+        if (slowest.length < 3 || ms > slowest[2].ms) {
+          const legs = (JSON.parse(text) as { legs?: unknown }).legs;
+          slowest.push({ ms, at: (t - started) / 1000, q: new URL(u).search, legs });
+          slowest.sort((a, b) => b.ms - a.ms).splice(3);
+        }
       }
     }),
   );
+  // The tail says more with its queries: which kind, when in the run, and what each leg reported.
+  for (const s of slowest) console.log(`    slow: ${s.ms.toFixed(0)} ms at ${s.at.toFixed(1)} s, ${s.q}, legs ${JSON.stringify(s.legs)}`);
   return lat.sort((a, b) => a - b);
 }
 
