@@ -31,6 +31,15 @@ export class RelationshipService {
   private cachedSelf: { value: SelfResolution; at: number } | null = null;
   /** The owner's persons for leaving them out of lists (selfIds), unknown included, kept for half a minute. */
   private cachedOwner: { value: string[]; at: number } | null = null;
+  /**
+   * The detection in flight, shared by every caller meanwhile. It reads the newest 20,000 messages
+   * (0.5-1.7 s at 300,000 documents): eight searches finding the cache expired at once each ran it,
+   * and held every search for 5-8 s (docs/BENCHMARKS.md, 300,000 and 1,000,000 documents).
+   */
+  private selfInFlight: Promise<SelfResolution | null> | null = null;
+  private ownerInFlight: Promise<string[]> | null = null;
+  /** Bumped by requestFull: a detection started before it is not cached. */
+  private selfGeneration = 0;
   /** Selves asked for by id (GET …/top?self_person_id=) whose edges this process computed and keeps fresh. */
   private askedSelves = new Set<string>();
   private closed = false;
@@ -78,6 +87,9 @@ export class RelationshipService {
     this.fullPending = true;
     this.cachedSelf = null;
     this.cachedOwner = null;
+    this.selfGeneration++;
+    this.selfInFlight = null;
+    this.ownerInFlight = null;
     this.schedule();
   }
 
@@ -145,9 +157,18 @@ export class RelationshipService {
    */
   async self(fresh = false): Promise<SelfResolution | null> {
     if (!fresh && this.cachedSelf && Date.now() - this.cachedSelf.at < 60_000) return this.cachedSelf.value;
-    const value = await resolveSelf(this.db, this.config);
-    this.cachedSelf = value ? { value, at: Date.now() } : null;
-    return value;
+    if (this.selfInFlight) return this.selfInFlight;
+    const generation = this.selfGeneration;
+    const p = resolveSelf(this.db, this.config).then((value) => {
+      if (generation === this.selfGeneration) this.cachedSelf = value ? { value, at: Date.now() } : null;
+      return value;
+    });
+    this.selfInFlight = p;
+    const done = () => {
+      if (this.selfInFlight === p) this.selfInFlight = null;
+    };
+    p.then(done, done);
+    return p;
   }
 
   /**
@@ -157,16 +178,34 @@ export class RelationshipService {
    * detection reads recent messages. Changing the self person (requestFull) forgets it.
    */
   async selfIds(): Promise<string[]> {
-    if (this.cachedOwner && Date.now() - this.cachedOwner.at < 30_000) return this.cachedOwner.value;
-    const self = await this.self();
-    const ids = new Set<string>(self ? [self.person_id] : []);
-    for (const ident of this.config.selfIdentifiers) {
-      const id = await personByIdentifier(this.db, ident, null, this.config.phoneRegion);
-      if (id) ids.add(id);
-    }
-    const value = [...ids];
-    this.cachedOwner = { value, at: Date.now() };
-    return value;
+    const cached = this.cachedOwner;
+    if (cached && Date.now() - cached.at < 30_000) return cached.value;
+    const refresh = (this.ownerInFlight ??= this.readSelfIds());
+    // Past half a minute the last list answers while one refresh runs behind it: a search never
+    // waits for the detection, except the first after a start or after the self person changed.
+    return cached ? cached.value : refresh;
+  }
+
+  private readSelfIds(): Promise<string[]> {
+    const generation = this.selfGeneration;
+    const p = (async () => {
+      const self = await this.self();
+      const ids = new Set<string>(self ? [self.person_id] : []);
+      for (const ident of this.config.selfIdentifiers) {
+        const id = await personByIdentifier(this.db, ident, null, this.config.phoneRegion);
+        if (id) ids.add(id);
+      }
+      const value = [...ids];
+      if (generation === this.selfGeneration) this.cachedOwner = { value, at: Date.now() };
+      return value;
+    })();
+    const done = () => {
+      if (this.ownerInFlight === p) this.ownerInFlight = null;
+    };
+    p.then(done, done);
+    // A failed background refresh is retried by the next caller past the half minute.
+    p.catch(() => undefined);
+    return p;
   }
 
   /**
