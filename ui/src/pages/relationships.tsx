@@ -108,7 +108,12 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   const asked = params.get('window') ?? '';
   const win = WINDOWS.includes(asked) || asked === QUIET ? asked : '90d';
   const automated = params.get('automated') === '1';
-  const [data, setData] = useState<TopResponseT | null>(null);
+  // The answer with the tab it was asked for: until this tab's answer arrives nothing is shown, not even
+  // for the one render between a click and the effect below (the previous tab's list under "Gone quiet",
+  // with gone-quiet notes on last year's ranking, stood there while the request ran).
+  const tab = `${win}|${automated ? 1 : 0}`;
+  const [answer, setAnswer] = useState<{ tab: string; top: TopResponseT } | null>(null);
+  const data = answer?.tab === tab ? answer.top : null;
   const [noSelf, setNoSelf] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [reload, setReload] = useState(0);
@@ -116,15 +121,13 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     const ctl = new AbortController();
     setError(null);
-    // The previous tab's list is not this one's: a "Gone quiet" heading over last year's ranking would be wrong.
-    setData(null);
     const query =
       win === QUIET
         ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined }
         : { window: win, limit: 100, include_automated: automated || undefined };
     api<TopResponseT>(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
       .then((r) => {
-        setData(r);
+        setAnswer({ tab, top: r });
         // No self person known: the route ranks every self's edges (self_person_id null); ask who "me" is.
         setNoSelf(r.self_person_id == null);
       })
