@@ -6,7 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { transform } from 'esbuild';
-import { BUILD_DIR, BUILD_INFO, SRC_DIR, sourceFingerprint } from '../bin/compiled.js';
+import { BUILD_DIR, BUILD_INFO, SRC_DIR, freshCompiledEntry, sourceFingerprint } from '../bin/compiled.js';
+
+// `npm link`, `npm install` and `npx` run `prepare` again: a build that already matches src/ is kept (about a
+// second instead of a rebuild); MEMEX_BUILD_FORCE=1 rebuilds anyway.
+if (process.env.MEMEX_BUILD_FORCE !== '1' && freshCompiledEntry()) {
+  console.log('build:cli: build/ matches src/, nothing to compile');
+  process.exit(0);
+}
 
 // Fingerprint first: a source edited while this runs no longer matches, so the build is not trusted for it.
 const fingerprint = sourceFingerprint();

@@ -13,7 +13,7 @@ import pino from 'pino';
 import { Catalog } from './catalog/catalog.ts';
 import { emailRethreadPending, rethreadEmail } from './catalog/email-threads.ts';
 import type { ServerConfig } from './config/server.ts';
-import { isLoopback, SignInCodes } from './gateway/ui.ts';
+import { isLoopback, signInNotice, SignInCodes } from './gateway/ui.ts';
 import { openDatabase } from './db/index.ts';
 import type { Database } from './db/types.ts';
 import { startTableUpkeep } from './db/upkeep.ts';
@@ -34,6 +34,14 @@ import { loadRelationshipConfig } from './relationships/config.ts';
 import { RelationshipService } from './relationships/service.ts';
 import type { OcrEngine } from './ocr/engine.ts';
 import { logDestination } from './util/log.ts';
+import { removeStaleSearchSnapshotTemps } from './search/index-snapshot.ts';
+import { describeTightened, ensureOwnerOnly, mkdirOwnerOnly } from './util/owner-only.ts';
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(path.resolve(parent), path.resolve(child));
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+import { removeRestoreLeftovers } from './maintenance/restore-leftovers.ts';
 
 /** How often the embedded database's tables are checked for ANALYZE and VACUUM (src/db/upkeep.ts). */
 const UPKEEP_INTERVAL_MS = 60_000;
@@ -56,7 +64,7 @@ export interface RunningServer {
 export function ensureAuthToken(config: ServerConfig): { config: ServerConfig; generatedFile?: string } {
   if (config.authToken) return { config };
   const file = path.join(config.dataDir, 'auth-token');
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  mkdirOwnerOnly(config.dataDir);
   if (!fs.existsSync(file)) {
     fs.writeFileSync(file, `${crypto.randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
   }
@@ -89,9 +97,12 @@ const seconds = (since: number) => `${((performance.now() - since) / 1000).toFix
 export async function startServer(base: ServerConfig, role: ServerRole = 'all', opts: StartOptions = {}): Promise<RunningServer> {
   const startedAt = opts.startedAt ?? performance.now();
   const say = opts.onProgress ?? (() => undefined);
+  // Owner-only before anything is written into it (src/util/owner-only.ts); said once the log is open.
+  const tightened = ensureOwnerOnly(base.dataDir);
   const { config, generatedFile } = ensureAuthToken(base);
   // Files config first: a bad FILE_MAX_BYTES / OBJECT_STORE / OCR_* stops the start before anything is opened.
   const filesConfig = loadFilesConfig(opts.env ?? process.env, config.dataDir);
+  const objectsOutside = !isInside(filesConfig.localRoot, config.dataDir) ? ensureOwnerOnly(filesConfig.localRoot) : null;
   const gcEvery = gcIntervalMs(opts.env ?? process.env);
   // A bad EGRESS_* setting stops the start before anything is opened, like the files settings.
   const egress = loadEgressConfig(opts.env ?? process.env);
@@ -102,11 +113,18 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
   const early =
     role === 'worker'
       ? undefined
-      : (opts.early ?? (await listenEarly({ host: config.host, port: config.port, database: kind, version: API_VERSION })));
+      : (opts.early ?? (await listenEarly({ host: config.host, port: config.port, database: kind, version: API_VERSION, allowedHosts: config.allowedHosts })));
   const log = pino({ level: config.logLevel }, logDestination(config.logFormat));
+  for (const [t, name] of [[tightened, 'DATA_DIR'], [objectsOutside, 'OBJECT_STORE_DIR']] as const) {
+    const line = t && describeTightened(t, name);
+    if (line) log.warn({ changed: t.changed.length, failed: t.failed.length }, line);
+  }
   // Text sent to a remote LLM or embedding API (or an MCP client elsewhere) is redacted by this policy.
   configureEgress(egress, log.child({ component: 'egress' }));
   let db: Database | undefined;
+  // What a killed `memex restore` left (its staging folder holds the backup's rows): removed at start.
+  const leftovers = removeRestoreLeftovers(config.dataDir);
+  if (leftovers.length) say(`removed ${leftovers.length} folder(s) left by an interrupted restore or backup: ${leftovers.join(', ')}`);
   try {
     if (early) early.state.phase = 'database';
     let phase = performance.now();
@@ -206,12 +224,17 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
   // Email stored before conversation threading (migration 090) is re-threaded once, in the background.
   const rethreadStop = new AbortController();
   const rethread = startPendingRethread(opened, log.child({ component: 'rethread' }), relationships, rethreadStop.signal);
-  const gc = startPeriodicGc(opened, store, gcEvery, log.child({ component: 'gc' }));
+  const gc = startPeriodicGc(opened, store, gcEvery, log.child({ component: 'gc' }), config.dataDir);
+  // Email stored before originals were kept was built by the old body cleaner, which cut text: say what repairs it.
+  void sayEmailWithoutOriginals(opened, say, log.child({ component: 'originals' }));
   // PGlite has no autovacuum: analyse and vacuum its tables by autovacuum's rules, while nobody reads.
   const upkeep =
     opened.kind === 'pglite'
       ? startTableUpkeep(opened, { intervalMs: UPKEEP_INTERVAL_MS, idle: () => catalog.readers.idle(), log: log.child({ component: 'upkeep' }) })
       : null;
+  // A snapshot write killed half-way leaves its temporary file: removed before the next is written.
+  const removed = removeStaleSearchSnapshotTemps(config.dataDir);
+  if (removed.length) log.info({ removed }, 'removed temporary files of an interrupted snapshot write');
   const signIn = new SignInCodes();
   const poolStats = () => (embedding.current?.embedder as Partial<PooledEmbedder> | undefined)?.stats?.();
   const metrics = createGatewayMetrics({ db: opened, pool: poolStats });
@@ -267,9 +290,8 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
   say(`listening on ${url} (GET /v1/readyz: 200 once searches are answered)`);
   // Like Jupyter: a one-time sign-in link for the web UI, on loopback only. The code is in the
   // fragment (never sent to a server), is single use, and is not the token.
-  if (isLoopback(config.host)) {
-    process.stderr.write(`\nmemex web UI: ${url}/#signin=${signIn.issue()}\n(one-time sign-in link; afterwards sign in with the token)\n\n`);
-  }
+  // Only to a terminal: a log file or journal keeps what it is given, and the link signs in.
+  if (isLoopback(config.host)) process.stderr.write(signInNotice(url, process.stderr.isTTY === true, () => signIn.issue()));
   const indexStart = performance.now();
   const warmStop = new AbortController();
   const ticker = setInterval(() => {
@@ -314,19 +336,47 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
       warmStop.abort();
       indexSettled();
       rethreadStop.abort();
-      await rethread;
-      await gc.stop();
-      await upkeep?.stop();
-      await app.close();
-      await port.close();
+      // Each step that waits says so, with its time, so a slow stop is never silent.
+      const step = async (what: string, run: () => Promise<unknown> | undefined) => {
+        const t = performance.now();
+        say(`stopping: ${what}`);
+        await run();
+        const ms = performance.now() - t;
+        if (ms >= 1000) say(`stopping: ${what} took ${seconds(t)}`);
+      };
+      await step('background rethreading, gc and upkeep', () => Promise.all([rethread, gc.stop(), upkeep?.stop()]));
+      await step('open requests', async () => {
+        await app.close();
+        await port.close();
+      });
       // Before the database closes: the index's last changes are written to its snapshot.
-      await search.close();
-      await ocrEngine?.close();
-      await shutdownExtraction();
-      await embedding.close();
-      await opened.close();
+      await step('the search index', () => search.close());
+      await step('text extraction and OCR', () => Promise.all([ocrEngine?.close(), shutdownExtraction()]));
+      await step('the embedding model', () => embedding.close());
+      await step('the database', () => opened.close());
+      say('stopped');
     },
   };
+}
+
+/**
+ * The upgrade notice of issue 40: email documents without an original were stored by a memex whose body cleaner
+ * cut their text, and only their folders can give them back. Said, not done: the server cannot read the person's
+ * folders, and `memex reindex --reparse` rebuilds what has an original. Off the start's path; a failure is only logged.
+ */
+async function sayEmailWithoutOriginals(db: Database, say: (line: string) => void, log: { warn(o: object, m?: string): void }): Promise<void> {
+  try {
+    const { emailWithoutOriginals } = await import('./catalog/originals.ts');
+    const n = await emailWithoutOriginals(db);
+    if (n === 0) return;
+    const line =
+      `${n} email documents were stored before memex kept originals; their text may be cut (issue 40). ` +
+      'Run `memex import mail --rescan PATH` on the folders they came from: whole bodies replace them as new versions and the originals are kept.';
+    say(line);
+    log.warn({ email_without_originals: n }, line);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'counting email documents without originals failed');
+  }
 }
 
 /** Runs rethreadEmail when migration 090 left its marker; progress and the outcome go to the log. */

@@ -69,7 +69,7 @@ describe('the declarations', () => {
 
   it('cover every variable src/ reads', () => {
     // Operating-system conventions, not memex settings.
-    const os = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME']);
+    const os = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'TZ']);
     const read = new Set<string>();
     const walk = (dir: string) => {
       for (const e of fs.readdirSync(dir, { withFileTypes: true })) {

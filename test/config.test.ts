@@ -17,7 +17,9 @@ describe('server configuration', () => {
     [{ BODY_LIMIT: 'big' }, /BODY_LIMIT must be a size/],
     [{ DEFAULT_PHONE_REGION: 'USA' }, /two-letter/],
     [{ HOST: '0.0.0.0' }, /refusing to listen on non-loopback HOST=0.0.0.0 without AUTH_TOKEN/],
-    [{ HOST: '0.0.0.0', AUTH_TOKEN: 'changeme' }, /development placeholder/],
+    [{ HOST: '0.0.0.0', AUTH_TOKEN: 'changeme' }, /AUTH_TOKEN is a placeholder \("changeme"\)/],
+    [{ AUTH_TOKEN: 'changeme' }, /AUTH_TOKEN is a placeholder \("changeme"\)/],
+    [{ ALLOWED_HOSTS: 'memex.example.com/x' }, /ALLOWED_HOSTS: "memex.example.com\/x" is not a host name/],
   ])('rejects %o with a one-line reason', (env, re) => {
     expect(() => loadServerConfig(env)).toThrowError(ConfigError);
     try {

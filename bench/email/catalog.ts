@@ -26,7 +26,7 @@ import type { CatalogDocumentRequest } from '../../src/catalog/types.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database, Queryable } from '../../src/db/types.ts';
 import { batchKeyOf } from '../../src/catalog/catalog.ts';
-import { prepareIngest } from '../../src/gateway/prepare.ts';
+import { prepareIngest } from '../../src/catalog/prepare.ts';
 import type { IngestRequestT } from '../../src/schemas/ingest.ts';
 import { openScratchPostgres } from '../lib/database.ts';
 import { machineLine } from '../lib/server.ts';

@@ -17,6 +17,10 @@ export interface BenchServer {
   token: string;
   backend: 'pglite' | 'postgres';
   child: ChildProcess;
+  /** The server's DATA_DIR (PGlite's database and the object store live under it). */
+  dataDir: string;
+  /** PostgreSQL: the database's URL; undefined for PGlite. */
+  databaseUrl?: string;
   /** Peak resident set size of the server process in MB, read from /proc while it ran. */
   peakRssMb(): number;
   stop(): Promise<void>;
@@ -87,6 +91,8 @@ export async function startBenchServer(
     token: BENCH_TOKEN,
     backend,
     child,
+    dataDir,
+    databaseUrl,
     peakRssMb: () => Math.round(peak),
     async stop() {
       clearInterval(sampler);

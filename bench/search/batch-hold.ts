@@ -18,7 +18,7 @@ import type { GatewayClient } from '../../src/agent/gateway-client.ts';
 import { batchKeyOf, Catalog } from '../../src/catalog/catalog.ts';
 import type { IngestItem } from '../../src/catalog/ingest.ts';
 import { openDatabase, type Database } from '../../src/db/index.ts';
-import { prepareIngest } from '../../src/gateway/prepare.ts';
+import { prepareIngest } from '../../src/catalog/prepare.ts';
 import { cleanStrings } from '../../src/util/json-input.ts';
 import { generateCorpus, writeMbox } from '../email/corpus.ts';
 import { openScratchPostgres } from '../lib/database.ts';

@@ -11,7 +11,10 @@ export const AGENT_USAGE = `Usage: memex agent [--config PATH] [--print-config]
   --config PATH    configuration file (default: $XDG_CONFIG_HOME/memex/agent.yaml or ~/.config/memex/agent.yaml)
   --print-config   print the effective configuration (file + environment) with secrets masked, then exit
 
-Environment: SVC_PORT, SVC_AUTH_SECRET, SVC_GATEWAY_URL, SVC_GATEWAY_TOKEN, SVC_LOG_LEVEL (debug|info|warning|error), SVC_MAIL_ENABLED`;
+Without auth.secret or SVC_AUTH_SECRET, the secret clients send in x-auth is generated on the first start
+and kept in auth.secret_file (default $XDG_STATE_HOME/memex/agent-secret, mode 0600).
+
+Environment: SVC_PORT, SVC_AUTH_SECRET, SVC_ALLOWED_HOSTS, SVC_GATEWAY_URL, SVC_GATEWAY_TOKEN, SVC_LOG_LEVEL (debug|info|warning|error), SVC_MAIL_ENABLED`;
 
 export interface AgentCliIo {
   out: (s: string) => void;
@@ -66,14 +69,26 @@ export async function runAgentCommand(
   try {
     started = await startAgent({ config: loaded.config });
   } catch (err) {
+    if (err instanceof AgentConfigError) {
+      io.err(`memex agent: ${err.message}\n`);
+      return 2;
+    }
     if (err instanceof AgentBindError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       io.err(`memex agent: ${(err as Error).message}\n`);
       return 1;
     }
     throw err;
   }
-  const { app, url } = started;
-  app.log.info({ url, config: loaded.path ?? 'defaults' }, 'host agent listening');
+  const { app, url, secretFile, secretGenerated } = started;
+  // Where the secret is, never the secret: clients read the file (or set SVC_AUTH_SECRET on both sides).
+  if (secretFile) {
+    io.err(
+      secretGenerated
+        ? `memex agent: generated the secret for ${loaded.config.auth.header} in ${secretFile} (mode 0600); clients send its content\n`
+        : `memex agent: the secret for ${loaded.config.auth.header} is in ${secretFile}\n`,
+    );
+  }
+  app.log.info({ url, config: loaded.path ?? 'defaults', secret_file: secretFile }, 'host agent listening');
 
   return new Promise<number>((resolve) => {
     let closing = false;

@@ -8,16 +8,18 @@
  * typo such as `modules.mail.enabeld` must not silently leave a module off.
  * State files default under $XDG_STATE_HOME/memex (~/.local/state/memex).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ConfigError, read, type Setting } from '../config/env.ts';
-import { SERVER_SETTINGS } from '../config/server.ts';
+import { ConfigError, isSet, read, type Setting } from '../config/env.ts';
+import { isPlaceholderSecret, SERVER_SETTINGS } from '../config/server.ts';
+import { parseAllowedHosts } from '../util/request-host.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
 import { AGENT_SETTINGS, LOG_LEVELS, type AgentLogLevel } from './settings.ts';
+import { parseDuration, parseSchedule, ScheduleError, type Schedule } from './sources/schedule.ts';
 
-export const PLACEHOLDER_SECRET = 'changeme';
 export const SECRET_MASK = '********';
 
 export type { AgentLogLevel };
@@ -26,7 +28,8 @@ export type { RedactOptions };
 
 export interface MailSourceConfig {
   id: string;
-  type: 'local' | 'imap';
+  /** local: a Mail.app .emlx tree; maildir / mbox: watched folders and files (mail-watch.ts); imap: an account. */
+  type: 'local' | 'imap' | 'maildir' | 'mbox';
   enabled: boolean;
   source_path?: string;
   host?: string;
@@ -39,13 +42,27 @@ export interface MailSourceConfig {
   folders: string[];
   /** Source override of the module default (undefined = inherit). */
   redact_pii?: boolean | RedactOptions;
+  /** IMAP: how often to look where IDLE is not offered (and the safety-net check while idling), ms; default 5 min. */
+  poll_interval_ms: number;
+  /** IMAP: IDLE where offered (default true); false polls. */
+  idle: boolean;
+  /** IMAP: a message deleted at the source is deleted in memex too (default false: kept, marked deleted_at_source). */
+  mirror_deletions: boolean;
+  /** Run on a schedule instead of continuously (docs/sources.md). */
+  schedule?: Schedule;
 }
 
 export interface AgentConfig {
   /** Always a loopback address; see startAgent. */
   host: string;
   port: number;
-  auth: { header: string; secret: string };
+  /**
+   * `secret`: empty when neither the file nor SVC_AUTH_SECRET sets one; startAgent then reads or generates
+   * `secret_file` (ensureAgentSecret). A placeholder or an explicitly empty secret is a configuration error.
+   */
+  auth: { header: string; secret: string; secret_file: string };
+  /** Host names answered besides localhost and IP addresses (src/util/request-host.ts); SVC_ALLOWED_HOSTS. */
+  allowed_hosts: string[];
   /** Largest request body in bytes (JSON and multipart alike). */
   body_limit_bytes: number;
   logging: { level: AgentLogLevel };
@@ -68,6 +85,8 @@ export interface AgentConfig {
       chat_db_path: string;
       /** Cursor state file; the version hashes live next to it (<name>.versions.json). */
       state_path: string;
+      /** Tail runs on a schedule (docs/sources.md). */
+      schedule?: Schedule;
     };
     ocr: {
       enabled: boolean;
@@ -159,7 +178,8 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
   return {
     host: '127.0.0.1',
     port: 7090,
-    auth: { header: 'x-auth', secret: PLACEHOLDER_SECRET },
+    auth: { header: 'x-auth', secret: '', secret_file: path.join(state, 'agent-secret') },
+    allowed_hosts: [],
     body_limit_bytes: 25 * 1024 * 1024,
     logging: { level: 'info' },
     gateway: {
@@ -308,6 +328,28 @@ class Reader {
     return v as string[];
   }
 
+  duration(o: Obj, key: string, at: string, def: number): number {
+    const v = o[key];
+    if (v === undefined || v === null) return def;
+    try {
+      return parseDuration(v, k(at, key));
+    } catch (err) {
+      if (err instanceof ScheduleError) throw new AgentConfigError(`${this.file}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  schedule(o: Obj, key: string, at: string): Schedule | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    try {
+      return parseSchedule(v, k(at, key));
+    } catch (err) {
+      if (err instanceof ScheduleError) throw new AgentConfigError(`${this.file}: ${err.message}`);
+      throw err;
+    }
+  }
+
   path(o: Obj, key: string, at: string, def: string): string {
     return path.resolve(expandHome(this.str(o, key, at, def)));
   }
@@ -359,13 +401,13 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     throw new AgentConfigError(`${file}: the document must be a mapping of keys, got ${JSON.stringify(raw)}`);
   }
   const root = raw as Obj;
-  r.onlyKeys(root, ['host', 'port', 'auth', 'body_limit_bytes', 'logging', 'gateway', 'modules'], '');
+  r.onlyKeys(root, ['host', 'port', 'auth', 'allowed_hosts', 'body_limit_bytes', 'logging', 'gateway', 'modules'], '');
 
   const host = r.str(root, 'host', '', d.host).trim();
   if (!isLoopbackAddress(host)) r.fail('host', 'must be a loopback address (127.0.0.1 or ::1): the agent never listens on other interfaces', host);
   const port = r.int(root, 'port', '', d.port, 1024, 65535);
   const auth = r.obj(root, 'auth', 'auth') ?? {};
-  r.onlyKeys(auth, ['header', 'secret'], 'auth');
+  r.onlyKeys(auth, ['header', 'secret', 'secret_file'], 'auth');
   const logging = r.obj(root, 'logging', 'logging') ?? {};
   r.onlyKeys(logging, ['level', 'format'], 'logging');
   const gw = r.obj(root, 'gateway', 'gateway') ?? {};
@@ -377,7 +419,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   const m = (name: string): Obj => r.obj(modules, name, `modules.${name}`) ?? {};
 
   const chat = m('chatapp');
-  r.onlyKeys(chat, ['enabled', 'batch_size', 'ocr_enabled', 'chat_db_path', 'state_path'], 'modules.chatapp');
+  r.onlyKeys(chat, ['enabled', 'batch_size', 'ocr_enabled', 'chat_db_path', 'state_path', 'schedule'], 'modules.chatapp');
   const ocr = m('ocr');
   r.onlyKeys(ocr, ['enabled', 'languages', 'timeout_ms', 'pool_size', 'max_pixels', 'max_image_bytes', 'lang_paths', 'allowed_url_hosts', 'url_timeout_ms', 'recognition_level', 'include_layout'], 'modules.ocr');
   const fsw = m('fswatch');
@@ -410,12 +452,12 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     const at = `modules.mail.sources[${i}]`;
     if (typeof s !== 'object' || s === null || Array.isArray(s)) r.fail(at, 'must be a mapping', s);
     const o = s as Obj;
-    r.onlyKeys(o, ['id', 'type', 'enabled', 'source_path', 'host', 'port', 'tls', 'starttls', 'username', 'auth', 'folders', 'redact_pii'], at);
+    r.onlyKeys(o, ['id', 'type', 'enabled', 'source_path', 'host', 'port', 'tls', 'starttls', 'username', 'auth', 'folders', 'redact_pii', 'poll_interval', 'idle', 'mirror_deletions', 'schedule'], at);
     const id = r.str(o, 'id', at, '');
     if (!id) r.fail(`${at}.id`, 'is required', o.id);
     if (seen.has(id)) r.fail(`${at}.id`, 'must be unique among sources', id);
     seen.add(id);
-    const type = r.oneOf(o, 'type', at, 'local', ['local', 'imap'] as const);
+    const type = r.oneOf(o, 'type', at, 'local', ['local', 'imap', 'maildir', 'mbox'] as const);
     const source: MailSourceConfig = {
       id,
       type,
@@ -423,9 +465,14 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
       tls: r.bool(o, 'tls', at, true),
       starttls: r.bool(o, 'starttls', at, true),
       folders: r.strList(o, 'folders', at, []),
+      poll_interval_ms: r.duration(o, 'poll_interval', at, 300_000),
+      idle: r.bool(o, 'idle', at, true),
+      mirror_deletions: r.bool(o, 'mirror_deletions', at, false),
     };
-    if (type === 'local') {
-      if (o.source_path === undefined) r.fail(`${at}.source_path`, 'is required for a local source', undefined);
+    const schedule = r.schedule(o, 'schedule', at);
+    if (schedule) source.schedule = schedule;
+    if (type === 'local' || type === 'maildir' || type === 'mbox') {
+      if (o.source_path === undefined) r.fail(`${at}.source_path`, `is required for a ${type} source`, undefined);
       source.source_path = r.path(o, 'source_path', at, '');
     }
     if (type === 'imap') {
@@ -451,7 +498,12 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   const cfg: AgentConfig = {
     host,
     port,
-    auth: { header: r.str(auth, 'header', 'auth', d.auth.header).toLowerCase(), secret: r.str(auth, 'secret', 'auth', d.auth.secret, false) },
+    auth: {
+      header: r.str(auth, 'header', 'auth', d.auth.header).toLowerCase(),
+      secret: usableSecret(r.str(auth, 'secret', 'auth', d.auth.secret, false), auth.secret !== undefined && auth.secret !== null, `${file}: auth.secret`),
+      secret_file: r.path(auth, 'secret_file', 'auth', d.auth.secret_file),
+    },
+    allowed_hosts: r.strList(root, 'allowed_hosts', '', []).map((h) => h.trim().toLowerCase()),
     body_limit_bytes: r.int(root, 'body_limit_bytes', '', d.body_limit_bytes, 1024),
     logging: { level: r.oneOf(logging, 'level', 'logging', d.logging.level, LOG_LEVELS) },
     gateway: {
@@ -469,6 +521,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
         ocr_enabled: r.bool(chat, 'ocr_enabled', 'modules.chatapp', d.modules.chatapp.ocr_enabled),
         chat_db_path: r.path(chat, 'chat_db_path', 'modules.chatapp', d.modules.chatapp.chat_db_path),
         state_path: r.path(chat, 'state_path', 'modules.chatapp', d.modules.chatapp.state_path),
+        ...(r.schedule(chat, 'schedule', 'modules.chatapp') ? { schedule: r.schedule(chat, 'schedule', 'modules.chatapp') } : {}),
       },
       ocr: {
         enabled: r.bool(ocr, 'enabled', 'modules.ocr', d.modules.ocr.enabled),
@@ -533,7 +586,14 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     }
   };
   cfg.port = fromEnv(S.SVC_PORT) ?? cfg.port;
-  cfg.auth.secret = fromEnv(S.SVC_AUTH_SECRET) ?? cfg.auth.secret;
+  const envSecret = fromEnv(S.SVC_AUTH_SECRET);
+  if (envSecret !== undefined) cfg.auth.secret = usableSecret(envSecret, true, 'environment: SVC_AUTH_SECRET');
+  if (isSet(env, S.SVC_ALLOWED_HOSTS)) cfg.allowed_hosts = fromEnv(S.SVC_ALLOWED_HOSTS);
+  try {
+    parseAllowedHosts(cfg.allowed_hosts, env.SVC_ALLOWED_HOSTS?.trim() ? 'environment: SVC_ALLOWED_HOSTS' : `${file}: allowed_hosts`);
+  } catch (err) {
+    throw new AgentConfigError((err as Error).message);
+  }
   cfg.gateway.base_url = fromEnv(S.SVC_GATEWAY_URL) ?? cfg.gateway.base_url;
   // The collector token is the gateway's AUTH_TOKEN (spec §5.3); SVC_GATEWAY_TOKEN names it for the agent alone.
   for (const setting of [S.SVC_GATEWAY_TOKEN, SERVER_SETTINGS.AUTH_TOKEN]) {
@@ -583,13 +643,61 @@ export function loadAgentConfig(opts: { configPath?: string; env?: NodeJS.Proces
   return { config, path: text === undefined ? undefined : file, warnings: configWarnings(config) };
 }
 
+/**
+ * A secret that is set must be one: an empty one, or a placeholder (`changeme` of the sample files), is refused
+ * rather than served with (issue 47). Unset is fine: a secret is generated (ensureAgentSecret).
+ */
+function usableSecret(secret: string, given: boolean, where: string): string {
+  if (!given) return secret;
+  if (secret.trim() === '') {
+    throw new AgentConfigError(`${where} is empty: set a long random value, or leave it unset to have one generated`);
+  }
+  if (isPlaceholderSecret(secret)) {
+    throw new AgentConfigError(`${where} is the placeholder "${secret.trim()}", not a secret: set a long random value, or leave it unset to have one generated`);
+  }
+  return secret;
+}
+
+/** Whether `secret` may guard the agent: set, and no placeholder. */
+export function isUsableSecret(secret: string): boolean {
+  return secret.trim() !== '' && !isPlaceholderSecret(secret);
+}
+
+/**
+ * The configuration with its secret: the one set, else the one in `auth.secret_file`, generated there (mode 0600, in
+ * a folder only the owner reads) on the first start — as the gateway keeps its token in DATA_DIR/auth-token.
+ */
+export function ensureAgentSecret(cfg: AgentConfig): { config: AgentConfig; file?: string; generated: boolean } {
+  if (cfg.auth.secret) return { config: cfg, generated: false };
+  const file = cfg.auth.secret_file;
+  let generated = false;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    if (!fs.existsSync(file)) {
+      // Written beside it and linked into place: a start killed half-way leaves no empty secret file, and of two
+      // first starts at once one secret wins (link fails with EEXIST for the other).
+      const scratch = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(scratch, `${crypto.randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
+      try {
+        fs.linkSync(scratch, file);
+        generated = true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        fs.rmSync(scratch, { force: true });
+      }
+    }
+    const secret = fs.readFileSync(file, 'utf8').trim();
+    if (!isUsableSecret(secret)) throw new AgentConfigError(`${file}: the secret file holds ${secret ? 'a placeholder' : 'nothing'}: remove it to have a new secret generated`);
+    return { config: { ...cfg, auth: { ...cfg.auth, secret } }, file, generated };
+  } catch (err) {
+    if (err instanceof AgentConfigError) throw err;
+    throw new AgentConfigError(`${file}: cannot keep the generated secret there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set auth.secret_file, SVC_AUTH_SECRET or auth.secret`);
+  }
+}
+
 export function configWarnings(cfg: AgentConfig): string[] {
   const w: string[] = [];
-  if (cfg.auth.secret.trim() === '' || cfg.auth.secret === PLACEHOLDER_SECRET) {
-    w.push(
-      `auth.secret is ${cfg.auth.secret.trim() === '' ? 'empty' : `the placeholder "${PLACEHOLDER_SECRET}"`}: set SVC_AUTH_SECRET or auth.secret to a long random value`,
-    );
-  }
   if (cfg.modules.mail.enabled && cfg.modules.mail.sources.length === 0 && cfg.modules.mail.allowed_roots.length === 0) {
     w.push('modules.mail is enabled but no local source or allowed_roots is configured: /v1/email/parse will refuse every path');
   }

@@ -16,6 +16,7 @@ import type { AgentMetrics } from './metrics.ts';
 import type { OcrEngine } from '../ocr/engine.ts';
 import type { CoverageReporter } from '../coverage/reporter.ts';
 import type { CoverageProvider } from './coverage.ts';
+import type { Source } from './sources/source.ts';
 
 export type ModuleStatus = 'ready' | 'disabled' | 'stub' | 'error' | 'running';
 
@@ -59,6 +60,11 @@ export interface AgentModule {
   registerRoutes?(app: FastifyInstance): void | Promise<void>;
   /** A collector's sources for coverage: recounts and retries (src/agent/coverage.ts). */
   coverage?: CoverageProvider;
+  /**
+   * The sources this module keeps up to date by itself (docs/sources.md): an IMAP folder, a collector on a
+   * schedule, a watched folder. The source runner (src/agent/sources/runner.ts) starts, pauses and reports them.
+   */
+  sources?(): Source[];
   close?(): Promise<void>;
 }
 

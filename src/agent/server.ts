@@ -6,24 +6,32 @@
  *   digests with crypto.timingSafeEqual so neither content nor length leaks through timing.
  * - Errors use the agent's convention {"error": "..."}; unknown routes answer 404 {"error":"Not Found"};
  *   bad input is a 4xx, and a 500 never carries a stack trace.
+ * - Before the secret, the Host and Origin headers (src/util/request-host.ts): a request naming another host
+ *   (DNS rebinding) answers 421, one sent by another origin's page 403, both {"error": "..."}.
+ * - The secret is never empty nor a placeholder: createAgentServer refuses one, startAgent generates one
+ *   in `auth.secret_file` when none is set (ensureAgentSecret).
  * - startAgent binds loopback only and refuses anything else before opening a socket.
  */
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
-import { configWarnings, isLoopbackAddress, pinoLevel, type AgentConfig } from './config.ts';
+import { AgentConfigError, configWarnings, ensureAgentSecret, isLoopbackAddress, isUsableSecret, pinoLevel, type AgentConfig } from './config.ts';
+import { hostPolicy, judgeRequest } from '../util/request-host.ts';
 import { gatewayClientFromConfig, type GatewayClient } from './gateway-client.ts';
 import { createAgentMetrics, type AgentMetrics } from './metrics.ts';
 import { builtinStubs, ModuleRegistry, type AgentContext, type ModuleFactory } from './modules.ts';
 import { emailModule } from './routes/email.ts';
-import { emailImapModule, emailLocalModule } from './collectors/email/index.ts';
+import { emailFoldersModule, emailImapModule, emailLocalModule } from './collectors/email/index.ts';
 import { ocrModule } from './routes/ocr.ts';
 import { chatappModule } from './collectors/chatapp/module.ts';
 import { fswatchModule } from './collectors/fswatch/module.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
 import { httpCoverageReporter, type CoverageReporter } from '../coverage/reporter.ts';
 import { AgentCoverage, coveragePollMs } from './coverage.ts';
+import { SourceRunner } from './sources/runner.ts';
+import { SourceBusyError } from './sources/source.ts';
+import { httpSourcesGateway, type SourcesGateway } from './sources/gateway.ts';
 
 const require = createRequire(import.meta.url);
 export const AGENT_VERSION: string = (require('../../package.json') as { version: string }).version;
@@ -42,10 +50,16 @@ export interface AgentServerOptions {
   /** Share one OCR engine between several servers (tests), or inject one. Not closed by the server. */
   ocrEngine?: OcrEngine;
   metrics?: AgentMetrics;
+  /** Run the configured sources continuously (docs/sources.md); startAgent and `memex serve` do, tests choose. */
+  runSources?: boolean;
+  /** Where the source runner reports freshness and source-side changes (default: the configured gateway). */
+  sourcesGateway?: SourcesGateway;
+  /** How often the runner reports freshness (and learns of pauses) at the least; default 15 s. */
+  sourcesReportMs?: number;
 }
 
 export interface AgentServer extends FastifyInstance {
-  agent: { context: AgentContext; modules: ModuleRegistry };
+  agent: { context: AgentContext; modules: ModuleRegistry; sources: SourceRunner };
 }
 
 /** Secrets are compared as SHA-256 digests: equal length always, so timingSafeEqual never throws. */
@@ -78,6 +92,16 @@ function loggerOptions(config: AgentConfig, enabled: boolean): FastifyServerOpti
 }
 
 export async function createAgentServer(config: AgentConfig, opts: AgentServerOptions = {}): Promise<AgentServer> {
+  if (!isUsableSecret(config.auth.secret)) {
+    throw new AgentConfigError('the host agent needs a secret (auth.secret, SVC_AUTH_SECRET); empty or a placeholder is refused, and startAgent generates one when none is set');
+  }
+  // Parsed before anything starts: a bad entry is a configuration error, not a refusal of every request.
+  let hosts;
+  try {
+    hosts = hostPolicy({ allowedHosts: config.allowed_hosts ?? [], boundHost: config.host, setting: 'allowed_hosts (SVC_ALLOWED_HOSTS)' });
+  } catch (err) {
+    throw new AgentConfigError((err as Error).message);
+  }
   const app = Fastify({
     logger: loggerOptions(config, opts.logger ?? true),
     bodyLimit: config.body_limit_bytes,
@@ -118,15 +142,23 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   registry.register(emailModule(context));
   registry.register(emailLocalModule(context));
   registry.register(emailImapModule(context));
+  registry.register(emailFoldersModule(context));
   for (const stub of builtinStubs(context)) registry.register(stub);
   // Collectors replace their stubs (same name).
   registry.register(chatappModule(context));
   registry.register(fswatchModule(context));
   for (const factory of opts.modules ?? []) registry.register(factory(context));
-  app.decorate('agent', { context, modules: registry });
+  const runner = new SourceRunner({
+    gateway: opts.sourcesGateway ?? httpSourcesGateway({ url: config.gateway.base_url, token: config.gateway.auth_token, timeoutMs: (config.gateway.timeout || 30) * 1000 }),
+    log: app.log,
+    reportMs: opts.sourcesReportMs,
+  });
+  app.decorate('agent', { context, modules: registry, sources: runner });
 
   const headerName = config.auth.header.toLowerCase();
   app.addHook('onRequest', async (req, reply) => {
+    const refusal = judgeRequest(hosts, req.headers);
+    if (refusal) return reply.code(refusal.status).send({ error: refusal.message });
     const given = req.headers[headerName];
     const value = Array.isArray(given) ? given[0] : given;
     if (typeof value !== 'string' || !secretsEqual(value, config.auth.secret)) {
@@ -179,6 +211,9 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   );
   coverage.registerRoutes(app);
   coverage.start(opts.coveragePollMs ?? 0);
+  for (const m of registry.list()) if (m.enabled) for (const s of m.sources?.() ?? []) runner.add(s);
+  registerSourceRoutes(app, runner);
+  if (opts.runSources) app.addHook('onReady', async () => void runner.start());
 
   // Graceful shutdown: close() stops accepting connections and waits for in-flight requests. Their
   // keep-alive sockets would then hold the server open for keepAliveTimeout, so once closing starts
@@ -192,10 +227,27 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   });
   app.addHook('onClose', async () => {
     coverage.stop();
+    await runner.stop();
     await registry.close();
     await ownEngine?.close();
   });
   return app;
+}
+
+/** GET /v1/sources: this agent's sources and their freshness; POST /v1/sources/{source_id}:run runs one now (409 when busy). */
+function registerSourceRoutes(app: FastifyInstance, runner: SourceRunner): void {
+  app.get('/v1/sources', async () => ({ sources: runner.list() }));
+  app.post<{ Params: { source_id: string } }>('/v1/sources/:source_id::run', async (req, reply) => {
+    const s = runner.get(req.params.source_id);
+    if (!s) return reply.code(404).send({ error: 'No such source on this agent' });
+    try {
+      await s.runNow();
+    } catch (err) {
+      if (err instanceof SourceBusyError) return reply.code(409).send({ error: err.message });
+      return reply.code(502).send({ error: (err as Error).message });
+    }
+    return { source_id: req.params.source_id, status: s.status() };
+  });
 }
 
 function defaultLangPaths(): string[] {
@@ -214,20 +266,32 @@ export interface StartAgentOptions extends AgentServerOptions {
   port?: number;
 }
 
-/** Builds the server and listens on a loopback address; anything else is refused before binding. */
-export async function startAgent(opts: StartAgentOptions): Promise<{ app: AgentServer; url: string }> {
+export interface StartedAgent {
+  app: AgentServer;
+  url: string;
+  /** Where the secret is kept when none was set (generated there by this start when `secretGenerated`). */
+  secretFile?: string;
+  secretGenerated: boolean;
+}
+
+/**
+ * Builds the server and listens on a loopback address; anything else is refused before binding. Without a
+ * configured secret, the one of `auth.secret_file` is used, generated by the first start.
+ */
+export async function startAgent(opts: StartAgentOptions): Promise<StartedAgent> {
   const host = opts.host ?? opts.config.host;
   if (!isLoopbackAddress(host)) {
     throw new AgentBindError(
       `Refusing to listen on "${host}": the host agent binds to a loopback address only (127.0.0.1 or ::1)`,
     );
   }
-  const app = await createAgentServer(opts.config, { coveragePollMs: coveragePollMs(), ...opts });
-  for (const w of configWarnings(opts.config)) app.log.warn(w);
+  const { config, file, generated } = ensureAgentSecret(opts.config);
+  const app = await createAgentServer(config, { coveragePollMs: coveragePollMs(), runSources: true, ...opts });
+  for (const w of configWarnings(config)) app.log.warn(w);
   const port = opts.port ?? opts.config.port;
   await app.listen({ host, port });
   const addr = app.server.address();
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  return { app, url };
+  return { app, url, secretFile: file, secretGenerated: generated };
 }

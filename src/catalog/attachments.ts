@@ -21,6 +21,7 @@ import { linkPeople } from '../identity/linking.ts';
 import type { AttachedToT, DocumentAttachmentT } from '../schemas/documents.ts';
 import type { DocumentPersonT } from '../schemas/ingest.ts';
 import type { AttachmentEntry, CatalogDocumentRequest } from './types.ts';
+import { normaliseOptionalMimeType } from '../util/mime-type.ts';
 
 const EMAIL_TYPES = ['email', 'email_local'];
 /** The Message-ID of a message, without blanks and angle brackets. */
@@ -247,7 +248,8 @@ function fromEntry(e: Json, i: number): DocumentAttachmentT {
   return {
     index: int(e.index) ?? i,
     filename: str(e.filename),
-    mime_type: str(e.mime_type),
+    // Stored before types were normalised at ingest: read the same way (src/util/mime-type.ts).
+    mime_type: normaliseOptionalMimeType(str(e.mime_type)),
     size_bytes: int(e.size_bytes),
     kind: str(e.kind),
     role: str(e.role) ?? 'attachment',

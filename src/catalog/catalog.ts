@@ -22,6 +22,7 @@ import {
   type CatalogDocumentRequest,
   type CatalogIngestResult,
 } from './types.ts';
+import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
 export interface CatalogOptions {
   /** Region for reading national phone numbers in people[]. */
@@ -439,6 +440,11 @@ function toItemError(err: unknown): { code: string; message: string; status: num
   // PostgreSQL constraint violations are the client's data, not a server fault.
   if (e.code && /^23/.test(e.code)) {
     return { code: 'INGEST.CONSTRAINT_VIOLATION', message: e.message ?? 'constraint violation', status: 422 };
+  }
+  const full = fullDiskOf(err);
+  if (full) {
+    noteDiskFull(full);
+    return { code: DISK_FULL_CODE, message: diskFullMessage(full), status: DISK_FULL_STATUS };
   }
   return { code: 'INGEST.BATCH_UNEXPECTED_ERROR', message: 'unexpected error while cataloging', status: 500 };
 }

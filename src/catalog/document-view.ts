@@ -2,6 +2,7 @@
  * Everything the web UI's document view shows in one read: the document, its linked people (with
  * names), its versions and the neighbouring messages of its thread. Read-only, parameterised.
  */
+import { originalOf } from './originals.ts';
 import type { Queryable } from '../db/types.ts';
 import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/documents.ts';
 import { isUuid } from '../util/ids.ts';
@@ -25,7 +26,8 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
   const d = await db.query<Record<string, unknown>>(
     `SELECT doc_id, external_id, source_type, source_provider, source_account_id, version_number, previous_version_id,
             is_active_version, superseded_at, title, text, mime_type, canonical_uri, content_timestamp,
-            content_timestamp_type, people, thread_id, has_attachments, attachment_count, metadata, status, ingested_at
+            content_timestamp_type, people, thread_id, has_attachments, attachment_count, metadata, status, ingested_at,
+            has_due_date, due_date, is_completed, completed_at
        FROM documents WHERE doc_id = $1 AND deleted_at IS NULL`,
     [docId],
   );
@@ -80,7 +82,10 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
            WHERE thread_id = $1 AND is_active_version AND (content_timestamp, doc_id) > ($2::timestamptz, $3::uuid)
            ORDER BY content_timestamp, doc_id LIMIT $4)
        )
-       SELECT d.doc_id::text AS doc_id, d.title, left(d.text, 400) AS text, d.content_timestamp,
+       SELECT d.doc_id::text AS doc_id, d.title,
+              -- A message stored whole (issue 40) is excerpted by its own words (the snippet), not its quote.
+              coalesce(CASE WHEN d.metadata ? 'body_parts' AND jsonb_typeof(d.metadata->'snippet') = 'string' THEN d.metadata->>'snippet' END,
+                       left(d.text, 400)) AS text, d.content_timestamp,
               coalesce(
                 (SELECT p.display_name FROM document_people dp JOIN people p ON p.person_id = dp.person_id
                   WHERE dp.doc_id = d.doc_id AND dp.role = 'sender' LIMIT 1),
@@ -108,6 +113,7 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
 
   const attachments = await attachmentsOf(db, { doc_id: docId, source_type: String(doc.source_type), metadata: doc.metadata });
   const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? null;
+  const original = await originalOf(db, docId);
 
   return {
     document: isoRow(doc) as StoredDocumentT,
@@ -115,6 +121,7 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
     attachments,
     has_attachments: attachments.some((a) => a.role === 'attachment'),
     attached_to: attachedTo,
+    original: original ? { url: `/v1/documents/${docId}/original`, sha256: original.file_sha256, size_bytes: original.size_bytes } : null,
     versions: versions.rows.map((v) => ({ ...v, ingested_at: new Date(v.ingested_at).toISOString() })),
     cited,
     thread,

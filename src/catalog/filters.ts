@@ -6,10 +6,16 @@
 import { canonicalLookupValues } from '../identity/identifiers.ts';
 import { parseTimestamp } from '../util/timestamp.ts';
 import { MemexError } from '../util/errors.ts';
+import { sourceTypesOf } from './source-families.ts';
 
 /** Filters applied inside both legs (and to facets and thread context). */
 export interface SearchFilters {
+  /** As asked (a family such as `email`, or an exact source type). */
   source_type?: string;
+  /** The source types it selects (source-families.ts); an empty list matches nothing. */
+  source_types?: string[];
+  /** Source types left out (the query language's `has:attachment` leaves out stored files, their own attachment). */
+  not_source_types?: string[];
   has_attachments?: boolean;
   /** Canonical identifier values (email, E.164, handle) of the `person` parameter. */
   person?: string[];
@@ -30,6 +36,11 @@ export interface RawFilters {
   thread_id?: string;
 }
 
+/** The source types a filter allows (undefined: any). */
+export function sourceTypesFilter(f: SearchFilters): string[] | undefined {
+  return f.source_types ?? (f.source_type === undefined ? undefined : sourceTypesOf(f.source_type));
+}
+
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export class FilterError extends MemexError {
@@ -43,7 +54,10 @@ export class FilterError extends MemexError {
 
 export function parseFilters(raw: RawFilters, phoneRegion = 'US'): SearchFilters {
   const f: SearchFilters = {};
-  if (raw.source_type !== undefined && raw.source_type.trim() !== '') f.source_type = raw.source_type.trim();
+  if (raw.source_type !== undefined && raw.source_type.trim() !== '') {
+    f.source_type = raw.source_type.trim();
+    f.source_types = sourceTypesOf(f.source_type);
+  }
   if (raw.has_attachments !== undefined) f.has_attachments = raw.has_attachments;
   if (raw.person !== undefined && raw.person.trim() !== '') {
     f.person = canonicalLookupValues(raw.person, phoneRegion);
@@ -79,11 +93,19 @@ export function filterSql(f: SearchFilters, params: unknown[], d = 'd'): string 
     params.push(v);
     return `$${params.length}`;
   };
-  if (f.source_type !== undefined) parts.push(`${d}.source_type = ${p(f.source_type)}`);
+  const types = sourceTypesFilter(f);
+  if (types !== undefined) parts.push(`${d}.source_type = ANY(${p(types)}::text[])`);
+  if (f.not_source_types !== undefined && f.not_source_types.length > 0) parts.push(`NOT (${d}.source_type = ANY(${p(f.not_source_types)}::text[]))`);
   if (f.has_attachments !== undefined) parts.push(`${d}.has_attachments = ${p(f.has_attachments)}`);
   if (f.thread_id !== undefined) parts.push(`${d}.thread_id = ${p(f.thread_id)}::uuid`);
-  if (f.start !== undefined) parts.push(`${d}.content_timestamp >= ${p(f.start)}::timestamptz`);
-  if (f.end !== undefined) parts.push(`${d}.content_timestamp ${f.endExclusive ? '<' : '<='} ${p(f.end)}::timestamptz`);
+  if (f.start !== undefined || f.end !== undefined) {
+    // Its content_timestamp in the bounds, or (calendar events) one of its occurrences (issue 42).
+    const own: string[] = [];
+    if (f.start !== undefined) own.push(`${d}.content_timestamp >= ${p(f.start)}::timestamptz`);
+    if (f.end !== undefined) own.push(`${d}.content_timestamp ${f.endExclusive ? '<' : '<='} ${p(f.end)}::timestamptz`);
+    parts.push(`((${own.join(' AND ')}) OR (${d}.source_type = 'calendar_event' AND EXISTS (SELECT 1 FROM calendar_occurrences o
+                  WHERE o.doc_id = ${d}.doc_id AND ${occurrenceInBounds(f, p, 'o')})))`);
+  }
   if (f.person !== undefined) {
     // Linked people (canonical identifiers, merges followed, or a person id as the person facet gives
     // it) or, for identifiers that could not be linked, the identifier as written in the document's people[].
@@ -95,4 +117,18 @@ export function filterSql(f: SearchFilters, params: unknown[], d = 'd'): string 
                           WHERE lower(pe->>'identifier') = ANY(${vals}::text[])))`);
   }
   return parts.map((s) => ` AND ${s}`).join('');
+}
+
+/**
+ * An occurrence (calendar_occurrences alias `o`) inside the date bounds: it overlaps them (an event in progress
+ * at `after:`'s moment counts, as does a three-day trip on its middle day).
+ */
+export function occurrenceInBounds(f: SearchFilters, p: (v: unknown) => string, o = 'o'): string {
+  const parts: string[] = [];
+  if (f.start !== undefined) {
+    const s = p(f.start);
+    parts.push(`(${o}.ends_at > ${s}::timestamptz OR ${o}.starts_at >= ${s}::timestamptz)`);
+  }
+  if (f.end !== undefined) parts.push(`${o}.starts_at ${f.endExclusive ? '<' : '<='} ${p(f.end)}::timestamptz`);
+  return parts.length ? parts.join(' AND ') : 'true';
 }

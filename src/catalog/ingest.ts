@@ -7,6 +7,7 @@
  * Callers guarantee that no two items of one call share an idempotency key or a source identity
  * (see planRounds); the version logic relies on it.
  */
+import { storeIngestTags } from '../organize/ingest-tags.ts';
 import type { Queryable } from '../db/types.ts';
 import { linkPeople } from '../identity/linking.ts';
 import { boundTitle, URI_MAX_CHARS } from '../schemas/bounds.ts';
@@ -17,6 +18,7 @@ import { addBlocks, judge, readBlockList, skippedResult } from './blocklist.ts';
 import { chunkText, type TextChunk } from './chunking.ts';
 import { refreshEmailThreads } from './email-threads.ts';
 import { resolveThreads } from './threads.ts';
+import { normaliseMimeType, normaliseOptionalMimeType } from '../util/mime-type.ts';
 import {
   CatalogError,
   type BatchItemOutcome,
@@ -79,6 +81,8 @@ export function planRounds(items: IngestItem[]): IngestItem[][] {
 export function documentMetadata(req: CatalogDocumentRequest, now: string): Record<string, unknown> {
   const metadata: Record<string, unknown> = { ...(req.metadata ?? {}) };
   if (req.attachments) metadata.attachments = req.attachments;
+  // A sender's Content-Type is kept only as the server reads it (src/util/mime-type.ts).
+  if (Array.isArray(metadata.attachments)) metadata.attachments = metadata.attachments.map(withNormalisedMimeType);
   const timestamps = (metadata.timestamps && typeof metadata.timestamps === 'object'
     ? { ...(metadata.timestamps as Record<string, unknown>) }
     : {}) as Record<string, unknown>;
@@ -91,6 +95,13 @@ export function documentMetadata(req: CatalogDocumentRequest, now: string): Reco
   metadata.timestamps = timestamps;
   metadata.ingested_at = now;
   return metadata;
+}
+
+/** An attachment entry with its `mime_type` (when it has one) in the stored form. */
+function withNormalisedMimeType(entry: unknown): unknown {
+  if (!entry || typeof entry !== 'object' || Array.isArray(entry) || !('mime_type' in entry)) return entry;
+  const e = entry as Record<string, unknown>;
+  return { ...e, mime_type: normaliseOptionalMimeType(e.mime_type) };
 }
 
 /** Most attachment text added to one document's chunks (OCR of a long scan is already in a file document's text). */
@@ -195,6 +206,16 @@ export async function storeChunks(tx: Queryable, docs: ChunkInput[], requeue = f
          FROM input ORDER BY sha, at DESC
        ON CONFLICT (text_sha256) DO NOTHING
        RETURNING chunk_id, text_sha256, embedding_status),
+     -- A chunk already stored and not yet embedded that a newer document now uses too (a quoted reply, a list
+     -- footer) takes that document's time, so the newest-first queue reaches it with the newest mail (issue 48).
+     -- Best effort without waits: rows another transaction holds (the worker's claim, another batch) are left.
+     newer AS (
+       SELECT c.chunk_id, b.at FROM chunks c
+         JOIN (SELECT sha, max(least(at, now())) AS at FROM input GROUP BY sha) b ON b.sha = c.text_sha256
+        WHERE c.text_sha256 = ANY($4::text[]) AND c.embedding_status <> 'embedded' AND (c.newest_at IS NULL OR c.newest_at < b.at)
+        ORDER BY c.chunk_id FOR UPDATE OF c SKIP LOCKED),
+     bumped AS (
+       UPDATE chunks c SET newest_at = newer.at FROM newer WHERE c.chunk_id = newer.chunk_id RETURNING c.chunk_id),
      allc AS (
        SELECT chunk_id, text_sha256, embedding_status, true AS fresh FROM ins
        UNION ALL
@@ -413,7 +434,7 @@ export async function ingestMany(
       title: r.title ?? null,
       text: t.text,
       text_sha256: sha256Hex(t.text),
-      mime_type: r.mime_type ?? 'text/plain',
+      mime_type: normaliseMimeType(r.mime_type ?? 'text/plain'),
       canonical_uri: r.canonical_uri ?? null,
       content_timestamp: r.content_timestamp,
       content_timestamp_type: r.content_timestamp_type,
@@ -459,6 +480,13 @@ export async function ingestMany(
         is_completed boolean, completed_at timestamptz, metadata jsonb, extraction_failed boolean,
         error_details jsonb, intent jsonb, relevance_score double precision)`,
     [JSON.stringify(rows), now],
+  );
+
+  // 4b. Tags (issue 44): a new version keeps its document's tags; upload tags and an importer's
+  // metadata.tags become tags; rules look at the new documents after commit (src/organize/rules.ts).
+  await storeIngestTags(
+    tx,
+    rows.map((r) => ({ docId: r.doc_id, previousId: r.previous_version_id, metadata: r.metadata })),
   );
 
   // 5. Chunks, people, files.

@@ -17,7 +17,7 @@ import {
   CatalogVersionRequest,
   CatalogVersionResponse,
 } from '../schemas/catalog.ts';
-import { ErrorMessage, ValidationErrorBody } from '../schemas/common.ts';
+import { DiskFullBody, ErrorMessage, ValidationErrorBody } from '../schemas/common.ts';
 import { IngestStatusResponse } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import type { Database } from '../db/types.ts';
@@ -64,7 +64,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
         tags: ['catalog'],
         summary: 'Idempotent insertion of one document (202 stored, 200 already stored or kept out)',
         body: CatalogDocument,
-        response: { 200: CatalogIngestResponse, 202: CatalogIngestResponse, 422: ValidationErrorBody },
+        response: { 200: CatalogIngestResponse, 202: CatalogIngestResponse, 422: ValidationErrorBody, 507: DiskFullBody },
       },
     },
     async (req, reply) => {

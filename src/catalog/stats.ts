@@ -15,19 +15,28 @@ export interface TimelineOptions {
 export async function timeline(db: Queryable, o: TimelineOptions) {
   const params: unknown[] = [o.bucket];
   const where = ['is_active_version', 'deleted_at IS NULL'];
+  const occ: string[] = [];
   if (o.start) {
     params.push(o.start);
     where.push(`content_timestamp >= $${params.length}::timestamptz`);
+    occ.push(`o.starts_at >= $${params.length}::timestamptz`);
   }
   if (o.end) {
     params.push(o.end);
     where.push(`content_timestamp < $${params.length}::timestamptz`);
+    occ.push(`o.starts_at < $${params.length}::timestamptz`);
   }
+  // A recurring event counts on each day it occurs (calendar_occurrences, issue 42); its first start is the
+  // document's own content_timestamp, counted once.
   const r = await db.query<{ start: string; source_type: string; count: number }>(
-    `SELECT to_char(date_trunc($1, content_timestamp AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS.000"Z"') AS start,
+    `WITH at AS (
+       SELECT content_timestamp AS t, source_type FROM documents WHERE ${where.join(' AND ')}
+       UNION ALL
+       SELECT o.starts_at, d.source_type FROM calendar_occurrences o JOIN documents d ON d.doc_id = o.doc_id
+        WHERE d.is_active_version AND d.deleted_at IS NULL AND o.starts_at <> d.content_timestamp${occ.map((c) => ` AND ${c}`).join('')})
+     SELECT to_char(date_trunc($1, t AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS.000"Z"') AS start,
             source_type, count(*)::int AS count
-       FROM documents WHERE ${where.join(' AND ')}
-      GROUP BY 1, 2 ORDER BY 1, 2`,
+       FROM at GROUP BY 1, 2 ORDER BY 1, 2`,
     params,
   );
   // Bucket starts are formatted by the database (UTC wall clock), so no driver reads a zone-less timestamp.

@@ -7,11 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { serverOrDatabase, ServerError } from '../client/server.ts';
 import { loadServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
-import { restorePgliteDataDir } from '../db/pglite.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';
 import { BackupError, restoreBackup, writeBackup } from '../maintenance/backup.ts';
@@ -21,8 +19,9 @@ export const BACKUP_USAGE = `usage: memex backup --out FILE [--url URL] [--token
 
 backup writes the database and every stored file into one tar file, from the running server (a
 consistent copy while it works) or, when none runs, from the database directly. restore recreates
-them in an empty DATA_DIR (embedded database) or the empty database at DATABASE_URL. PostgreSQL
-needs pg_dump / pg_restore on PATH. See docs/forget.md ("Back up and restore").`;
+them in an empty DATA_DIR (embedded database) or the empty database at DATABASE_URL, from either
+backend. A backup holds data only (memex's own table rows and stored files); restore refuses
+anything else. See docs/forget.md ("Back up and restore").`;
 
 export async function runBackupCommand(argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values } = parseArgs({
@@ -45,7 +44,6 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
         await writeBackup(
           {
             db,
-            databaseUrl: config.databaseUrl,
             store: await createObjectStore(files),
             maxObjectBytes: files.maxUploadBytes,
           },
@@ -75,31 +73,24 @@ export async function runRestoreCommand(argv: string[], env: NodeJS.ProcessEnv =
   const config = loadServerConfig(env);
   const files = loadFilesConfig(env, config.dataDir);
   try {
-    const manifest = await restoreBackup(path.resolve(positionals[0]), {
-      pgliteDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'pglite'),
+    const report = await restoreBackup(path.resolve(positionals[0]), {
+      dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       store: await createObjectStore(files),
       maxObjectBytes: files.maxUploadBytes,
-      restorePglite: restorePgliteDataDir,
-      postgresIsEmpty: async () => {
-        const c = new pg.Client({ connectionString: config.databaseUrl });
-        await c.connect();
-        try {
-          return (await c.query("SELECT to_regclass('public.documents') IS NULL AS empty")).rows[0].empty === true;
-        } finally {
-          await c.end();
-        }
-      },
     });
+    const m = report.manifest;
+    const rows = [...report.rows.values()].reduce((a, b) => a + b, 0);
     console.log(
-      `memex restore: ${manifest.documents} document versions and ${manifest.objects} stored files from a ${manifest.database} backup of ${manifest.created_at}`,
+      `memex restore: ${report.rows.get('documents') ?? 0} document versions, ${rows} rows in ${report.rows.size} tables and ` +
+        `${report.objects} stored files from a ${m.database} backup of ${m.created_at}` +
+        (config.databaseUrl ? '' : ` into ${path.join(config.dataDir, 'pglite')}`),
     );
     return 0;
   } catch (err) {
-    if (err instanceof BackupError || err instanceof DatabaseLockedError) {
-      console.error(`memex restore: ${(err as Error).message}`);
-      return 1;
-    }
-    throw err;
+    // A backup that is not whole and memex's is refused in one line; nothing of it stays in the target.
+    const known = err instanceof BackupError || err instanceof DatabaseLockedError;
+    console.error(`memex restore: ${known ? '' : 'failed: '}${(err as Error).message}`);
+    return 1;
   }
 }

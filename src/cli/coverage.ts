@@ -12,7 +12,7 @@ import { usageMessage } from './usage.ts';
 export const COVERAGE_USAGE = `usage: memex coverage [--source S] [--missing] [--json]
   per source: items in the source, stored, skipped, failed and pending, the last run and the last recount
   --source S   only the sources S names: a collector (email_imap, chatapp, import_mail, ingest, fswatch,
-               contacts, email_local), a source type, a source id, or a part of the path or folder
+               contacts, email_local, import_notes, import_browser), a source type, a source id, or a part of the path or folder
   --missing    also list every item seen but not stored, with its reason
   --json       the answer as JSON
 options: --url URL, --token TOKEN (as every client command)

@@ -15,7 +15,7 @@ import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
 
 export const EXPORT_USAGE = `usage: memex export --format ndjson [--out FILE] [--url URL] [--token TOKEN]
 
-Writes every active document (text, metadata, people, files), every thread and every person as
+Writes every active document (text, metadata, people, files, a message's original), every thread and every person as
 NDJSON (one JSON object per line, the first a header with counts) to FILE or standard output.
 This is the way to take your data elsewhere; see docs/forget.md ("Export").`;
 
@@ -72,7 +72,13 @@ export async function runExportCommand(
     written = await serverOrDatabase(
       { flags: { url: values.url, token: values.token }, env, openDatabase },
       async (server) => write(linesOf(await server.stream('GET', '/v1/export', { query: { format: 'ndjson' } }))),
-      (db) => write(exportNdjson(db)),
+      async (db) => {
+        // The originals' bytes come from the object store, as the server's export includes them.
+        const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
+        const { loadServerConfig } = await import('../config/server.ts');
+        const files = loadFilesConfig(env, loadServerConfig(env).dataDir);
+        return write(exportNdjson(db, { store: await createObjectStore(files), maxObjectBytes: files.maxUploadBytes }));
+      },
     );
   } catch (err) {
     if (!(err instanceof ServerError)) throw err;

@@ -17,7 +17,8 @@ runs — the search change log. The server also does this every GC_INTERVAL_HOUR
 
 function print(r: GcResult): void {
   console.log(`${r.dry_run ? 'would collect' : 'collected'}: ${r.chunks} chunks (${r.vectors} vectors), ${r.retired_vectors} vectors of retired models, ` +
-    `${r.files} file records, ${r.objects} stored objects, ${r.change_log_rows} change-log rows in ${r.duration_ms} ms`);
+    `${r.files} file records, ${r.objects} stored objects, ${r.change_log_rows} change-log rows, ` +
+    `${r.snapshot_temps ?? 0} snapshot temporary files in ${r.duration_ms} ms`);
 }
 
 export async function runGcCommand(
@@ -55,6 +56,7 @@ export async function runGcCommand(
         collectGarbage(db, await createObjectStore(loadFilesConfig(env, loadServerConfig(env).dataDir)), {
           dryRun: values['dry-run'],
           changeLog: true,
+          dataDir: loadServerConfig(env).dataDir,
           graceMs: graceHours === undefined ? undefined : graceHours * 3_600_000,
         }),
     );

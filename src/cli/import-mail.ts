@@ -9,7 +9,6 @@
  * then an agent configuration file's gateway.base_url / gateway.auth_token, then DATA_DIR/auth-token.
  */
 import path from 'node:path';
-import cliProgress from 'cli-progress';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../agent/config.ts';
 import { createGatewayClient } from '../agent/gateway-client.ts';
@@ -35,7 +34,9 @@ options:
   --batch N            messages per POST /v1/ingest:batch (default 100, at most 1000)
   --state FILE         manifest of what was sent (default: MEMEX_MAIL_IMPORT_STATE, else
                        $XDG_STATE_HOME/memex/mail-import-state.json or ~/.local/state/memex/...)
-  --rescan             read every source again, even the ones the manifest knows unchanged
+  --rescan             read every source again, even the ones the manifest knows unchanged: text built
+                       by an older memex is replaced by a new version of the same document, and mail
+                       imported before originals were kept gets its original
   --no-attachments     do not upload attachments
   --redact[=LIST]      replace email addresses, phone numbers, account numbers and SSNs by markers in the
                        stored text (LIST: some of emails,phones,account_numbers,ssn; default all)
@@ -43,7 +44,13 @@ options:
                        (default: as written when the server is on this machine, else all redacted;
                        modules.mail.redact_pii in the agent config sets it too; docs/email-collectors.md)
   --dry-run            parse and build documents, send nothing
+  --watch              after the import, keep watching PATH: a message written into a Maildir's new/ or
+                       cur/, or appended to an mbox, is stored within seconds (file-system events and a
+                       rescan every 2 minutes); stops on Ctrl-C (docs/email-collectors.md, "Watching")
   -h, --help           this text`;
+
+/** Seconds the import waits for one answer of the gateway (at least; gateway.timeout when longer). */
+export const IMPORT_REQUEST_TIMEOUT_SECONDS = 120;
 
 export interface ImportArgs {
   paths: string[];
@@ -61,12 +68,13 @@ export interface ImportArgs {
   /** --redact[=…] / --no-redact; undefined leaves it to the configuration and the server's address. */
   redact?: RedactOptions;
   dryRun: boolean;
+  watch: boolean;
   help: boolean;
 }
 
 
 export function parseImportArgs(argv: string[]): ImportArgs {
-  const a: ImportArgs = { paths: [], limit: null, concurrency: 2, batch: 100, rescan: false, attachments: true, dryRun: false, help: false };
+  const a: ImportArgs = { paths: [], limit: null, concurrency: 2, batch: 100, rescan: false, attachments: true, dryRun: false, watch: false, help: false };
   const args = [...argv];
   if (args[0] === 'mail') args.shift();
   for (let i = 0; i < args.length; i++) {
@@ -139,6 +147,9 @@ export function parseImportArgs(argv: string[]): ImportArgs {
       case '--dry-run':
         a.dryRun = true;
         break;
+      case '--watch':
+        a.watch = true;
+        break;
       case '-h':
       case '--help':
         a.help = true;
@@ -165,7 +176,15 @@ export function resolveGatewayTarget(
 
 export async function runMailImport(
   argv: string[],
-  io: { stdout?: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean }; stderr?: { write(s: string): unknown; isTTY?: boolean }; env?: NodeJS.ProcessEnv } = {},
+  io: {
+    stdout?: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
+    stderr?: { write(s: string): unknown; isTTY?: boolean };
+    env?: NodeJS.ProcessEnv;
+    /** Ends a --watch (else SIGINT or SIGTERM does). */
+    signal?: AbortSignal;
+    /** --watch: called once the watch is on (tests). */
+    onWatching?: () => void;
+  } = {},
 ): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
@@ -183,6 +202,10 @@ export async function runMailImport(
   }
   if (args.paths.length === 0) {
     stderr.write(`${usageMessage('import mail', 'PATH is required', USAGE)}\n`);
+    return 2;
+  }
+  if (args.watch && (args.dryRun || args.limit !== null)) {
+    stderr.write(`${usageMessage('import mail', '--watch goes with neither --dry-run nor --limit', USAGE)}\n`);
     return 2;
   }
   let config: AgentConfig;
@@ -232,16 +255,24 @@ export async function runMailImport(
     authToken: target.token,
     ingestPath: config.gateway.ingest_path,
     ingestFilePath: config.gateway.ingest_file_path,
-    timeoutSeconds: config.gateway.timeout,
+    // A batch of a hundred messages with their originals can take minutes on a loaded server: a request given
+    // up early is still being stored, and sending it again at once only adds to the load (issue 48).
+    timeoutSeconds: Math.max(config.gateway.timeout, IMPORT_REQUEST_TIMEOUT_SECONDS),
   });
   const manifest = args.dryRun ? null : await MailManifest.load(args.statePath ?? defaultManifestPath(env), target.url);
-  if (manifest && (args.rescan || !(await confirmManifest(manifest, target)))) manifest.reset();
+  if (manifest && args.rescan) manifest.reset();
+  else if (manifest) {
+    const check = await confirmManifest(manifest, target);
+    if (check === 'gone') manifest.reset();
+    else if (check === 'unanswered') stderr.write(`memex import mail: ${target.url} did not answer whether it still holds the mail imported before; files unchanged since then are not sent again\n`);
+  }
   const redaction = storeRedaction({ option: args.redact, module: config.modules.mail.redact_pii, gatewayUrl: target.url });
   // Said once: on the first import to this server, when the policy changes, and on a dry run.
   if (!manifest || manifest.lastRedaction !== redaction.label) stdout.write(`${describeStoreRedaction(redaction, target.url, configFile)}\n`);
   const totalBytes = sources.reduce((n, s) => n + s.bytes, 0);
   const tty = stderr.isTTY === true;
-  const bar = tty
+  const cliProgress = tty ? (await import('cli-progress')).default : null;
+  const bar = cliProgress
     ? new cliProgress.SingleBar(
         { format: 'mail import [{bar}] {percentage}% | {messages} messages | {accepted} new+dup | {problems} problems', stream: stderr as NodeJS.WriteStream, hideCursor: true },
         cliProgress.Presets.shades_classic,
@@ -294,7 +325,69 @@ export async function runMailImport(
   if (problems.length > 50) stderr.write(`memex import mail: … and ${problems.length - 50} more problems\n`);
   stdout.write(
     `mail import ${args.dryRun ? '(dry run) ' : ''}done: ${summary.messages} messages, ${summary.accepted - summary.duplicates} new, ${summary.duplicates} duplicates${summary.unchanged ? ` (${summary.unchanged} in unchanged files, not read)` : ''}, ` +
-      `${summary.rejected} rejected, ${summary.retryLater} not reachable, ${summary.unreadable} unreadable, ${summary.attachmentsUploaded} attachments uploaded\n`,
+      `${summary.rejected} rejected, ${summary.retryLater} not reachable, ${summary.unreadable} unreadable, ${summary.attachmentsUploaded} attachments uploaded` +
+      `${summary.newVersions ? `, ${summary.newVersions} replaced by a new version` : ''}${summary.originalsStored ? `, ${summary.originalsStored} originals kept` : ''}` +
+      `${summary.answeredOnRetry ? ` (${summary.answeredOnRetry} stored on a second attempt, after a slow answer)` : ''}\n`,
   );
-  return summary.rejected + summary.retryLater + summary.unreadable > 0 ? 1 : 0;
+  if (args.rescan && !args.dryRun) {
+    // What a rescan is for: stored messages rebuilt from the folder (docs/email-collectors.md, "Re-deriving").
+    const failed = summary.rejected + summary.retryLater + summary.unreadable;
+    stdout.write(`mail rescan: ${summary.newVersions} repaired (new versions), ${summary.duplicates} unchanged, ${summary.accepted - summary.duplicates - summary.newVersions} new, ${failed} failed\n`);
+  }
+  const code = summary.rejected + summary.retryLater + summary.unreadable > 0 ? 1 : 0;
+  if (!args.watch || !manifest) return code;
+  await watchMail(args, { gateway, config, manifest, redaction, target, stdout, stderr, signal: io.signal, onWatching: io.onWatching });
+  return 0;
+}
+
+/** --watch: the paths watched until Ctrl-C (or `signal`); a line for each run that stored something. */
+async function watchMail(
+  args: ImportArgs,
+  o: {
+    gateway: ReturnType<typeof createGatewayClient>;
+    config: AgentConfig;
+    manifest: MailManifest;
+    redaction: ReturnType<typeof storeRedaction>;
+    target: ServerTarget;
+    stdout: { write(s: string): unknown };
+    stderr: { write(s: string): unknown };
+    signal?: AbortSignal;
+    onWatching?: () => void;
+  },
+): Promise<void> {
+  const { createMailWatcher } = await import('../agent/collectors/email/mail-watch.ts');
+  const reporter = httpCoverageReporter({ url: o.target.url, token: o.target.token, log: { warn: (x) => o.stderr.write(`memex import mail: coverage not recorded: ${(x as { reason?: string }).reason}\n`) } });
+  const watcher = createMailWatcher({
+    paths: args.paths,
+    gateway: o.gateway,
+    config: o.config,
+    manifest: o.manifest,
+    redaction: o.redaction,
+    coverage: reporter,
+    attachments: args.attachments,
+    onRun(s) {
+      const fresh = s.accepted - s.duplicates;
+      const failed = s.rejected + s.retryLater + s.unreadable;
+      if (fresh || failed) o.stdout.write(`${new Date().toISOString()} mail watch: ${fresh} new, ${s.newVersions} replaced by a new version, ${failed} not stored\n`);
+    },
+    onProblem: (location, reason) => o.stderr.write(`memex import mail: ${location}: ${reason}\n`),
+    log: { warn: (x) => o.stderr.write(`memex import mail: ${(x as { err?: string }).err ?? 'a watched run failed'}\n`) },
+  });
+  await watcher.start();
+  o.stdout.write(`watching ${args.paths.join(', ')} (Ctrl-C stops)\n`);
+  o.onWatching?.();
+  // The watch's own handles do not keep the process alive: this does, until asked to stop.
+  const alive = setInterval(() => undefined, 1 << 30);
+  await new Promise<void>((resolve) => {
+    const done = () => resolve();
+    if (o.signal) {
+      if (o.signal.aborted) return resolve();
+      o.signal.addEventListener('abort', done, { once: true });
+    } else {
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+    }
+  });
+  clearInterval(alive);
+  await watcher.stop();
 }

@@ -19,28 +19,42 @@ const openDatabase: typeof import('../db/index.ts').openDatabase = async (opts) 
 const USAGE = `usage: memex <command> [options]
 
 commands:
-  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all)
+  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all); also runs the
+        [--config PATH] [--no-sources] sources of the agent configuration (docs/sources.md)
+  sources [pause|resume SOURCE]       the sources the agents run, how fresh each is; pause or resume one
   agent [--config PATH] [--print-config]
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md
   ingest PATH...                      upload files and folders to the running server (docs/files.md)
-  import FILE.vcf                     import vCard 3.0/4.0 contacts into the running server (docs/people.md)
+  import PATH                         import a file or folder, its format found by content: vCard contacts
+                                      (docs/people.md), iCalendar events and tasks (docs/calendar.md), a
+                                      Markdown/Obsidian notes vault, Firefox/Chrome history and bookmarks, a
+                                      Google Takeout archive (docs/imports.md)
   import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)
   search QUERY... [--type T] [--person P] [--since D] [--until D] [-k N] [--json]
                                       search the running server (memex search -h for every filter)
+  tag add|remove NAME QUERY... | tag list | tag rule add NAME QUERY... | tag rule list | tag rule remove ID
+                                      tags by hand and by rule (docs/organize.md)
+  saved list | saved add NAME QUERY... | saved remove NAME
+                                      saved searches; run one with memex search @NAME
   ask QUESTION... [-k N] [--json]     answer a question from your documents, with its sources
-  open ID [--json]                    print a document found by search or ask
+  open ID [--json] [--raw]            print a document found by search or ask (--raw: a message's
+                                      original bytes)
   status                              documents per source and status, the embedding queue, throughput,
                                       failures (asks the running server when there is one)
   reindex --failed                    put failed chunks back in the embedding queue (via the running
                                       server when there is one)
   reindex --model NAME                re-embed everything with another model (the old vectors serve
                                       search until the new ones are complete)
+  reindex --reparse                   rebuild every stored message's text and metadata from its
+                                      original (a changed one becomes a new version)
   relationships --recompute           recompute every relationship edge now
+  people candidates | merge A B       people with one name under several addresses; merge B into A
   mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
   coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
                                       the rest was not (docs/coverage.md)
   sessions [revoke ID... | revoke --all]
                                       the web UI's signed-in browsers, and signing them out (docs/ui.md)
+  signin-link [--json]                a one-time sign-in link for the web UI of the running server
   forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
          [--block] [--dry-run] [--yes]
                                       erase it with everything derived from it (docs/forget.md)
@@ -60,7 +74,7 @@ Configuration comes from the environment; see docs/configuration.md.`;
 
 
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, config: { type: 'string' }, 'no-sources': { type: 'boolean' } } });
   const role = values.role as ServerRole;
   if (!['all', 'gateway', 'worker'].includes(role)) throw new UsageError(`--role must be all, gateway or worker`);
   // performance.now() counts from the process's start: "ready in" includes loading node and memex.
@@ -81,7 +95,7 @@ async function serve(args: string[]): Promise<void> {
   if (role !== 'worker') {
     const { listenEarly } = await import('../gateway/early-listener.ts');
     const { API_VERSION } = await import('../gateway/version.ts');
-    early = await listenEarly({ host: config.host, port: config.port, database: config.databaseUrl ? 'postgres' : 'pglite', version: API_VERSION });
+    early = await listenEarly({ host: config.host, port: config.port, database: config.databaseUrl ? 'postgres' : 'pglite', version: API_VERSION, allowedHosts: config.allowedHosts });
     say(`starting on ${early.url} (GET /v1/readyz follows the start)`);
   }
   const { startServer } = await import('../server.ts');
@@ -106,14 +120,46 @@ async function serve(args: string[]): Promise<void> {
     throw err;
   }
   const running = server;
+  // The sources of the agent configuration (docs/sources.md): run here too, unless --no-sources or role worker.
+  let sources: import('../agent/serve-sources.ts').ServeSources | null = null;
+  if (role !== 'worker' && !values['no-sources'] && running.url) {
+    const { startServeSources } = await import('../agent/serve-sources.ts');
+    const { ensureAuthToken } = await import('../server.ts');
+    try {
+      sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: ensureAuthToken(config).config.authToken!, say });
+    } catch (err) {
+      // A bad agent configuration stops nothing of the server: said, and the server serves on.
+      say(`sources: not started: ${(err as Error).message}`);
+    }
+  }
+  let stopping = false;
   const stop = async (signal: string) => {
+    // Nothing acknowledged is lost when the process ends at any point (every write is committed before it is
+    // answered), so a stop that hangs, or a second Ctrl-C, may end it at once: the next start catches up.
+    if (stopping) {
+      say(`${signal} again: exiting now (the next start catches up)`);
+      process.exit(130);
+    }
+    stopping = true;
+    say(`${signal}: stopping (Ctrl-C again to exit at once)`);
+    setTimeout(() => {
+      say(`still stopping after ${STOP_GRACE_SECONDS} s; exiting now (the next start catches up)`);
+      process.exit(1);
+    }, STOP_GRACE_SECONDS * 1000).unref();
     running.app?.log.info({ signal }, 'shutting down');
+    if (sources) {
+      say('stopping: the sources');
+      await sources.close().catch(() => undefined);
+    }
     await running.close();
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
+
+/** How long a stop may take before the process ends without finishing it. */
+const STOP_GRACE_SECONDS = 20;
 
 /**
  * Opens the configured database for an operator command. PGlite is single-process: when a server
@@ -134,24 +180,57 @@ async function operatorDatabase(config: ServerConfig): Promise<Database> {
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 }
 
+/** `memex sources [list | pause SOURCE | resume SOURCE]`: asks the running server (docs/sources.md). */
+async function sources(args: string[]): Promise<void> {
+  const { runningServer } = await import('../client/server.ts');
+  const { sourcesCommand, SourcesUsageError } = await import('./sources.ts');
+  const client = await runningServer();
+  if (!client) throw new UsageError('memex sources asks the running server: start it with `memex serve` (or set MEMEX_URL)');
+  try {
+    await sourcesCommand(client, args, (l) => console.log(l));
+  } catch (err) {
+    if (err instanceof SourcesUsageError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 /** Over HTTP when a server answers, else from the database. */
 async function status(): Promise<void> {
   const op = await import('./operator.ts');
   const { serverOrDatabase } = await import('../client/server.ts');
   const report = await serverOrDatabase(
     { openDatabase: () => operatorDatabase(loadServerConfig()) },
-    (server) => op.statusOverHttp(server),
-    async (db) => (await import('../embedding/index.ts')).serverStatus(db),
+    async (server) => {
+      const st = await op.statusOverHttp(server);
+      // The sources the agents run and how fresh each is (docs/sources.md).
+      const cov = await server.request<{ sources: import('../schemas/coverage.ts').SourceCoverageT[] }>('GET', '/v1/coverage', { query: { missing_limit: 0 } }).catch(() => null);
+      return Object.assign(st, { sourceLines: cov ? (await import('./sources.ts')).formatSources(cov.sources) : [] });
+    },
+    async (db) => {
+      const st = await (await import('../embedding/index.ts')).serverStatus(db);
+      const { listCoverage } = await import('../coverage/store.ts');
+      const cov = await listCoverage(db, { missingLimit: 0 }).catch(() => []);
+      return Object.assign(st, { sourceLines: (await import('./sources.ts')).formatSources(cov) });
+    },
   );
   for (const line of op.formatStatus(report)) console.log(line);
+  for (const line of (report as { sourceLines?: string[] }).sourceLines ?? []) console.log(line);
 }
 
 async function reindex(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { failed: { type: 'boolean', default: false }, model: { type: 'string' }, wait: { type: 'boolean', default: false } },
+    options: {
+      failed: { type: 'boolean', default: false },
+      model: { type: 'string' },
+      reparse: { type: 'boolean', default: false },
+      wait: { type: 'boolean', default: false },
+    },
   });
-  if (values.failed === Boolean(values.model)) throw new UsageError('reindex needs exactly one of --failed or --model NAME');
+  if ([values.failed, Boolean(values.model), values.reparse].filter(Boolean).length !== 1) {
+    throw new UsageError('reindex needs exactly one of --failed, --model NAME or --reparse');
+  }
+  if (values.reparse) return reparseCommand();
   if (values.failed) {
     const op = await import('./operator.ts');
     const server = await (await import('../client/server.ts')).runningServer();
@@ -172,6 +251,36 @@ async function reindex(args: string[]): Promise<void> {
       console.log(`${r.queued} chunk(s) queued for ${r.model}${r.replaced ? ` (abandoned the unfinished ${r.replaced})` : ''}`);
     }
     if (values.wait) await ops.watchEmbeddingQueue(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** `memex reindex --reparse`: every stored message rebuilt from its original (src/maintenance/reparse.ts). */
+async function reparseCommand(): Promise<void> {
+  const { formatReparse } = await import('./reparse.ts');
+  const server = await (await import('../client/server.ts')).runningServer();
+  if (server) {
+    process.stderr.write('reparse: the server is rebuilding stored messages from their originals…\n');
+    const r = await server.request<import('../schemas/originals.ts').ReparseResponseT>('POST', '/v1/admin/email/reparse');
+    for (const line of formatReparse(r)) console.log(line);
+    if (r.failed > 0) process.exitCode = 1;
+    return;
+  }
+  const config = loadServerConfig();
+  const db = await operatorDatabase(config);
+  try {
+    const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
+    const { Catalog } = await import('../catalog/catalog.ts');
+    const { reparseEmail } = await import('../maintenance/reparse.ts');
+    const store = await createObjectStore(loadFilesConfig(process.env, config.dataDir));
+    const r = await reparseEmail(
+      { db, store, catalog: new Catalog(db, { phoneRegion: config.defaultPhoneRegion }) },
+      { onProgress: (done) => process.stderr.write(`\rreparse: ${done} email documents`) },
+    );
+    process.stderr.write('\n');
+    for (const line of formatReparse(r)) console.log(line);
+    if (r.failed > 0) process.exitCode = 1;
   } finally {
     await db.close();
   }
@@ -225,8 +334,8 @@ async function main(argv: string[]): Promise<void> {
         process.exitCode = await runMailImport(rest.slice(1));
         return;
       }
-      const { importVcfCommand } = await import('../people/vcard.ts');
-      process.exitCode = await importVcfCommand(rest);
+      const { runImportCommand } = await import('../imports/registry.ts');
+      process.exitCode = await runImportCommand(rest);
       return;
     }
     case 'search':
@@ -237,10 +346,23 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = await run(rest);
       return;
     }
+    case 'tag':
+    case 'saved': {
+      const verbs = await import('./organize.ts');
+      process.exitCode = await (command === 'tag' ? verbs.runTagCommand : verbs.runSavedCommand)(rest);
+      return;
+    }
     case 'status':
       return status();
+    case 'sources':
+      return sources(rest);
     case 'reindex':
       return reindex(rest);
+    case 'people': {
+      const { runPeopleCommand } = await import('./people.ts');
+      process.exitCode = await runPeopleCommand(rest);
+      return;
+    }
     case 'relationships': {
       const { relationshipsCommand } = await import('./relationships.ts');
       await relationshipsCommand(rest);
@@ -278,6 +400,11 @@ async function main(argv: string[]): Promise<void> {
     case 'coverage': {
       const { runCoverageCommand } = await import('./coverage.ts');
       process.exitCode = await runCoverageCommand(rest, () => operatorDatabase(loadServerConfig()));
+      return;
+    }
+    case 'signin-link': {
+      const { runSigninLinkCommand } = await import('./signin-link.ts');
+      process.exitCode = await runSigninLinkCommand(rest);
       return;
     }
     case 'sessions': {
@@ -322,6 +449,17 @@ async function exitWhenFlushed(): Promise<never> {
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
   process.exit(process.exitCode ?? 0);
+}
+
+/**
+ * `memex search x | head -3`: the reader closes the pipe and the next write fails with EPIPE. That is the reader
+ * saying it has enough, not an error of memex: end quietly instead of dying with a stack trace.
+ */
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
 }
 
 main(process.argv.slice(2)).then(() => {

@@ -26,11 +26,14 @@ export const SEARCH_USAGE = `usage: memex search QUERY... [options]
 
 Hybrid search (words and meaning) over everything the server holds. QUERY takes the
 search terms of docs/search.md: '"a phrase"', -word, OR, from: to: with: subject:
-type: has:attachment in:thread/ID before: after: on: (2026-10-05, 2026-10).
+type: (email, file, chat, note, event, task, web, or an exact source type) list:NAME
+tag:NAME tag:NAME/* has:attachment in:thread/ID before: after: on: (2026-10-05, 2026-10).
+A bare address (stable@vger.kernel.org) finds the mail it is on as sender or recipient.
+@NAME runs the saved search NAME (memex saved list).
 
 options:
   -k, --limit N      documents to show (1-50, default 10)
-  --type TYPE        only this source type (email, file, note, imessage, …)
+  --type TYPE        only this kind: email, file, chat, note, event, task, web (or a source type)
   --person WHO       only documents with this person (email, phone, handle or person id)
   --since DATE       only documents from this date on (2026-03-01 or a date-time)
   --until DATE       only documents up to this date (a bare date includes that day)
@@ -53,9 +56,11 @@ Prints a document (an id from memex search or ask): title, source, date, people,
 
 options:
   --no-text          headers only
+  --raw              the message's original as collected (its RFC 5322 bytes) on standard output,
+                     e.g. memex open --raw ID > message.eml
 ${COMMON}`;
 
-const targetOptions = {
+export const targetOptions = {
   url: { type: 'string' },
   gateway: { type: 'string' },
   token: { type: 'string' },
@@ -64,8 +69,42 @@ const targetOptions = {
 } as const;
 
 
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+/**
+ * Splits a search or ask command line into its options and its query words. A query is written with the query
+ * language's own dashes (`-word`, `-"a phrase"`), so a single-dash word that is not one of the verb's short
+ * options is a query word wherever it stands: `memex search '"device tree"' -word` excludes "word" instead of
+ * failing with "Unknown option '-w'". `--long` options stay options (a mistyped one is still an error), and
+ * everything after `--` is query.
+ */
+export function splitQueryArgs(argv: string[], options: OptionSpec): { optionArgs: string[]; words: string[] } {
+  const shorts = new Map<string, string>();
+  for (const [name, o] of Object.entries(options)) if (o.short) shorts.set(o.short, name);
+  const optionArgs: string[] = [];
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    let name: string | undefined;
+    if (a.startsWith('--')) name = a.slice(2).split('=')[0];
+    else if (/^-[^-]$/.test(a)) name = shorts.get(a[1]);
+    if (name === undefined && !a.startsWith('--')) {
+      words.push(a);
+      continue;
+    }
+    optionArgs.push(a);
+    // A string option's value is the next argument (unless given as --name=value), even when it starts with a dash.
+    if (name !== undefined && options[name]?.type === 'string' && !a.includes('=') && i + 1 < argv.length) optionArgs.push(argv[++i]);
+  }
+  return { optionArgs, words };
+}
+
 /** Runs one verb: parses, finds the server, and turns usage and server errors into exit codes 2 and 1. */
-async function runVerb(
+export async function runVerb(
   verb: string,
   usage: string,
   io: CommandIo,
@@ -132,7 +171,13 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
     SEARCH_USAGE,
     io,
     async (client, out) => {
-      const res = await client.request<SearchResponseT>('GET', '/v1/search', {
+      // `memex search @NAME`: the saved search NAME (its query and filters; memex saved list).
+      const saved = /^@([\p{L}\p{N}][\p{L}\p{N}_.-]*)$/u.exec(query)?.[1];
+      const res = saved
+        ? await client.request<SearchResponseT>('GET', `/v1/saved/${encodeURIComponent(saved)}/run`, {
+            query: { k: intOption(values.limit as string | undefined, '--limit', 10, 50) },
+          })
+        : await client.request<SearchResponseT>('GET', '/v1/search', {
         query: {
           q: query,
           k: intOption(values.limit as string | undefined, '--limit', 10, 50),
@@ -148,8 +193,12 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
         out.write(`${JSON.stringify(res, null, 2)}\n`);
         return 0;
       }
-      const hits = res.hits.filter((h) => !h.context);
-      if (hits.length === 0) {
+      let hits = res.hits.filter((h) => !h.context);
+      if (hits.length === 0 && res.relaxed && res.relaxed.hits.length > 0) {
+        // Nothing matches as written: say so, then what matches the words (the server's relaxed reading).
+        out.write(`no documents match "${query}" as written (its quotes, exclusions and operators); documents that match its words:\n\n`);
+        hits = res.relaxed.hits.filter((h) => !h.context);
+      } else if (hits.length === 0) {
         out.write(`no documents match "${query}"\n`);
         return 0;
       }
@@ -161,26 +210,25 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
         if (h.snippet.trim()) out.write(`   ${highlight(h.snippet, tty)}\n`);
         out.write(`   memex open ${h.document_id}\n\n`);
       });
-      out.write(`${hits.length} of ${res.total} matching documents${res.legs?.vector_skipped === 'budget' ? ' (words only: the embedding model was busy)' : ''}\n`);
+      const total = res.hits.length === 0 && res.relaxed ? res.relaxed.total : res.total;
+      out.write(`${hits.length} of ${total} matching documents${res.legs?.vector_skipped === 'budget' ? ' (words only: the embedding model was busy)' : ''}\n`);
       return 0;
     },
     () => {
-      const p = parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          ...targetOptions,
-          limit: { type: 'string', short: 'k' },
-          type: { type: 'string' },
-          person: { type: 'string' },
-          since: { type: 'string' },
-          until: { type: 'string' },
-          thread: { type: 'string' },
-          attachments: { type: 'boolean' },
-        },
-      });
+      const options = {
+        ...targetOptions,
+        limit: { type: 'string', short: 'k' },
+        type: { type: 'string' },
+        person: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        thread: { type: 'string' },
+        attachments: { type: 'boolean' },
+      } as const;
+      const { optionArgs, words } = splitQueryArgs(argv, options);
+      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
       values = p.values;
-      query = p.positionals.join(' ').trim();
+      query = words.join(' ').trim();
       if (!p.values.help && !query) throw new UsageError('no QUERY given');
       intOption(p.values.limit, '--limit', 10, 50);
       return { help: Boolean(p.values.help), target: p.values };
@@ -241,9 +289,11 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
       return 0;
     },
     () => {
-      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, limit: { type: 'string', short: 'k' } } });
+      const options = { ...targetOptions, limit: { type: 'string', short: 'k' } } as const;
+      const { optionArgs, words } = splitQueryArgs(argv, options);
+      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
       values = p.values;
-      question = p.positionals.join(' ').trim();
+      question = words.join(' ').trim();
       if (!p.values.help && !question) throw new UsageError('no QUESTION given');
       intOption(p.values.limit, '--limit', 5, 20);
       return { help: Boolean(p.values.help), target: p.values };
@@ -259,6 +309,7 @@ export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promis
     OPEN_USAGE,
     io,
     async (client, out) => {
+      if (values.raw) return writeOriginal(client, id, out);
       let view: DocumentViewResponseT;
       try {
         view = await client.request<DocumentViewResponseT>('GET', `/v1/doc/${encodeURIComponent(id)}/view`);
@@ -288,11 +339,25 @@ export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promis
       return 0;
     },
     () => {
-      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, 'no-text': { type: 'boolean' } } });
+      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, 'no-text': { type: 'boolean' }, raw: { type: 'boolean' } } });
       values = p.values;
       if (!p.values.help && p.positionals.length !== 1) throw new UsageError('give exactly one document ID');
       id = p.positionals[0] ?? '';
       return { help: Boolean(p.values.help), target: p.values };
     },
   );
+}
+
+/** `memex open --raw ID`: the bytes of GET /v1/documents/{id}/original, unchanged, to standard output. */
+async function writeOriginal(client: { stream(method: string, pathname: string): Promise<NodeJS.ReadableStream> }, id: string, out: { write(s: string | Uint8Array): unknown }): Promise<number> {
+  let body: NodeJS.ReadableStream;
+  try {
+    body = await client.stream('GET', `/v1/documents/${encodeURIComponent(id)}/original`);
+  } catch (e) {
+    if (e instanceof ServerError && e.status === 404) throw new ServerError(`no original is kept for ${id} (not a message, or stored before memex kept originals: memex import mail --rescan PATH)`, 404);
+    if (e instanceof ServerError && e.status === 422) throw new ServerError(`"${id}" is not a document id (a UUID, as memex search prints)`, 422);
+    throw e;
+  }
+  for await (const chunk of body) out.write(typeof chunk === 'string' ? chunk : new Uint8Array(chunk as Buffer));
+  return 0;
 }

@@ -15,6 +15,8 @@ import { RELATIONSHIP_SETTINGS } from '../relationships/config.ts';
 import { GC_SETTINGS } from '../maintenance/gc.ts';
 import { MCP_SETTINGS } from '../mcp/config.ts';
 import { AGENT_SETTINGS } from '../agent/settings.ts';
+import { CALENDAR_SETTINGS } from '../calendar/config.ts';
+import { ORGANIZE_SETTINGS } from '../organize/rules.ts';
 
 export const ALL_SETTINGS: SettingsGroup[] = [
   SERVER_SETTINGS.group,
@@ -28,6 +30,8 @@ export const ALL_SETTINGS: SettingsGroup[] = [
   GC_SETTINGS.group,
   MCP_SETTINGS.group,
   AGENT_SETTINGS.group,
+  CALENDAR_SETTINGS.group,
+  ORGANIZE_SETTINGS.group,
 ];
 
 /** Every setting's problem in `env`, one line each (empty when all parse). */

@@ -4,15 +4,20 @@
  *
  * - POST <ingest_path> for one document (Idempotency-Key header when the caller has a key),
  *   POST <ingest_path>:batch for several, POST <ingest_file_path> multipart (`meta` JSON + `upload`), and
- *   POST <ingest_file_path>:batch for several files (memex's gateway; pairs of `meta` + `upload`).
+ *   POST <ingest_file_path>:batch for several files (memex's gateway; pairs of `meta` + `upload`), and
+ *   POST <ingest_path>/originals for the raw bytes of ingested messages (memex's gateway; pairs of `meta` + `original`).
  * - Authorization: Bearer <gateway.auth_token> when one is configured.
  * - 429 and 503 are retried after 0.5 s then 1.0 s (three attempts in all); transport failures and
- *   per-attempt timeouts are retried the same way. When the attempts run out the client throws
+ *   per-attempt timeouts are retried the same way. Uploads of files and originals get four attempts, 1 s, 3 s
+ *   and 10 s apart, each of at least 120 s. When the attempts run out the client throws
  *   GatewayHttpError with status -1 and "Exceeded retry attempts" (the spec's contract). Any other
  *   non-2xx fails at once with its status; the response body is logged (truncated) but never the
  *   document we sent, which holds the user's text.
  */
 import { urlForLog } from '../util/url.ts';
+
+/** The shortest time an upload attempt is given (see GatewayClientOptions.uploadBackoffMs). */
+const UPLOAD_ATTEMPT_MS = 120_000;
 
 export interface GatewayLogger {
   warn(obj: object, msg?: string): void;
@@ -29,9 +34,25 @@ export class GatewayHttpError extends Error {
     readonly body?: string,
     /** Statuses (or 0 for transport errors) of every attempt made. */
     readonly attempts: number[] = [],
+    /** What each attempt met, in words ("503", "timed out after 30 s", "connect ECONNREFUSED …"). */
+    readonly reasons: string[] = [],
   ) {
     super(message);
   }
+
+  /**
+   * The error for a person: the spec's message plus what each attempt met, e.g. "Exceeded retry attempts
+   * (4 attempts over 14 s: timed out after 120 s; 503; 503; 503)". The message itself stays the spec's.
+   */
+  describe(): string {
+    if (this.reasons.length === 0) return this.message;
+    return `${this.message} (${this.reasons.length} ${this.reasons.length === 1 ? 'attempt' : 'attempts'}: ${this.reasons.join('; ')})`;
+  }
+}
+
+/** Any error as words for a person: a gateway error with its attempts, else its message. */
+export function describeSubmitError(err: unknown): string {
+  return err instanceof GatewayHttpError ? err.describe() : (err as Error).message;
 }
 
 export interface GatewayResponse<T = unknown> {
@@ -50,6 +71,12 @@ export interface GatewayClientOptions {
   authTokenSource?: string;
   /** Back-off before attempt 2 and 3; default [500, 1000] ms. */
   backoffMs?: number[];
+  /**
+   * Back-off for uploads of files and originals, default [1000, 3000, 10000] ms (four attempts), each attempt
+   * given at least 120 s: an upload is many megabytes the server extracts, and under load three attempts in
+   * 1.5 s lost attachments that a few seconds more would have stored.
+   */
+  uploadBackoffMs?: number[];
   /** Injectable for tests; defaults to setTimeout. */
   sleep?: (ms: number) => Promise<void>;
   logger?: GatewayLogger;
@@ -84,6 +111,29 @@ export interface GatewayClient {
   ): Promise<GatewayResponse<T>>;
   /** Several files in one POST <ingest_file_path>:batch; the answer lists each file's result by position. */
   uploadFiles<T = unknown>(files: FileUpload[]): Promise<GatewayResponse<T>>;
+  /**
+   * The raw bytes of ingested messages in one POST <ingest_path>/originals (memex's gateway; `meta` {doc_id, kind}
+   * then `original`, repeated); the answer lists each original's result by position.
+   * Optional: a client without it (a test double, another gateway) sends no originals.
+   */
+  uploadOriginals?<T = unknown>(originals: OriginalUpload[]): Promise<GatewayResponse<T>>;
+}
+
+/** One message's original: the document version it was built into, and its bytes. */
+export interface OriginalUpload {
+  docId: string;
+  kind: 'rfc822';
+  data: Buffer | Uint8Array;
+}
+
+function originalForm(originals: OriginalUpload[]): FormData {
+  const form = new FormData();
+  for (const o of originals) {
+    const bytes = new Uint8Array(o.data.buffer, o.data.byteOffset, o.data.byteLength);
+    form.append('meta', JSON.stringify({ doc_id: o.docId, kind: o.kind }));
+    form.append('original', new Blob([bytes], { type: 'message/rfc822' }), 'message.eml');
+  }
+  return form;
 }
 
 const RETRYABLE = new Set([429, 503]);
@@ -100,13 +150,22 @@ function fileForm(files: FileUpload[]): FormData {
   return form;
 }
 
+const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
+
+/** fetch's "fetch failed" with the system error under it (ECONNREFUSED, ECONNRESET, …). */
+function transportFailure(err: Error): string {
+  const cause = (err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+  const code = cause?.code ?? cause?.errors?.find((e) => e.code)?.code;
+  return code ? `${err.message} (${code})` : cause?.message ? `${err.message} (${cause.message})` : err.message;
+}
+
 export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const ingestPath = opts.ingestPath ?? '/v1/ingest';
   const ingestFilePath = opts.ingestFilePath ?? '/v1/ingest/file';
   const timeoutMs = Math.round((opts.timeoutSeconds ?? 30) * 1000);
-  const backoff = opts.backoffMs ?? [500, 1000];
-  const maxAttempts = backoff.length + 1;
+  const documentRetries = { backoff: opts.backoffMs ?? [500, 1000], timeoutMs };
+  const uploadRetries = { backoff: opts.uploadBackoffMs ?? [1000, 3000, 10000], timeoutMs: Math.max(timeoutMs, UPLOAD_ATTEMPT_MS) };
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const doFetch = opts.fetchImpl ?? fetch;
   const log = opts.logger;
@@ -124,23 +183,27 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     return `: the gateway refused the token from ${opts.authTokenSource ?? 'the client options'}`;
   }
 
-  async function send<T>(path: string, makeInit: () => RequestInit): Promise<GatewayResponse<T>> {
+  async function send<T>(path: string, makeInit: () => RequestInit, retries = documentRetries): Promise<GatewayResponse<T>> {
     const url = base + path;
+    const { backoff, timeoutMs } = retries;
     const statuses: number[] = [];
+    const reasons: string[] = [];
     let lastBody: string | undefined;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    for (let attempt = 1; attempt <= backoff.length + 1; attempt++) {
       if (attempt > 1) await sleep(backoff[attempt - 2]);
       let res: Response;
       try {
         res = await doFetch(url, { ...makeInit(), signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
       } catch (err) {
         statuses.push(0);
-        const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (err as Error).message;
+        const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${duration(timeoutMs)}` : transportFailure(err as Error);
+        reasons.push(reason);
         log?.warn({ url: urlForLog(url), attempt, reason }, 'gateway request failed');
         continue;
       }
       const text = await res.text().catch(() => '');
       statuses.push(res.status);
+      reasons.push(`${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
       if (res.ok) {
         let body: unknown = text;
         try {
@@ -158,7 +221,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       log?.warn({ url: urlForLog(url), status: res.status, response: lastBody }, 'gateway rejected the request');
       throw new GatewayHttpError(res.status, `Gateway answered ${res.status}${refusal(res.status)}`, lastBody, statuses);
     }
-    throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses);
+    throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses, reasons);
   }
 
   return {
@@ -176,10 +239,13 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       const extra: Record<string, string> = {};
       if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
       // A fresh FormData per attempt: a body stream cannot be sent twice.
-      return send(ingestFilePath, () => ({ method: 'POST', headers: headers(extra), body: fileForm([{ meta, data, ...o }]) }));
+      return send(ingestFilePath, () => ({ method: 'POST', headers: headers(extra), body: fileForm([{ meta, data, ...o }]) }), uploadRetries);
     },
     uploadFiles(files) {
-      return send(`${ingestFilePath}:batch`, () => ({ method: 'POST', headers: headers({}), body: fileForm(files) }));
+      return send(`${ingestFilePath}:batch`, () => ({ method: 'POST', headers: headers({}), body: fileForm(files) }), uploadRetries);
+    },
+    uploadOriginals(originals) {
+      return send(`${ingestPath}/originals`, () => ({ method: 'POST', headers: headers({}), body: originalForm(originals) }), uploadRetries);
     },
   };
 }

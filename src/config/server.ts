@@ -1,9 +1,20 @@
 /**
  * Server configuration, read once from the environment (src/config/env.ts) and validated.
  */
-import { ConfigError, bool, defineSettings, filePath, int, oneOf, read, size, string } from './env.ts';
+import { ConfigError, bool, defineSettings, filePath, int, list, oneOf, read, size, string } from './env.ts';
+import { parseAllowedHosts } from '../util/request-host.ts';
 
 export const DEV_PLACEHOLDER_TOKEN = 'changeme';
+
+/**
+ * Values that sample configurations and tutorials put where a secret belongs: a token or secret set to one of
+ * them is refused (gateway tokens, the agent's secret). Compared in lower case.
+ */
+const PLACEHOLDER_SECRETS = new Set([DEV_PLACEHOLDER_TOKEN, 'change-me', 'change_me', 'changethis', 'change-this', 'secret', 'password', 'token', 'replace-me', 'xxx']);
+
+export function isPlaceholderSecret(value: string): boolean {
+  return PLACEHOLDER_SECRETS.has(value.trim().toLowerCase());
+}
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -16,6 +27,8 @@ export interface ServerConfig {
   databaseUrl: string | undefined;
   /** Gateway bearer token; undefined disables gateway auth (loopback only). */
   authToken: string | undefined;
+  /** ALLOWED_HOSTS: names the gateway answers to besides localhost and IP addresses (src/util/request-host.ts). */
+  allowedHosts: string[];
   catalogToken: string | undefined;
   logLevel: LogLevel;
   /** LOG_FORMAT: JSON lines, readable lines, or auto (readable on a terminal, JSON elsewhere). */
@@ -38,7 +51,13 @@ export const SERVER_SETTINGS = defineSettings('server', 'Server', {
   PORT: int({ default: 8085, min: 0, max: 65535, description: 'port of the gateway' }),
   HOST: string({
     default: '127.0.0.1',
-    description: 'address to bind; a non-loopback address is refused unless `AUTH_TOKEN` is set to something other than the development placeholder `changeme`',
+    description: 'address to bind; a non-loopback address is refused unless `AUTH_TOKEN` is set',
+  }),
+  ALLOWED_HOSTS: list({
+    default: [],
+    lowerCase: true,
+    description:
+      'host names (`name`, `name:port`, `*.domain`) the server answers to besides `localhost`, `*.localhost`, IP addresses and `HOST`: the names a reverse proxy sends; any other `Host` gets 421 and a page of another origin 403 (DNS rebinding, docs/architecture.md "Security")',
   }),
   DATA_DIR: filePath({
     default: './data',
@@ -53,7 +72,7 @@ export const SERVER_SETTINGS = defineSettings('server', 'Server', {
   AUTH_TOKEN: string({
     secret: true,
     defaultText: 'generated',
-    description: 'bearer token of the gateway; when unset, a random token is generated on first start and kept in `DATA_DIR/auth-token` (mode 0600): the server never runs without one',
+    description: 'bearer token of the gateway; when unset, a random token is generated on first start and kept in `DATA_DIR/auth-token` (mode 0600): the server never runs without one. A placeholder (`changeme`, `secret`, …) is refused',
   }),
   CATALOG_TOKEN: string({ secret: true, defaultText: '`AUTH_TOKEN`', description: 'bearer token of the internal catalog API (`/v1/catalog/*`)' }),
   CONTEXT_REQUIRE_CATALOG_TOKEN: bool({
@@ -88,10 +107,19 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
   if (contextRequireCatalogToken && !catalogToken) {
     throw new ConfigError('CONTEXT_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
   }
-  if (!isLoopbackHost(host) && (!authToken || authToken === DEV_PLACEHOLDER_TOKEN)) {
-    throw new ConfigError(
-      `refusing to listen on non-loopback HOST=${host} without AUTH_TOKEN (unset or the development placeholder)`,
-    );
+  for (const [name, token] of [['AUTH_TOKEN', authToken], ['CATALOG_TOKEN', catalogToken]] as const) {
+    if (token !== undefined && isPlaceholderSecret(token)) {
+      throw new ConfigError(`${name} is a placeholder ("${token.trim()}"), not a secret: set a long random value, or unset AUTH_TOKEN to have one generated in DATA_DIR/auth-token`);
+    }
+  }
+  if (!isLoopbackHost(host) && !authToken) {
+    throw new ConfigError(`refusing to listen on non-loopback HOST=${host} without AUTH_TOKEN`);
+  }
+  const allowedHosts = read(env, S.ALLOWED_HOSTS);
+  try {
+    parseAllowedHosts(allowedHosts, 'ALLOWED_HOSTS');
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
   }
   return {
     port: read(env, S.PORT),
@@ -99,6 +127,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
     dataDir: read(env, S.DATA_DIR),
     databaseUrl: read(env, S.DATABASE_URL),
     authToken,
+    allowedHosts,
     catalogToken,
     logLevel: read(env, S.LOG_LEVEL),
     logFormat: read(env, S.LOG_FORMAT),

@@ -201,11 +201,47 @@ interface SourceRow {
   run_status: string | null;
   run_error: string | null;
   run_counts: RunCountsT | null;
+  st_state: string | null;
+  st_mode: string | null;
+  st_paused: boolean | null;
+  st_last_success_at: Date | null;
+  st_newest_at_source: Date | null;
+  st_newest_stored: Date | null;
+  st_next_run_at: Date | null;
+  st_last_error: string | null;
+  st_reported_at: Date | null;
+  st_agent: string | null;
 }
 
 const publicItem = ({ ref, state, reason_code, reason }: MissingItemT): MissingItemT => ({ ref, state, reason_code, reason });
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** The freshness fields of a source (issue 41): what its agent last reported (src/coverage/freshness.ts). */
+function freshnessOf(row: SourceRow) {
+  const atSource = iso(row.st_newest_at_source);
+  const stored = iso(row.st_newest_stored);
+  return {
+    state: (row.st_paused ? 'paused' : row.st_state) as SourceCoverageT['state'],
+    mode: row.st_mode,
+    paused: row.st_paused === true,
+    last_success_at: iso(row.st_last_success_at),
+    newest_at_source: atSource,
+    newest_stored: stored,
+    lag_seconds: sourceLagSeconds(atSource, stored),
+    next_run_at: row.st_paused ? null : iso(row.st_next_run_at),
+    last_error: row.st_last_error,
+    status_reported_at: iso(row.st_reported_at),
+    agent: row.st_agent,
+  };
+}
+
+/** How far memex is behind its source: newest at the source minus newest stored, never below 0; null when unknown. */
+export function sourceLagSeconds(atSource: string | null, stored: string | null): number | null {
+  if (!atSource) return null;
+  if (!stored) return null;
+  return Math.max(0, (Date.parse(atSource) - Date.parse(stored)) / 1000);
+}
 
 function toCoverage(row: SourceRow, missing: MissingItemT[], missingNext: string | null): SourceCoverageT {
   const ran = row.in_source !== null && row.last_run_id !== null;
@@ -217,6 +253,7 @@ function toCoverage(row: SourceRow, missing: MissingItemT[], missingNext: string
     source_type: row.source_type,
     source_account_id: row.source_account_id,
     source_ref: row.source_ref,
+    ...freshnessOf(row),
     in_source: ran ? row.in_source : (row.reconcile?.in_source ?? null),
     stored: ran ? row.stored_new! + row.stored_unchanged! + row.stored_updated! : null,
     skipped: ran ? skippedSum : null,
@@ -252,8 +289,12 @@ const SOURCE_SELECT = `
          s.cursor, s.reconcile, s.retry_requested_at, s.reconcile_requested_at,
          (SELECT count(*)::int FROM coverage_missing m WHERE m.source_id = s.source_id) AS missing_total,
          r.started_at AS run_started_at, r.finished_at AS run_finished_at, r.status AS run_status, r.error AS run_error,
-         r.counts AS run_counts
-    FROM coverage_sources s LEFT JOIN coverage_runs r ON r.run_id = s.last_run_id`;
+         r.counts AS run_counts,
+         st.state AS st_state, st.mode AS st_mode, st.paused AS st_paused, st.last_success_at AS st_last_success_at,
+         st.newest_at_source AS st_newest_at_source, st.newest_stored AS st_newest_stored, st.next_run_at AS st_next_run_at,
+         st.last_error AS st_last_error, st.reported_at AS st_reported_at, st.agent AS st_agent
+    FROM coverage_sources s LEFT JOIN coverage_runs r ON r.run_id = s.last_run_id
+    LEFT JOIN source_status st ON st.source_id = s.source_id`;
 
 /** Missing items of a source after `after` (an ord), in the collector's order. */
 async function missingAfter(db: Queryable, sourceId: string, after: number, limit: number): Promise<(MissingItemT & { ord: number })[]> {
@@ -335,4 +376,32 @@ export async function requestAction(db: Queryable, sourceId: string, what: 'retr
 /** Forgets a source's coverage (a folder that moved, an account removed); its documents stay. */
 export async function deleteSource(db: Queryable, sourceId: string): Promise<boolean> {
   return (await db.query('DELETE FROM coverage_sources WHERE source_id = $1', [sourceId])).rowCount > 0;
+}
+
+/**
+ * Files a `localfs` source listed as not stored (failed or pending) that have since been stored by their path
+ * another way (`memex ingest FILE`, the watched folder's retry): off the source's list and counted as stored, so
+ * coverage does not say "not stored" about what is stored (issue 46). The source's next run reports afresh.
+ */
+export async function settleStoredFiles(db: Queryable, paths: string[]): Promise<number> {
+  if (paths.length === 0) return 0;
+  const r = await db.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM coverage_missing m USING coverage_sources s
+        WHERE m.source_id = s.source_id AND s.source_type = 'localfs' AND m.ref = ANY($1::text[])
+          AND m.state IN ('failed', 'pending')
+       RETURNING m.source_id, m.state),
+     per AS (
+       SELECT source_id, count(*) FILTER (WHERE state = 'failed')::int AS f, count(*) FILTER (WHERE state = 'pending')::int AS p
+         FROM gone GROUP BY source_id),
+     upd AS (
+       UPDATE coverage_sources s
+          SET failed = greatest(0, coalesce(s.failed, 0) - per.f), pending = greatest(0, coalesce(s.pending, 0) - per.p),
+              stored_new = coalesce(s.stored_new, 0) + per.f + per.p, updated_at = now()
+         FROM per WHERE s.source_id = per.source_id
+       RETURNING 1)
+     SELECT (SELECT count(*)::int FROM gone) AS n`,
+    [[...new Set(paths)]],
+  );
+  return r.rows[0].n;
 }

@@ -62,7 +62,7 @@ function readHolder(file: string): LockHolder | null | 'unreadable' {
   return 'unreadable';
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Database } from './types.ts';
+import type { Database, Queryable } from './types.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Any constant works; it only has to be the same for every memex process on one database.
@@ -60,4 +60,32 @@ export async function migrate(db: Database, opts: { onProgress?: (applied: numbe
     }
     return applied;
   });
+}
+
+/**
+ * Brings a new database to exactly the migration versions `want` (a restore: the rows of a backup go
+ * into the schema they were written from; `migrate` applies the newer ones at the next start), in
+ * the caller's transaction. Versions already recorded must be among them (a template that is ahead
+ * answers false: the caller starts from an empty cluster instead); a version this memex does not know
+ * throws.
+ */
+export async function migrateTo(tx: Queryable, want: number[]): Promise<boolean> {
+  const known = new Map(listMigrations().map((m) => [m.version, m]));
+  const unknown = want.filter((v) => !known.has(v));
+  if (unknown.length) throw new Error(`unknown migration versions ${unknown.join(', ')}`);
+  const table = await tx.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+  const have = new Set(
+    table.rows[0]?.t ? (await tx.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)) : [],
+  );
+  const wanted = new Set(want);
+  if ([...have].some((v) => !wanted.has(v))) return false;
+  await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  for (const v of [...wanted].sort((a, b) => a - b)) {
+    if (have.has(v)) continue;
+    const m = known.get(v)!;
+    await tx.exec(m.sql);
+    await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+  }
+  return true;
 }

@@ -49,6 +49,16 @@ export function templateUsable(made: TemplateKey, now: TemplateKey = currentTemp
   return Object.entries(made.migrations).every(([v, sha]) => now.migrations[v] === sha);
 }
 
+/** The key of the template in `dir`, or null when there is none (or only a half-written one). */
+export function templateKey(dir = TEMPLATE_DIR): TemplateKey | null {
+  try {
+    if (!fs.existsSync(path.join(dir, DATA_FILE))) return null;
+    return JSON.parse(fs.readFileSync(path.join(dir, KEY_FILE), 'utf8')) as TemplateKey;
+  } catch {
+    return null;
+  }
+}
+
 /** Whether there is a template in `dir` this code can use. */
 export function hasUsableTemplate(dir = TEMPLATE_DIR): boolean {
   try {

@@ -33,13 +33,14 @@ export async function openPglite(
 ): Promise<Database> {
   const release = dataDir ? acquireDatabaseLock(dataDir) : () => {};
   let pg: PGlite;
+  let fresh = true;
   try {
-    const fresh = !dataDir || !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0;
+    fresh = !dataDir || !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0;
     // A new database starts from the build's template when there is a usable one (pglite-template.ts):
     // on disk its files are written before PGlite opens them; in memory PGlite loads the tarball.
     if (fresh) opts.onCreate?.(hasUsableTemplate(opts.templateDir) ? 'template' : 'initdb');
     if (fresh && dataDir) extractTemplate(dataDir, opts.templateDir);
-    if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+    if (dataDir) fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const template = fresh && !dataDir ? readTemplate(opts.templateDir) : null;
     const options = { extensions: { vector }, ...(template ? { loadDataDir: template } : {}) };
     // Options must be the only argument when there is no directory: PGlite ignores them otherwise.
@@ -47,8 +48,20 @@ export async function openPglite(
     await pg.waitReady;
   } catch (err) {
     release();
+    // PGlite says only "failed to initialize properly" of a data directory it cannot read: say which and what to do.
+    if (dataDir && !fresh && /initiali[sz]e/i.test((err as Error).message ?? '')) {
+      throw new Error(
+        `the embedded database in ${dataDir} could not be opened (${(err as Error).message}): its files are damaged or incomplete ` +
+          `(a restore by an older memex that was interrupted leaves such a folder). Move it aside and restore a backup with \`memex restore\`.`,
+        { cause: err },
+      );
+    }
     throw err;
   }
+  return asDatabase(pg, release);
+}
+
+function asDatabase(pg: PGlite, release: () => void): Database {
   const base = wrap(pg);
   return {
     kind: 'pglite',
@@ -66,6 +79,12 @@ export async function openPglite(
       await pg.exec('CHECKPOINT');
       return pg.dumpDataDir('gzip');
     },
+    async snapshotCopy() {
+      // The copy is this database's own files (never a file from elsewhere), loaded in memory.
+      const copy = new PGlite({ extensions: { vector }, loadDataDir: await this.dumpDataDir!() });
+      await copy.waitReady;
+      return asDatabase(copy, () => {});
+    },
     async close() {
       try {
         await pg.close();
@@ -74,20 +93,4 @@ export async function openPglite(
       }
     },
   };
-}
-
-/**
- * Creates the embedded database in `dataDir` from a data-directory tarball made by dumpDataDir
- * (`memex restore`). The directory must be new or empty.
- */
-export async function restorePgliteDataDir(dataDir: string, dump: Blob): Promise<void> {
-  const release = acquireDatabaseLock(dataDir);
-  try {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const pg = new PGlite(dataDir, { extensions: { vector }, loadDataDir: dump });
-    await pg.waitReady;
-    await pg.close();
-  } finally {
-    release();
-  }
 }

@@ -23,6 +23,7 @@ export const PERSONAL_TABLES = [
   'chunk_documents',
   'document_people',
   'document_files',
+  'document_originals',
   'files',
   'ingest_submissions',
   'threads',
@@ -36,18 +37,54 @@ export const PERSONAL_TABLES = [
   'relationship_edges',
   'intent_signals',
   'coverage_missing',
+  'document_tags',
+  'thread_tags',
   'search_changes',
 ] as const;
+
+/** How long a scrub waits for snapshots older than the forget to end before rewriting anyway. */
+export const SNAPSHOT_WAIT_MS = 30_000;
 
 export interface ScrubReport {
   tables: number;
   ms: number;
+  /** Whether a snapshot older than the forget was still open when the tables were rewritten (its rows stay). */
+  olderSnapshotOpen: boolean;
   /** Whether the WAL segment holding the erased text was retired now (false: at a later checkpoint). */
   walRetired: boolean;
 }
 
-export async function scrubErasedRows(db: Database): Promise<ScrubReport> {
+/**
+ * VACUUM FULL copies every row version some open snapshot may still see ("recently dead"), so a query that
+ * began before the forget committed (another session's search, the embedding worker's claim) keeps the
+ * erased rows in the rewritten table, and so does a transaction that began before it and is still open.
+ * On a server, wait until every other session of this database holds no snapshot or transaction older than
+ * now. PGlite has one session: nothing to wait for. Sessions of other roles show no xmin without
+ * pg_read_all_stats; they cannot be waited for.
+ */
+async function waitForOlderSnapshots(db: Database, timeoutMs: number): Promise<boolean> {
+  if (db.kind === 'pglite') return true;
+  const now = (await db.query<{ xid: string }>(`SELECT xid(pg_current_xact_id())::text AS xid`)).rows[0].xid;
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    // backend_xid too: a transaction that wrote and now sits between statements (the embedding worker
+    // storing a batch) holds no snapshot, yet its xid holds the horizon back all the same.
+    const older = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::xid))
+            OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::xid)))`,
+      [now],
+    );
+    if (older.rows[0].n === 0) return true;
+    if (performance.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function scrubErasedRows(db: Database, opts: { snapshotWaitMs?: number } = {}): Promise<ScrubReport> {
   const started = performance.now();
+  const settled = await waitForOlderSnapshots(db, opts.snapshotWaitMs ?? SNAPSHOT_WAIT_MS);
   const present = await db.query<{ name: string }>(
     `SELECT t AS name FROM unnest($1::text[]) AS t WHERE to_regclass('public.' || t) IS NOT NULL`,
     [PERSONAL_TABLES],
@@ -66,5 +103,5 @@ export async function scrubErasedRows(db: Database): Promise<ScrubReport> {
   } catch {
     walRetired = false; // a PostgreSQL role without the right: the server's own checkpoints do it later
   }
-  return { tables: present.rows.length, ms: Math.round(performance.now() - started), walRetired };
+  return { tables: present.rows.length, ms: Math.round(performance.now() - started), olderSnapshotOpen: !settled, walRetired };
 }

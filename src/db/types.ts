@@ -27,4 +27,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
   /** PGlite only: the whole data directory as a gzipped tarball (backups; src/maintenance/backup.ts). */
   dumpDataDir?(): Promise<Blob>;
+  /** PGlite only: a copy of the database as of now, in memory, to read at length without holding this one (backups). */
+  snapshotCopy?(): Promise<Database>;
 }

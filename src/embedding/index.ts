@@ -65,8 +65,11 @@ export async function startEmbeddingService(opts: {
     worker,
     async close() {
       ac.abort();
-      await worker?.done;
+      // The model first: a bulk batch in its threads can take a minute on a loaded machine, and a stop must
+      // not wait for it. Its texts fail as "unavailable", so the worker returns their chunks to the queue
+      // (the database is still open) and the next start embeds them.
       await embedder.close?.();
+      await worker?.done;
     },
   };
 }

@@ -10,10 +10,18 @@
  * A chunk with no word left (no letter or digit) gets no vector. Short texts that are words ("ok",
  * "Budapest") keep theirs: a short note can still be what a question is about.
  *
+ * An e-mail stored whole (issue 40) says where these are: its metadata.body_parts (src/util/mail-body-parts.ts).
+ * When the chunk's document has them, they decide instead of the line patterns above: quote, attribution and
+ * forward parts are left out when the message quotes a stored one, signature and footer parts always, so the
+ * vector skips exactly what the document page folds or dims. Patches keep their vector (they are the
+ * message's own content).
+ *
  * The chunk stays in the lexical index whole; only the vector is skipped (the chunk is marked
  * embedded without one, like an empty chunk) or made from the text that remains. Identical chunk
  * texts are one chunk (chunks are shared by text hash), so each is embedded once already.
  */
+
+import type { BodyPart, BodyPartKind } from '../util/mail-body-parts.ts';
 
 const QUOTED = /^[ \t]*>/;
 const ATTRIBUTION = /^[ \t]*(On .{3,300}(wrote|écrit|schrieb|escribió):?|.{3,200} wrote:)[ \t]*$/i;
@@ -33,7 +41,8 @@ function looksEncoded(run: string): boolean {
  * The chunk's text without what carries no meaning of its own; '' when no word is left.
  * `quotesStored`: the chunk's message quotes a message that is in the store.
  */
-export function meaningfulText(text: string, opts: { quotesStored: boolean }): string {
+export function meaningfulText(text: string, opts: { quotesStored: boolean; parts?: BodyPart[] }): string {
+  if (opts.parts) return meaningfulFromParts(text, opts.parts, opts.quotesStored);
   const unarmoured = text.replace(ARMOUR, '\n').replace(BASE64_RUN, (run) => (looksEncoded(run) ? ' ' : run));
   const kept: string[] = [];
   const lines = unarmoured.split('\n');
@@ -50,6 +59,43 @@ export function meaningfulText(text: string, opts: { quotesStored: boolean }): s
   }
   const out = kept.join('\n').replace(/\n{3,}/g, '\n\n').trim();
   return WORD.test(out) ? out : '';
+}
+
+const ALWAYS_LEFT_OUT: ReadonlySet<BodyPartKind> = new Set(['signature', 'footer']);
+const LEFT_OUT_WHEN_STORED: ReadonlySet<BodyPartKind> = new Set(['quote', 'attribution', 'forward']);
+
+/** The text without its parts that carry no meaning of its own (spans relative to `text`), then unarmoured. */
+function meaningfulFromParts(text: string, parts: BodyPart[], quotesStored: boolean): string {
+  let kept = '';
+  let at = 0;
+  for (const p of parts) {
+    if (!(ALWAYS_LEFT_OUT.has(p.kind) || (quotesStored && LEFT_OUT_WHEN_STORED.has(p.kind)))) continue;
+    const start = Math.max(at, Math.min(p.start, text.length));
+    const end = Math.max(start, Math.min(p.end, text.length));
+    kept += text.slice(at, start);
+    at = end;
+  }
+  kept += text.slice(at);
+  const out = kept
+    .replace(ARMOUR, '\n')
+    .replace(BASE64_RUN, (run) => (looksEncoded(run) ? ' ' : run))
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return WORD.test(out) ? out : '';
+}
+
+/**
+ * A document's parts as spans of one of its chunks (the chunk starts at `chunkStart` of the document text and
+ * is `chunkLength` long); parts outside the chunk are dropped, those across its edges cut to it.
+ */
+export function partsInChunk(parts: BodyPart[], chunkStart: number, chunkLength: number): BodyPart[] {
+  const out: BodyPart[] = [];
+  for (const p of parts) {
+    const start = Math.max(0, p.start - chunkStart);
+    const end = Math.min(chunkLength, p.end - chunkStart);
+    if (end > start) out.push({ kind: p.kind, start, end });
+  }
+  return out;
 }
 
 /** Whether the text has quoted lines (then whether its message quotes a stored one is asked). */

@@ -268,6 +268,11 @@ export async function createPooledEmbedder(
     async close() {
       closed = true;
       for (const j of [...queries.splice(0), ...bulk.splice(0)]) j.reject(new ProviderUnavailableError('embedding pool closed'));
+      // Jobs a thread is running end with it: without this their callers would wait for an answer forever.
+      for (const s of slots) {
+        for (const j of s.busy ?? []) j.reject(new ProviderUnavailableError('embedding pool closed'));
+        s.busy = undefined;
+      }
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };

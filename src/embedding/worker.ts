@@ -19,7 +19,8 @@ import {
   storeEmbeddings,
   type EmbeddingItem,
 } from './store.ts';
-import { hasQuotedLines, meaningfulText } from './meaning.ts';
+import { meaningfulText, partsInChunk } from './meaning.ts';
+import { validBodyParts, type BodyPart } from '../util/mail-body-parts.ts';
 import { ProviderUnavailableError, type Embedder } from './types.ts';
 
 export interface WorkerLogger {
@@ -107,19 +108,48 @@ export async function claimChunks(
   return r.rows;
 }
 
+/** What the vector of a chunk of an e-mail needs to know (meaning.ts). */
+export interface ChunkMailContext {
+  /** The chunk's message quotes a message in the store: an earlier active document of its thread. */
+  quotesStored: boolean;
+  /** Its document's body parts as spans of the chunk; absent when the document records none (not mail, or stored before issue 40). */
+  parts?: BodyPart[];
+}
+
 /**
- * Of these chunks, those used by a message that quotes a message in the store: an earlier active
- * document of its thread (what a reply quotes is the message before it).
+ * For these chunks, whether their message quotes a stored message (an earlier active document of its
+ * thread: what a reply quotes is the message before it) and its body parts (metadata.body_parts) as spans
+ * of the chunk. A chunk shared by several documents (same text) takes its active, then first, document's.
  */
-export async function chunksQuotingStoredMessages(db: Database, chunkIds: string[]): Promise<Set<string>> {
-  const r = await db.query<{ chunk_id: string }>(
-    `SELECT DISTINCT cd.chunk_id FROM chunk_documents cd JOIN documents d ON d.doc_id = cd.doc_id
-      WHERE cd.chunk_id = ANY($1::uuid[]) AND d.thread_id IS NOT NULL
-        AND EXISTS (SELECT 1 FROM documents o WHERE o.thread_id = d.thread_id AND o.is_active_version
-                      AND o.content_timestamp < d.content_timestamp)`,
-    [chunkIds],
+export async function chunkMailContexts(db: Database, chunks: { chunk_id: string; text: string }[]): Promise<Map<string, ChunkMailContext>> {
+  const r = await db.query<{ chunk_id: string; start_char: number; parts: unknown; quotes_stored: boolean }>(
+    `SELECT DISTINCT ON (cd.chunk_id) cd.chunk_id, cd.start_char, d.metadata->'body_parts' AS parts,
+            (d.thread_id IS NOT NULL AND EXISTS (SELECT 1 FROM documents o WHERE o.thread_id = d.thread_id AND o.is_active_version
+                                                  AND o.content_timestamp < d.content_timestamp)) AS quotes_stored
+       FROM chunk_documents cd JOIN documents d ON d.doc_id = cd.doc_id
+      WHERE cd.chunk_id = ANY($1::uuid[]) AND (d.thread_id IS NOT NULL OR d.metadata ? 'body_parts')
+      ORDER BY cd.chunk_id, d.is_active_version DESC, d.doc_id`,
+    [chunks.map((c) => c.chunk_id)],
   );
-  return new Set(r.rows.map((x) => x.chunk_id));
+  const text = new Map(chunks.map((c) => [c.chunk_id, c.text]));
+  const out = new Map<string, ChunkMailContext>();
+  for (const row of r.rows) {
+    const chunkText = text.get(row.chunk_id) ?? '';
+    const parsed = typeof row.parts === 'string' ? safeJson(row.parts) : row.parts;
+    const ctx: ChunkMailContext = { quotesStored: row.quotes_stored };
+    // Spans are of the document text; the chunk starts at start_char of it (parts beyond it are clamped).
+    if (Array.isArray(parsed)) ctx.parts = partsInChunk(validBodyParts(parsed, Number.MAX_SAFE_INTEGER), row.start_char, chunkText.length);
+    out.set(row.chunk_id, ctx);
+  }
+  return out;
+}
+
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return null;
+  }
 }
 
 /** Expired leases (a worker died mid-batch) back to pending. Returns how many. */
@@ -207,10 +237,8 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
     let todo = batch.filter((c) => c.text.trim() !== '');
     if (todo.length === 0) return;
     // What the model is given: the text worth a vector (meaning.ts); chunks with none are skipped.
-    const quoting = todo.some((c) => hasQuotedLines(c.text))
-      ? await chunksQuotingStoredMessages(db, todo.map((c) => c.chunk_id))
-      : new Set<string>();
-    todo = todo.map((c) => ({ chunk_id: c.chunk_id, text: meaningfulText(c.text, { quotesStored: quoting.has(c.chunk_id) }) }));
+    const mail = await chunkMailContexts(db, todo);
+    todo = todo.map((c) => ({ chunk_id: c.chunk_id, text: meaningfulText(c.text, mail.get(c.chunk_id) ?? { quotesStored: false }) }));
     const worthless = todo.filter((c) => c.text === '').map((c) => c.chunk_id);
     if (worthless.length) {
       stats.indexedDocs += (await markEmbeddedWithoutVector(db, worthless)).length;
@@ -243,7 +271,8 @@ export function startEmbeddingWorker(opts: WorkerOptions): EmbeddingWorker {
         stats.released += await releaseChunks(db, todo.map((c) => c.chunk_id));
         stats.lastError = errMsg(err);
         unavailableBackoff = Math.min(60_000, Math.max(pollMs, unavailableBackoff * 2 || 1000));
-        log.warn({ err: errMsg(err), backoffMs: unavailableBackoff }, 'embedding provider unavailable; chunks returned to pending');
+        // At a stop the model closes under its batch: expected, not worth a warning.
+        if (!stopped) log.warn({ err: errMsg(err), backoffMs: unavailableBackoff }, 'embedding provider unavailable; chunks returned to pending');
         return;
       }
       // One bad text must not fail its batch-mates: embed the batch one by one to find it.

@@ -72,13 +72,13 @@ export const FILES_SETTINGS = defineSettings('files', 'Files, object store and O
     description: 'wall-clock limit of PDF parsing (worker terminated), and separately of the whole OCR pass of one scanned PDF',
   }),
   EXTRACT_MAX_TEXT_CHARS: int({ default: D.maxTextChars, min: 1_000, max: 1_000_000_000, description: 'longer text is cut (warning recorded)' }),
-  EXTRACT_MAX_MEMORY_MB: int({ default: D.maxMemoryMb, min: 64, max: 65_536, description: 'heap limit of the PDF worker' }),
+  EXTRACT_MAX_MEMORY_MB: int({ default: D.maxMemoryMb, min: 64, max: 65_536, description: 'memory limit of each extraction process (PDF, HTML): its heap, and what it holds beyond its idle size (inflated streams included); past it the process is killed and the file is stored with `extraction_failed`' }),
   EXTRACT_MAX_HTML_CHARS: int({ default: D.maxHtmlChars, min: 1_000, max: 1_000_000_000, description: 'longer HTML is cut before conversion (with a warning)' }),
   EXTRACT_HTML_TIMEOUT_MS: int({
     default: D.htmlTimeoutMs,
     min: 100,
     max: 3_600_000,
-    description: 'wall-clock budget of one HTML conversion (in a worker thread); past it the file is stored with `extraction_failed`',
+    description: 'wall-clock budget of one HTML conversion (in a separate process); past it the file is stored with `extraction_failed`',
   }),
   OCR_ENABLED: bool({ default: true, description: '`false`: no OCR engine is started; images are stored with extraction failed and file enrichment `pending`' }),
   OCR_LANGUAGES: list({

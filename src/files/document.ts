@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { ExtractResult } from './extract.ts';
 import type { FileMeta } from './meta.ts';
 import type { ObjectStoreBackend, PutResult } from './object-store.ts';
+import { normaliseOptionalMimeType } from '../util/mime-type.ts';
 
 export const SOURCE_TYPES = [
   'chatapp',
@@ -144,8 +145,8 @@ const GENERIC_MIME = new Set(['', 'application/octet-stream', 'binary/octet-stre
 export function resolveContentType(meta: FileMeta, upload: FileDocumentInput['upload'], x: ExtractResult): string {
   if (x.detected.by === 'magic' && x.detected.kind !== 'binary') return x.detected.mimeType;
   for (const c of [meta.mimeType, upload?.mimeType]) {
-    const m = (c ?? '').split(';')[0].trim().toLowerCase();
-    if (!GENERIC_MIME.has(m) && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(m)) return m;
+    const m = normaliseOptionalMimeType(c) ?? '';
+    if (!GENERIC_MIME.has(m)) return m;
   }
   return x.detected.mimeType || 'application/octet-stream';
 }

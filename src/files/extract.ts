@@ -18,7 +18,7 @@ import { extractTextual } from './textual.ts';
 
 export type { ExtractInput, ExtractMethod, ExtractOptions, ExtractResult, OcrFunction, OcrResult } from './extract-types.ts';
 
-/** Stops the PDF and HTML worker threads (for orderly shutdown; they are unref'd, so they never block exit). */
+/** Stops the PDF and HTML extraction processes (for orderly shutdown; they are unref'd, so they never block exit). */
 export async function shutdownExtraction(): Promise<void> {
   await Promise.all([shutdownPdfWorker(), shutdownHtmlWorker()]);
 }

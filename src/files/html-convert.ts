@@ -2,10 +2,10 @@
  * HTML to readable text off the event loop, within a time and size budget (issue 22: a page of 50,000 nested
  * <div>s kept an upload request, and the server with it, busy for seconds).
  *
- * Longer HTML than `maxHtmlChars` is cut before conversion (with a warning); the conversion runs in a worker
- * thread (html-worker.mjs) that is terminated when it takes longer than `htmlTimeoutMs` or exceeds the heap limit,
+ * Longer HTML than `maxHtmlChars` is cut before conversion (with a warning); the conversion runs in a child
+ * process (html-worker.mjs) that is killed when it takes longer than `htmlTimeoutMs` or exceeds the memory limit,
  * and the caller gets an HtmlConversionError naming the budget, which extraction reports as a failed extraction (the
- * file is stored with `extraction_failed` and that reason). One long-lived worker (WorkerPool) runs one conversion
+ * file is stored with `extraction_failed` and that reason). One long-lived process (WorkerPool) runs one conversion
  * at a time.
  */
 import type { ExtractLimits } from './limits.ts';
@@ -19,7 +19,7 @@ type Limits = Pick<ExtractLimits, 'maxHtmlChars' | 'htmlTimeoutMs' | 'maxMemoryM
 
 const htmlWorker = new WorkerPool<{ ok: true; text: string }>({ script: new URL('./html-worker.mjs', import.meta.url), what: 'HTML conversion' });
 
-/** Stops the HTML worker thread (orderly shutdown, tests; it is unref'd, so it never blocks exit). */
+/** Stops the HTML conversion process (orderly shutdown, tests; it is unref'd, so it never blocks exit). */
 export function shutdownHtmlWorker(): Promise<void> {
   return htmlWorker.close();
 }

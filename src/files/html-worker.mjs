@@ -1,12 +1,11 @@
-// HTML to text in a worker thread (src/files/html-convert.ts runs it).
+// HTML to text in a child process (src/files/html-convert.ts runs it through src/files/worker-pool.ts).
 //
-// Why a worker: html-to-text parses and walks the document on the calling thread, and a hostile page (50,000
-// nested <div>s, millions of siblings) keeps it busy for seconds. In a worker the server's event loop stays free,
-// and the caller enforces a wall-clock budget (worker.terminate()) and a heap limit (resourceLimits).
+// Why a separate process: html-to-text parses and walks the document on the calling thread, and a hostile page
+// (50,000 nested <div>s, millions of siblings) keeps it busy for seconds. In its own process the server's event loop
+// stays free, and the caller enforces a wall-clock budget and a memory limit by killing it.
 // Plain JavaScript for the same reason as pdf-worker.mjs: it starts the same way under vitest, tsx and node.
-// Once loaded it posts {ready: true}: the caller's time budget starts then, so a cold start is not counted.
+// Once loaded it sends {ready: true, rss}: the caller's time budget starts then, so a cold start is not counted.
 // message in {id, html, maxHtmlChars} -> message out {id, ok: true, text} | {id, ok: false, error}.
-import { parentPort } from 'node:worker_threads';
 import { convert } from 'html-to-text';
 
 function options(maxHtmlChars) {
@@ -33,11 +32,13 @@ function options(maxHtmlChars) {
   };
 }
 
-parentPort.postMessage({ ready: true });
-parentPort.on('message', ({ id, html, maxHtmlChars }) => {
+// The server went away (or closed the channel): nothing is left to do.
+process.on('disconnect', () => process.exit(0));
+process.on('message', ({ id, html, maxHtmlChars }) => {
   try {
-    parentPort.postMessage({ id, ok: true, text: convert(html, options(maxHtmlChars)) });
+    process.send({ id, ok: true, text: convert(html, options(maxHtmlChars)) });
   } catch (e) {
-    parentPort.postMessage({ id, ok: false, error: `${e?.name ?? 'Error'}: ${e?.message ?? String(e)}` });
+    process.send({ id, ok: false, error: `${e?.name ?? 'Error'}: ${e?.message ?? String(e)}` });
   }
 });
+process.send({ ready: true, rss: process.memoryUsage.rss() });

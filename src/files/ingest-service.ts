@@ -29,6 +29,7 @@ import { detectType } from './detect.ts';
 import { extractText, type ExtractResult, type OcrFunction } from './extract.ts';
 import type { FileMeta } from './meta.ts';
 import { readObject, removeObjects, type ObjectStore, type PutResult } from './object-store.ts';
+import { isCalendarFile, MAX_CALENDAR_ATTACHMENT_BYTES } from '../calendar/config.ts';
 
 export interface FileIngestDeps {
   store: ObjectStore;
@@ -37,6 +38,8 @@ export interface FileIngestDeps {
   db: Queryable;
   /** Shared OCR engine; without it images are stored with extraction failed and enrichment `pending`. */
   ocrEngine?: OcrEngine;
+  /** The local paths of files now stored (new or already there), for coverage's not-stored lists. */
+  onStoredPaths?: (paths: string[]) => Promise<unknown>;
 }
 
 export interface FileIngestOutcome {
@@ -167,6 +170,28 @@ function namesOf(item: StoredUpload): UploadNames {
   return { filename: item.meta.filename || item.upload.filename, mimeType: item.meta.mimeType || item.upload.mimeType };
 }
 
+/** What the web UI's upload sends as `meta.source` (ui/src/api.ts), with `path` = `upload/<name>`. */
+const WEB_UPLOAD_SOURCE = 'upload';
+
+interface DuplicateRow {
+  submission_id: string;
+  status: string;
+  doc_id: string;
+  external_id: string;
+  version_number: number;
+  thread_id: string | null;
+  doc_status: string;
+  extraction_status: string | null;
+  total: number;
+  files: string[];
+}
+
+/** The columns of a duplicate answer, over submissions `s` and documents `d`. */
+const DUPLICATE_COLUMNS = `s.submission_id, s.status, d.doc_id, d.external_id, d.version_number, d.thread_id,
+              d.status AS doc_status, d.metadata->'extraction'->>'status' AS extraction_status,
+              (SELECT count(*)::int FROM chunk_documents cd WHERE cd.doc_id = d.doc_id) AS total,
+              coalesce((SELECT array_agg(f.file_sha256) FROM document_files f WHERE f.doc_id = d.doc_id), '{}') AS files`;
+
 export class FileIngestService {
   constructor(private readonly deps: FileIngestDeps) {}
 
@@ -196,6 +221,16 @@ export class FileIngestService {
    * it comes back as that item's error.
    */
   async ingestStoredMany(items: StoredUpload[], receivedAt: Date): Promise<FileItemResult[]> {
+    const results = await this.ingestAll(items, receivedAt);
+    const stored = items.flatMap((item, i) => {
+      const r = results[i];
+      return item.meta.source === 'localfs' && r.ok && !r.outcome.result.skipped ? [item.meta.path] : [];
+    });
+    if (stored.length > 0 && this.deps.onStoredPaths) await this.deps.onStoredPaths(stored).catch(() => undefined);
+    return results;
+  }
+
+  private async ingestAll(items: StoredUpload[], receivedAt: Date): Promise<FileItemResult[]> {
     const { db, catalog, store } = this.deps;
     const results: (FileItemResult | undefined)[] = new Array(items.length);
     const duplicates = await this.findDuplicates(items);
@@ -293,6 +328,7 @@ export class FileIngestService {
     } finally {
       await this.setFileStatuses([...statuses, ...built.map((b) => b.status)]);
     }
+    await this.calendarAttachments(built.map((b) => ({ item: b.item, result: results[b.index] })));
     return results as FileItemResult[];
   }
 
@@ -353,6 +389,25 @@ export class FileIngestService {
       out.set(o.index, o.ok ? { ok: true, result: o.result! } : { ok: false, error: new CatalogError(o.error!.status, o.error!.code, o.error!.message) });
     }
     return out;
+  }
+
+  /**
+   * A stored calendar file (an invitation attached to an email, an .ics upload) is also read as events and tasks
+   * (src/calendar/attachments.ts). Never fails the upload: the file is stored whatever its calendar holds.
+   */
+  private async calendarAttachments(done: { item: StoredUpload; result: FileItemResult | undefined }[]): Promise<void> {
+    for (const { item, result } of done) {
+      const { filename, mimeType } = namesOf(item);
+      if (!result?.ok || result.outcome.result.skipped || !isCalendarFile(filename, mimeType)) continue;
+      if (item.stored.sizeBytes > MAX_CALENDAR_ATTACHMENT_BYTES) continue;
+      try {
+        const bytes = await readObject(this.deps.store, item.stored.objectKey, MAX_CALENDAR_ATTACHMENT_BYTES);
+        const { eventsFromAttachment } = await import('../calendar/attachments.ts');
+        await eventsFromAttachment(this.deps.catalog, bytes, result.outcome.result.doc_id);
+      } catch {
+        // An unreadable calendar stays a file.
+      }
+    }
   }
 
   private async extract(
@@ -419,35 +474,52 @@ export class FileIngestService {
     return { instanceId, known: keys.flatMap((k, index) => (byKey.has(k) ? [{ index, doc_id: byKey.get(k)! }] : [])) };
   }
 
-  /** The uploads whose bytes at their source identity are already the active document, answered as duplicates. */
+  /**
+   * The uploads whose bytes at their source identity are already the active document, answered as duplicates.
+   * And a file dropped on the web UI (source `upload`: a name, no place on disk) whose bytes are already a
+   * stored file's, or a file `memex ingest` sends whose bytes and name are those of an earlier web upload: the
+   * same file twice, answered with the document already there ("already stored"), not a second document.
+   */
   private async findDuplicates(items: StoredUpload[]): Promise<Map<number, { result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' }>> {
     const keys = items.map((it) => fileIdempotencyKey(it.meta, it.stored.sha256));
-    const r = await this.deps.db.query<{
-      idempotency_key: string;
-      submission_id: string;
-      status: string;
-      doc_id: string;
-      external_id: string;
-      version_number: number;
-      thread_id: string | null;
-      doc_status: string;
-      extraction_status: string | null;
-      total: number;
-      files: string[];
-    }>(
-      `SELECT s.idempotency_key, s.submission_id, s.status, d.doc_id, d.external_id, d.version_number, d.thread_id,
-              d.status AS doc_status, d.metadata->'extraction'->>'status' AS extraction_status,
-              (SELECT count(*)::int FROM chunk_documents cd WHERE cd.doc_id = d.doc_id) AS total,
-              coalesce((SELECT array_agg(f.file_sha256) FROM document_files f WHERE f.doc_id = d.doc_id), '{}') AS files
+    const r = await this.deps.db.query<DuplicateRow & { idempotency_key: string }>(
+      `SELECT s.idempotency_key, ${DUPLICATE_COLUMNS}
          FROM ingest_submissions s JOIN documents d ON d.doc_id = s.result_doc_id
         WHERE s.idempotency_key = ANY($1::text[]) AND s.status <> 'failed' AND d.is_active_version`,
       [[...new Set(keys)]],
     );
-    const byKey = new Map(r.rows.map((row) => [row.idempotency_key, row]));
-    const out = new Map<number, { result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' }>();
+    const byKey = new Map<string, DuplicateRow>(r.rows.map((row) => [row.idempotency_key, row]));
+    const byIndex = new Map<number, DuplicateRow>();
     keys.forEach((key, index) => {
       const row = byKey.get(key);
-      if (!row) return;
+      if (row) byIndex.set(index, row);
+    });
+    const local = items.flatMap((it, index) =>
+      !byIndex.has(index) && fileIdentity(it.meta, it.stored.sha256).sourceType === 'localfs' ? [{ it, index }] : [],
+    );
+    if (local.length > 0) {
+      const same = await this.deps.db.query<DuplicateRow & { sha: string; path: string | null; filename: string | null }>(
+        `SELECT f.file_sha256 AS sha, d.metadata->'localfs'->>'path' AS path, d.metadata->'localfs'->>'filename' AS filename,
+                ${DUPLICATE_COLUMNS}
+           FROM document_files f JOIN documents d ON d.doc_id = f.doc_id
+           JOIN LATERAL (SELECT * FROM ingest_submissions x WHERE x.result_doc_id = d.doc_id AND x.status <> 'failed'
+                          ORDER BY x.created_at DESC LIMIT 1) s ON true
+          WHERE f.file_sha256 = ANY($1::text[]) AND d.is_active_version AND d.source_type = 'localfs'
+          ORDER BY d.ingested_at`,
+        [[...new Set(local.map(({ it }) => it.stored.sha256))]],
+      );
+      for (const { it, index } of local) {
+        const name = it.meta.filename ?? it.meta.path.split('/').pop();
+        const match = same.rows.find(
+          (row) =>
+            row.sha === it.stored.sha256 &&
+            (it.meta.source === WEB_UPLOAD_SOURCE || (row.path?.startsWith(`${WEB_UPLOAD_SOURCE}/`) === true && row.filename === name)),
+        );
+        if (match) byIndex.set(index, match);
+      }
+    }
+    const out = new Map<number, { result: CatalogIngestResult; extractionStatus: 'ready' | 'failed' }>();
+    byIndex.forEach((row, index) => {
       out.set(index, {
         result: {
           submission_id: row.submission_id,

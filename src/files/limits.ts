@@ -14,11 +14,11 @@ export interface ExtractLimits {
   ocrTimeoutMs: number;
   /** Longest text kept; the rest is cut with a warning. */
   maxTextChars: number;
-  /** Heap limit of the PDF worker thread. */
+  /** Memory limit of an extraction process (PDF, HTML): its heap, and its resident growth over its idle size. */
   maxMemoryMb: number;
   /** Longest HTML converted (characters); longer HTML is cut first, with a warning. */
   maxHtmlChars: number;
-  /** Wall-clock budget of one HTML conversion (a worker thread, terminated past it; the extraction then fails). */
+  /** Wall-clock budget of one HTML conversion (a separate process, killed past it; the extraction then fails). */
   htmlTimeoutMs: number;
 }
 

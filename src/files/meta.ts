@@ -12,6 +12,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { cleanStrings, MAX_JSON_DEPTH, tooDeepAt } from '../util/json-input.ts';
 import { SIZE_MAX } from '../schemas/bounds.ts';
+import { normaliseOptionalMimeType } from '../util/mime-type.ts';
 
 /** Epoch seconds (number) or an ISO 8601 date/date-time string. */
 const Timestamp = Type.Union([Type.Number({ minimum: 0, maximum: 253402300799 }), Type.String({ minLength: 1, maxLength: 64 })], {
@@ -242,7 +243,8 @@ export function parseFileMeta(raw: unknown): ParseMetaResult {
       mtime: times.mtime,
       ctime: times.ctime,
       tags: [...new Set((v.tags ?? []).map((t) => t.trim()).filter(Boolean))],
-      mimeType: v.mime_type,
+      // A sender's type as the server reads it (src/util/mime-type.ts), never as sent.
+      mimeType: normaliseOptionalMimeType(v.mime_type) ?? undefined,
       sha256: v.sha256?.toLowerCase(),
       size: v.size,
       messageId: v.message_id,

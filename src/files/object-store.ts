@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
 export type ObjectStoreBackend = 'local' | 's3';
 
@@ -136,6 +137,18 @@ export class ObjectStoreWriteError extends ObjectStoreError {
   override readonly code = 'INGEST.OBJECT_STORE_WRITE_FAILED';
 }
 
+/** The disk holding the objects (DATA_DIR) is full: nothing was stored. Maps to 507 STORAGE.DISK_FULL (src/util/disk-full.ts). */
+export class DiskFullError extends ObjectStoreError {
+  override name = 'DiskFullError';
+  override readonly statusCode = DISK_FULL_STATUS;
+  override readonly code = DISK_FULL_CODE;
+  override readonly retryable = true;
+  constructor(cause: unknown) {
+    super(diskFullMessage('data_dir'), { cause });
+    noteDiskFull('data_dir');
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Keys
 
@@ -226,8 +239,12 @@ export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOpt
   // 'wx': never reuse a path; mode 0o600 until published.
   const out = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
   let sourceError: unknown;
+  let writeError: unknown;
   stream.once('error', (e) => {
     sourceError ??= e;
+  });
+  out.once('error', (e) => {
+    writeError ??= e;
   });
   // A multipart parser (busboy under @fastify/multipart) with its own fileSize limit stops the part early, emits
   // 'limit' and marks the stream `truncated`: that is "too large" too, never a silently cut object.
@@ -244,6 +261,8 @@ export async function spoolToTemp(stream: Readable, tmpDir: string, opts: PutOpt
     stream.destroy(); // stop reading the rest of an aborted upload
     await fs.rm(tempPath, { force: true }).catch(() => {});
     if (err instanceof ObjectStoreError) throw err;
+    // The file write failing for want of space also fails the source (pipeline destroys it with that error).
+    if (fullDiskOf(err) === 'data_dir' || fullDiskOf(writeError) === 'data_dir') throw new DiskFullError(err);
     if (sourceError !== undefined && err === sourceError) {
       throw new UploadReadError(`reading the upload failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
@@ -312,7 +331,8 @@ export class LocalObjectStore implements ObjectStore {
   /** Creates the folders and removes leftovers of crashed writers. */
   static async open(opts: LocalObjectStoreOptions): Promise<LocalObjectStore> {
     const store = new LocalObjectStore(opts.root);
-    await fs.mkdir(path.join(store.root, 'sha256'), { recursive: true });
+    // Owner-only: any local account could read every attachment otherwise (issue 47 item 4).
+    await fs.mkdir(path.join(store.root, 'sha256'), { recursive: true, mode: 0o700 });
     await fs.mkdir(store.tmpDir, { recursive: true, mode: 0o700 });
     await cleanTempDir(store.tmpDir);
     return store;
@@ -336,12 +356,13 @@ export class LocalObjectStore implements ObjectStore {
         return { sha256: spooled.sha256, objectKey, sizeBytes: spooled.sizeBytes, existed: true };
       }
       await fsyncFile(spooled.tempPath); // data on disk before the link makes it visible
-      await fs.mkdir(path.dirname(finalPath), { recursive: true });
-      await fs.chmod(spooled.tempPath, 0o444); // objects are immutable
+      await fs.mkdir(path.dirname(finalPath), { recursive: true, mode: 0o700 });
+      await fs.chmod(spooled.tempPath, 0o400); // objects are immutable, and the owner's alone
       const published = await publishNoClobber(spooled.tempPath, finalPath);
       if (published) await fsyncDir(path.dirname(finalPath));
       return { sha256: spooled.sha256, objectKey, sizeBytes: spooled.sizeBytes, existed: !published };
     } catch (err) {
+      if (fullDiskOf(err) === 'data_dir') throw new DiskFullError(err);
       throw new ObjectStoreWriteError(`storing the object failed: ${(err as Error).message}`, { cause: err });
     } finally {
       await fs.rm(spooled.tempPath, { force: true }).catch(() => {});
@@ -395,7 +416,7 @@ export class LocalObjectStore implements ObjectStore {
     const temp = path.join(this.tmpDir, tempName());
     try {
       await fs.writeFile(temp, body, { flag: 'wx', mode: 0o600 });
-      await fs.mkdir(path.dirname(finalPath), { recursive: true });
+      await fs.mkdir(path.dirname(finalPath), { recursive: true, mode: 0o700 });
       await fs.rename(temp, finalPath); // atomic: a reader sees the whole file or none
     } catch (err) {
       throw new ObjectStoreWriteError(`storing ${name} of the object failed: ${(err as Error).message}`, { cause: err });

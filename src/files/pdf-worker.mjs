@@ -1,15 +1,15 @@
-// PDF text extraction (and page rendering for OCR) in a worker thread.
+// PDF text extraction (and page rendering for OCR) in a child process (src/files/worker-pool.ts starts it).
 //
-// Why a worker: pdf.js parses on the calling thread in Node, so a hostile or merely huge PDF could block the server's
-// event loop. In a worker the caller can enforce a wall-clock limit (worker.terminate()) and a heap limit
-// (resourceLimits), and a crash inside pdf.js cannot take the server down.
-// Why plain JavaScript: worker threads do not go through the TypeScript loader under every runner (vitest, tsx,
-// plain node); an .mjs file starts the same way everywhere. The message shapes are typed in extract.ts.
-// The worker is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
-// message in {id, data, maxPages, maxTextChars, render, standardFontDataUrl} -> message out {id, ok, ...}; {ready: true}
-// once loaded.
+// Why a separate process: pdf.js parses on the calling thread in Node, so a hostile or merely huge PDF could block the
+// server's event loop; and it inflates streams into buffers outside the JavaScript heap, which only a process boundary
+// bounds (a 1 MB PDF can inflate to gigabytes). The caller enforces a wall-clock limit and a memory limit by killing
+// this process, and a crash inside pdf.js cannot take the server down.
+// Why plain JavaScript: it is started with plain node (no TypeScript loader) under every runner (vitest, tsx, node);
+// an .mjs file starts the same way everywhere. The message shapes are typed in pdf.ts.
+// The process is reused for many files (loading pdf.js costs ~100-200 ms); it handles one job at a time:
+// message in {id, data, maxPages, maxTextChars, maxImagePixels, render, standardFontDataUrl} -> message out
+// {id, ok, ...}; {ready: true, rss} once loaded.
 import { UNREADABLE_BELOW, wordShare } from './word-share.mjs';
-import { parentPort } from 'node:worker_threads';
 
 const pdfjsPromise = import('pdfjs-dist/legacy/build/pdf.mjs');
 
@@ -22,7 +22,7 @@ function describe(e) {
 }
 
 async function run(job) {
-  const { data, maxPages, maxTextChars, render, standardFontDataUrl } = job;
+  const { data, maxImagePixels, standardFontDataUrl } = job;
   const pdfjs = await pdfjsPromise;
   const task = pdfjs.getDocument({
     data,
@@ -32,6 +32,8 @@ async function run(job) {
     standardFontDataUrl,
     verbosity: 0,
     stopAtErrors: false,
+    // Images larger than this many pixels are not decoded (pdf.js's own bound; inflated content streams have none).
+    maxImageSize: maxImagePixels ?? -1,
   });
   try {
     const doc = await task.promise;
@@ -121,7 +123,7 @@ async function readDocument(doc, { maxPages, maxTextChars, render }) {
           ctx.fillRect(0, 0, w, h);
           await page.render({ canvas, canvasContext: ctx, viewport: vp }).promise;
           const png = canvas.toBuffer('image/png');
-          images.push(new Uint8Array(png)); // a copy we own, so it can be transferred
+          images.push(new Uint8Array(png)); // a plain copy, sent back over the process channel
           page.cleanup();
         } catch (e) {
           warnings.push(`page ${i} could not be rendered: ${describe(e)}`);
@@ -153,15 +155,15 @@ async function firstPage(doc, { maxPx }) {
   return { ok: true, numPages: doc.numPages, images: [new Uint8Array(canvas.toBuffer('image/png'))], warnings: [] };
 }
 
-// The pool starts a job's time budget once the worker says it is ready (src/files/worker-pool.ts).
-parentPort.postMessage({ ready: true });
-parentPort.on('message', (job) => {
+// The pool starts a job's time budget once the process says it is ready (src/files/worker-pool.ts); its idle
+// resident size is the base the memory budget comes on top of. Loading pdf.js first makes that size honest.
+await pdfjsPromise;
+// The server went away (or closed the channel): nothing is left to do.
+process.on('disconnect', () => process.exit(0));
+process.on('message', (job) => {
   run(job).then(
-    (result) => {
-      parentPort.postMessage({ id: job.id, ...result }, result.images.map((b) => b.buffer));
-    },
-    (e) => {
-      parentPort.postMessage({ id: job.id, ok: false, error: describe(e) });
-    },
+    (result) => process.send({ id: job.id, ...result }),
+    (e) => process.send({ id: job.id, ok: false, error: describe(e) }),
   );
 });
+process.send({ ready: true, rss: process.memoryUsage.rss() });

@@ -1,5 +1,5 @@
 /**
- * PDFs, read in a worker thread (pdf-worker.mjs) under time and memory limits: the text layer, and for scanned
+ * PDFs, read in a child process (pdf-worker.mjs, run by worker-pool.ts) under time and memory limits: the text layer, and for scanned
  * pages or an unreadable text layer the rendered pages OCR'd within one time budget; also a PDF's first page
  * rendered for its thumbnail.
  */
@@ -41,7 +41,7 @@ function fontDir(): string {
 /** The PDF worker (pdf-worker.mjs), reused across files; see WorkerPool. */
 const pdfPool = new WorkerPool<PdfWorkerReply>({ script: new URL('./pdf-worker.mjs', import.meta.url), what: 'PDF extraction', quiet: true });
 
-/** Stops the PDF worker thread (orderly shutdown, tests; it is unref'd, so it never blocks exit). */
+/** Stops the PDF extraction process (orderly shutdown, tests; it is unref'd, so it never blocks exit). */
 export function shutdownPdfWorker(): Promise<void> {
   return pdfPool.close();
 }
@@ -51,10 +51,8 @@ export function shutdownPdfWorker(): Promise<void> {
  * the PDF worker under the extraction's time and memory limits. Throws with the reason when it cannot.
  */
 export async function renderPdfFirstPage(b: Buffer, maxPx: number, limits: ExtractLimits = DEFAULT_LIMITS): Promise<Buffer> {
-  const data = new Uint8Array(b);
   const r = await pdfPool.run({
-    message: { data, thumbnail: { maxPx }, standardFontDataUrl: fontDir() },
-    transfer: [data.buffer as ArrayBuffer],
+    message: { data: new Uint8Array(b.buffer, b.byteOffset, b.byteLength), thumbnail: { maxPx }, maxImagePixels: limits.maxPixels, standardFontDataUrl: fontDir() },
     timeoutMs: limits.timeoutMs,
     memoryMb: limits.maxMemoryMb,
     timeoutError: `PDF page rendering timed out after ${limits.timeoutMs} ms`,
@@ -118,17 +116,16 @@ async function unreadablePdfFallback(r: PdfWorkerOk, text: string, det: Detected
 /** Text of a PDF from its text layer, or OCR of its rendered pages when it has none (or an unreadable one). */
 export async function extractPdf(b: Buffer, det: Detected, limits: ExtractLimits, opts: ExtractOptions): Promise<ExtractResult> {
   const wantRender = (opts.renderPdfPages ?? true) && !!opts.ocr && limits.maxOcrPages > 0;
-  // Copy: the worker takes ownership of the bytes it is sent, and the caller keeps its Buffer.
-  const data = new Uint8Array(b);
   const r = await pdfPool.run({
     message: {
-      data,
+      // Sent as a copy (structured clone over the process channel): the caller keeps its Buffer.
+      data: new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+      maxImagePixels: limits.maxPixels,
       maxPages: limits.maxPages,
       maxTextChars: limits.maxTextChars,
       render: wantRender ? { maxPages: limits.maxOcrPages, maxPixels: limits.maxPixels, scale: 3 } : null,
       standardFontDataUrl: fontDir(),
     },
-    transfer: [data.buffer as ArrayBuffer],
     timeoutMs: limits.timeoutMs,
     memoryMb: limits.maxMemoryMb,
     timeoutError: `PDF extraction timed out after ${limits.timeoutMs} ms`,

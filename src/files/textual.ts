@@ -3,7 +3,7 @@
  * (html-convert.ts), JSON flattened to `path: value` lines, and the result cut at the character limit.
  */
 import { canonicalJson } from '../util/hash.ts';
-import { cleanText, decodeText } from './decode.ts';
+import { cleanText, cleanTextWithin, decodeText } from './decode.ts';
 import type { Detected } from './detect.ts';
 import type { ExtractMethod, ExtractResult } from './extract-types.ts';
 import { htmlToReadable } from './html-convert.ts';
@@ -30,8 +30,10 @@ export async function extractTextual(b: Buffer, det: Detected, limits: ExtractLi
     if (j.truncated) warnings.push(`text truncated at ${limits.maxTextChars} characters`);
     return finishText('json', cleanText(j.text), charset, warnings, det, j.truncated || undefined);
   }
-  const lim = limitText(cleanText(raw), limits.maxTextChars, warnings);
-  return finishText('text', lim.text, charset, warnings, det, lim.truncated);
+  // Plain text is cleaned in pieces, only as far as it is kept: a 50 MB file does not hold the event loop.
+  const lim = await cleanTextWithin(raw, limits.maxTextChars);
+  if (lim.truncated) warnings.push(`text truncated at ${limits.maxTextChars} characters`);
+  return finishText('text', lim.text, charset, warnings, det, lim.truncated || undefined);
 }
 
 function limitText(text: string, max: number, warnings: string[]): { text: string; truncated?: boolean } {

@@ -28,6 +28,7 @@ import { isUuid } from '../util/ids.ts';
 import { addBlocks, type NewBlock } from '../catalog/blocklist.ts';
 import { NotFoundError } from '../util/errors.ts';
 import { scrubErasedRows } from '../db/scrub.ts';
+import { notAnOriginal, originalFilesOf } from '../catalog/originals.ts';
 
 export type ForgetTarget =
   | { person_id: string }
@@ -337,6 +338,8 @@ async function erase(tx: Queryable, plan: Plan, removed: ForgetCounts, region: s
     const fileShas = (
       await tx.query<{ file_sha256: string }>('SELECT DISTINCT file_sha256 FROM document_files WHERE doc_id = ANY($1::uuid[])', [docIds])
     ).rows.map((r) => r.file_sha256);
+    // The messages' originals (src/catalog/originals.ts): their links go with the versions (ON DELETE CASCADE).
+    fileShas.push(...(await originalFilesOf(tx, docIds)).filter((s) => !fileShas.includes(s)));
     const threadIds = [...new Set(docs.rows.map((d) => d.thread_id).filter((t): t is string => !!t))];
 
     const links = await tx.query<{ person_id: string }>('SELECT person_id FROM document_people WHERE doc_id = ANY($1::uuid[])', [docIds]);
@@ -370,6 +373,7 @@ async function erase(tx: Queryable, plan: Plan, removed: ForgetCounts, region: s
       const gone = await tx.query<{ object_key: string }>(
         `DELETE FROM files f WHERE f.file_sha256 = ANY($1::text[])
             AND NOT EXISTS (SELECT 1 FROM document_files df WHERE df.file_sha256 = f.file_sha256)
+            AND ${notAnOriginal('f')}
          RETURNING f.object_key`,
         [fileShas],
       );

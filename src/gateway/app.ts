@@ -13,6 +13,7 @@ import type { Database } from '../db/types.ts';
 import type { EmbeddingService, EmbeddingStart } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import { gatewayHostPolicy, installHostGuard } from './host-guard.ts';
 import { completeOpenApi } from './openapi.ts';
 import type { FilesConfig } from '../files/config.ts';
 import { FileIngestService } from '../files/ingest-service.ts';
@@ -21,12 +22,19 @@ import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { contextRoutes } from './routes/context.ts';
 import { coverageRoutes } from './routes/coverage.ts';
+import { settleStoredFiles } from '../coverage/store.ts';
+import { sourceRoutes } from './routes/sources.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { forgetRoutes } from './routes/forget.ts';
+import { organizeRoutes } from './routes/organize.ts';
+import { ORGANIZE_SETTINGS, TagRules } from '../organize/rules.ts';
+import { read } from '../config/env.ts';
+import { SavedSearches } from '../organize/saved.ts';
 import { maintenanceRoutes } from './routes/maintenance.ts';
 import { ForgetService } from '../forget/forget.ts';
 import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
+import { calendarRoutes } from './routes/calendar.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
 import { loadRelationshipConfig } from '../relationships/config.ts';
 import { RelationshipService } from '../relationships/service.ts';
@@ -45,6 +53,7 @@ import { installValidation, lazySerializerFactory, type Pending } from './valida
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/config.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
+import { originalRoutes } from './routes/originals.ts';
 import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
 import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
 import { logDestination } from '../util/log.ts';
@@ -149,6 +158,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   installValidation(app, uncompiled);
   installInputGuard(app);
   installErrorHandling(app);
+  // First of all hooks: a request naming another host, or sent by another origin's page, is refused before its token is read.
+  installHostGuard(app, gatewayHostPolicy(config));
 
   const given = deps.embedding;
   /** The embedding service now: undefined without one, or while its model threads start. */
@@ -252,25 +263,29 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     // Sessions of an earlier token, or long unused, are dead: drop them.
     await sessions.purge().catch((err) => app.log.warn({ err }, 'removing ended web sessions failed'));
   });
-  await app.register(signInRoutes, { sessions, codes: deps.ui?.codes ?? new SignInCodes(), token: config.authToken, version: API_VERSION });
+  const signInCodes = deps.ui?.codes ?? new SignInCodes();
+  await app.register(signInRoutes, { sessions, codes: signInCodes, token: config.authToken, version: API_VERSION });
 
   await app.register(async (scope) => {
     scope.addHook('onRequest', bearerGuard(config.authToken, 'token', sessions));
-    await scope.register(sessionRoutes, { sessions, version: API_VERSION });
+    await scope.register(sessionRoutes, { sessions, codes: signInCodes, token: config.authToken, version: API_VERSION });
     await scope.register(ingestRoutes, { catalog });
+    await scope.register(calendarRoutes, { catalog });
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion, selfIds: () => relationships.selfIds() });
     await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
-    await scope.register(statusRoutes, { db, worker: () => embeddingNow()?.worker, metrics });
+    await scope.register(statusRoutes, { db, worker: () => embeddingNow()?.worker, metrics, dataDir: deps.files?.config.localRoot ?? config.dataDir });
     await scope.register(statsRoutes, { db });
     await scope.register(coverageRoutes, { db });
+    await scope.register(sourceRoutes, { db, catalog });
     await scope.register(selfPersonRoutes, { service: relationships });
     if (deps.files) {
-      const service = new FileIngestService({ ...deps.files, catalog, db });
+      const service = new FileIngestService({ ...deps.files, catalog, db, onStoredPaths: (paths) => settleStoredFiles(db, paths) });
       await scope.register(fileRoutes, { service });
       await scope.register(fileDownloadRoutes, { store: deps.files.store, db });
+      await scope.register(originalRoutes, { store: deps.files.store, db, catalog });
     }
     await scope.register(v2Routes, { catalog });
-    await scope.register(peopleRoutes, { catalog, selfIds: () => relationships.selfIds() });
+    await scope.register(peopleRoutes, { catalog, selfIds: () => relationships.selfIds(), onMerged: () => relationships.requestFull() });
     const forget = new ForgetService({
       db,
       phoneRegion: config.defaultPhoneRegion,
@@ -284,6 +299,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       },
     });
     await scope.register(forgetRoutes, { service: forget });
+    // Tags, tagging rules and saved searches (issue 44); the rules look at newly ingested documents in the background.
+    const rules = new TagRules(db, search, {
+      pollMs: read(process.env, ORGANIZE_SETTINGS.TAG_RULES_POLL_MS),
+      onError: (err) => app.log.warn({ err }, 'tagging rules failed'),
+    });
+    rules.start();
+    app.addHook('onClose', async () => rules.close());
+    await scope.register(organizeRoutes, { db, search, rules, saved: new SavedSearches(db, search, config.defaultPhoneRegion) });
     // A message the block list keeps out takes the attachments uploaded before it along.
     catalog.onBlockedMessages((messageIds) => forget.forget({ message_ids: messageIds }, { block: true }));
     await scope.register(maintenanceRoutes, {

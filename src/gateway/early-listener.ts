@@ -7,11 +7,13 @@
  *   a page of the web UI  a small page that says what is being prepared and reloads itself
  *   anything else    503 with Retry-After and the same phase
  * so a load balancer, an operator's curl and a person at the browser see "starting (migrations)"
- * instead of a refused connection. Then Fastify takes over the same server (its serverFactory).
+ * instead of a refused connection. A request naming another host, or from another origin's page, is
+ * refused as the gateway refuses it (src/gateway/host-guard.ts), with a plain `{detail}` body. Then Fastify takes over the same server (its serverFactory).
  *
  * Deliberately light: only node:http here, so the CLI can listen before importing the server.
  */
 import http from 'node:http';
+import { hostPolicy, judgeRequest } from '../util/request-host.ts';
 
 export type StartPhase = 'starting' | 'database' | 'migrations' | 'index' | 'ready';
 
@@ -62,8 +64,11 @@ export async function listenEarly(opts: {
   /** 'pglite' or 'postgres', for /v1/healthz (operator commands ask it which database a running server holds). */
   database: string;
   version: string;
+  /** ALLOWED_HOSTS (src/util/request-host.ts). */
+  allowedHosts?: readonly string[];
 }): Promise<EarlyListener> {
   const state: StartState = { phase: 'starting', progress: 0 };
+  const hosts = hostPolicy({ allowedHosts: opts.allowedHosts ?? [], boundHost: opts.host, setting: 'ALLOWED_HOSTS' });
   let gateway: http.RequestListener | null = null;
   let pending: http.RequestListener | null = null;
   const early: http.RequestListener = (req, res) => {
@@ -72,6 +77,8 @@ export async function listenEarly(opts: {
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
       res.end(JSON.stringify(body));
     };
+    const refusal = judgeRequest(hosts, req.headers);
+    if (refusal) return send(refusal.status, { detail: refusal.message });
     if (req.method === 'GET' && path === '/v1/healthz') return send(200, { status: 'ok', version: opts.version, database: opts.database });
     const progress = Math.round(state.progress * 1000) / 1000;
     if (req.method === 'GET' && path === '/v1/readyz') {

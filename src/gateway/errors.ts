@@ -7,9 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
 import { IndexNotReadyError } from '../search/search.ts';
-import { PrepareError } from './prepare.ts';
+import { PrepareError } from '../catalog/prepare.ts';
 import { toValidationDetail } from './validation.ts';
 import { MemexError } from '../util/errors.ts';
+import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
 export function correlationId(prefix: string): string {
   return `${prefix}_${new Date().toISOString()}_${crypto.randomBytes(4).toString('hex')}`;
@@ -99,6 +100,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ detail: `Unsupported Content-Type: ${req.headers['content-type'] ?? '(none)'}` });
+    }
+    const full = fullDiskOf(err);
+    if (full) {
+      // A server condition, answered as one; the connection stays usable (the body was read or is drained).
+      noteDiskFull(full);
+      await drainRequest(req.raw, oversizedDrainBytes(app.initialConfig.bodyLimit ?? 0));
+      const message = diskFullMessage(full);
+      return reply.code(DISK_FULL_STATUS).send({ detail: message, error: errorEnvelope(DISK_FULL_CODE, message, DISK_FULL_STATUS) });
     }
     const status = err.statusCode ?? 500;
     if (status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }] });

@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { cleanStrings, MAX_JSON_DEPTH, tooDeepAt } from '../util/json-input.ts';
-import { PrepareError } from './prepare.ts';
+import { PrepareError } from '../catalog/prepare.ts';
 
 /**
  * Route config of batch routes that validate each item in the handler: the body is left as sent, and the handler

@@ -10,6 +10,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/types.ts';
 import { serverStatus } from '../embedding/report.ts';
+import { statusForMetrics } from '../coverage/freshness.ts';
+import { sourceLagSeconds } from '../coverage/store.ts';
 import type { PoolStats, PoolWork } from '../embedding/pool.ts';
 import type { VectorSkip } from '../search/types.ts';
 
@@ -69,7 +71,7 @@ export function createGatewayMetrics(opts: {
   });
   const skipped = new Counter({
     name: 'search_vector_skipped_total',
-    help: 'Searches answered without the vector leg, by reason (lexical_sufficient, budget, no_vectors, model_starting, no_embedder, no_text).',
+    help: 'Searches answered without the vector leg, by reason (lexical_sufficient, exact_terms, budget, no_vectors, model_starting, no_embedder, no_text).',
     labelNames: ['reason'],
     registers,
   });
@@ -85,6 +87,47 @@ export function createGatewayMetrics(opts: {
     async collect() {
       const s = await status();
       for (const k of ['pending', 'processing', 'embedded', 'failed'] as const) this.set({ status: k }, s.chunks[k]);
+    },
+  });
+  // Sources the agents run (issue 41, docs/sources.md), as their agents last reported them.
+  let sourceRows: Promise<Awaited<ReturnType<typeof statusForMetrics>>> | undefined;
+  const sources = () => (sourceRows ??= statusForMetrics(opts.db).catch(() => []).finally(() => setTimeout(() => (sourceRows = undefined), 1000).unref()));
+  new Gauge({
+    name: 'memex_source_last_success_timestamp_seconds',
+    help: 'When each source last synced without error (Unix seconds); absent until it did.',
+    labelNames: ['source_id', 'collector', 'source_ref'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const r of await sources()) {
+        if (r.last_success_at) this.set({ source_id: r.source_id, collector: r.collector, source_ref: r.source_ref }, new Date(r.last_success_at).getTime() / 1000);
+      }
+    },
+  });
+  new Gauge({
+    name: 'memex_source_lag_seconds',
+    help: 'Newest item at the source minus newest stored, in seconds (0: up to date); absent when unknown.',
+    labelNames: ['source_id', 'collector', 'source_ref'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const r of await sources()) {
+        const lag = sourceLagSeconds(r.newest_at_source && new Date(r.newest_at_source).toISOString(), r.newest_stored && new Date(r.newest_stored).toISOString());
+        if (lag !== null) this.set({ source_id: r.source_id, collector: r.collector, source_ref: r.source_ref }, lag);
+      }
+    },
+  });
+  new Gauge({
+    name: 'memex_source_up',
+    help: '1 when the source is watching, polling, scheduled or running; 0 when backing off, failed, paused or stopped.',
+    labelNames: ['source_id', 'collector', 'source_ref', 'state'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const r of await sources()) {
+        const state = r.paused ? 'paused' : r.state;
+        this.set({ source_id: r.source_id, collector: r.collector, source_ref: r.source_ref, state }, ['watching', 'polling', 'scheduled', 'running'].includes(state) ? 1 : 0);
+      }
     },
   });
   new Gauge({

@@ -2,6 +2,8 @@
  * Completes the OpenAPI document the routes' schemas produce, so a generated client works from it:
  * - every operation has an `operationId` (from its method and path, unique) and a `summary`;
  * - every operation behind a bearer token documents 401 (no token) and 403 (wrong token), as the guard answers;
+ * - every operation documents 421 (a Host the server does not answer to) and 403 (a page of another origin), as
+ *   the host guard answers (src/gateway/host-guard.ts);
  * - `POST /v1/ingest/file` and `POST /v1/ingest/file:batch` document their multipart bodies (the routes read the
  *   parts themselves, so they have no body schema to validate with).
  * Only the document changes: validation and serialisation keep using the routes' own schemas.
@@ -92,6 +94,24 @@ const FILE_BATCH_BODY = multipartBody(
   { type: 'array', maxItems: FILE_BATCH_MAX_FILES, items: UPLOAD_PART },
 );
 
+/** POST /v1/ingest/originals: `meta` ({doc_id, kind}) then `original` (a message's raw bytes), repeated. */
+const ORIGINALS_BODY = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['meta', 'original'],
+        properties: {
+          meta: { type: 'array', items: { type: 'string', description: 'JSON object: doc_id (the email document version), kind (rfc822)' } },
+          original: { type: 'array', items: { type: 'string', format: 'binary', description: 'The message as received (RFC 5322)' } },
+        },
+      },
+      encoding: { meta: { contentType: 'application/json' } },
+    },
+  },
+};
+
 export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
   const seen = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -106,11 +126,13 @@ export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
       if (secured) {
         op.responses ??= {};
         op.responses['401'] ??= { description: 'No bearer token', content: { 'application/json': { schema: AUTH_ERROR } } };
-        op.responses['403'] ??= { description: 'Wrong bearer token', content: { 'application/json': { schema: AUTH_ERROR } } };
+        op.responses['403'] ??= { description: 'Wrong bearer token, or a page of another origin (Origin)', content: { 'application/json': { schema: AUTH_ERROR } } };
       }
       if (method === 'post' && path === '/v1/ingest/file') op.requestBody = FILE_UPLOAD_BODY;
       if (method === 'post' && path === '/v1/ingest/file:batch') op.requestBody = FILE_BATCH_BODY;
+      if (method === 'post' && path === '/v1/ingest/originals') op.requestBody = ORIGINALS_BODY;
       declareSharedErrors(method, op);
+      optionalWhereDefaulted(op);
       addExamples(op);
     }
   }
@@ -124,6 +146,8 @@ export function completeOpenApi(doc: OpenApiDocument): OpenApiDocument {
  */
 function declareSharedErrors(method: string, op: Operation): void {
   op.responses ??= {};
+  op.responses['421'] ??= { description: 'The Host header names a host this server does not answer to (ALLOWED_HOSTS)', content: json(MESSAGE_ERROR) };
+  op.responses['403'] ??= { description: 'A page of another origin (Origin) sent the request', content: json(MESSAGE_ERROR) };
   const params = Array.isArray(op.parameters) && op.parameters.length > 0;
   if (BODY_METHODS.has(method)) {
     op.responses['413'] ??= { description: 'Request body too large (BODY_LIMIT)', content: json(MESSAGE_ERROR) };
@@ -132,6 +156,29 @@ function declareSharedErrors(method: string, op: Operation): void {
   if (BODY_METHODS.has(method) || params) {
     op.responses['422'] ??= { description: 'Validation error', content: json(VALIDATION_ERROR) };
   }
+}
+
+/**
+ * A parameter or body property with a default is filled in by the route, so a client need not send it. TypeBox
+ * lists such properties as required (the handler's type has them), and the document would tell a generated client
+ * it must send `k` and `context_window`; here they become optional.
+ */
+function optionalWhereDefaulted(op: Operation): void {
+  for (const p of (op.parameters ?? []) as Record<string, any>[]) {
+    if (p.in !== 'path' && p.required === true && p.schema?.default !== undefined) p.required = false;
+  }
+  const walk = (schema: any) => {
+    if (!schema || typeof schema !== 'object') return;
+    if (Array.isArray(schema.required) && schema.properties) {
+      schema.required = schema.required.filter((name: string) => schema.properties[name]?.default === undefined);
+      if (schema.required.length === 0) delete schema.required;
+    }
+    for (const v of Object.values(schema.properties ?? {})) walk(v);
+    walk(schema.items);
+    for (const k of ['anyOf', 'oneOf', 'allOf']) for (const v of schema[k] ?? []) walk(v);
+  };
+  const content = (op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content ?? {};
+  for (const media of Object.values(content)) walk(media.schema);
 }
 
 /** A JSON body and every path parameter without a written example get one generated from the schema. */

@@ -11,6 +11,12 @@
  * other sites out already; the token also keeps out other origins of the same site (another port on
  * 127.0.0.1), which SameSite does not.
  *
+ * Cookies ignore ports: on http://127.0.0.1 every local service (a dev server that logs its headers) also
+ * receives the cookie. So a session is bound to the Host (name:port) it was signed in on: the host is folded
+ * into the stored hash, and the cookie presented with any other Host is refused. The cookie is named after
+ * the port (memex_session_8085), so two memex servers on one machine keep their own; over HTTPS it is
+ * __Host-memex_session_PORT with Secure (docs/ui.md, "The cookie and other local ports").
+ *
  * Bearer-token clients are untouched: a request with an Authorization header is judged by it alone.
  */
 import crypto from 'node:crypto';
@@ -24,6 +30,7 @@ import {
   RevokedSessions,
   SessionIdParams,
   SessionList,
+  SignInLink,
   SignInRequest,
   type CurrentSessionT,
   type SessionInfoT,
@@ -32,6 +39,7 @@ import { safeEqual, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import type { SignInCodes } from './ui.ts';
 
+/** The cookie's name without the port (see sessionCookieName). */
 export const SESSION_COOKIE = 'memex_session';
 export const CSRF_HEADER = 'x-csrf-token';
 /** A session ends after this long without use. */
@@ -47,8 +55,30 @@ export function csrfTokenFor(secret: string): string {
   return crypto.createHash('sha256').update(`memex-csrf\0${secret}`).digest('base64url');
 }
 
-function secretHash(secret: string): string {
-  return sha256Hex(`memex-session\0${secret}`);
+/** The host a session is bound to: the request's Host header (name:port), lowercased. */
+export function sessionHost(req: Pick<FastifyRequest, 'headers'>): string {
+  return (req.headers.host ?? '').trim().toLowerCase().slice(0, 300);
+}
+
+/** The port part of a Host header, or the protocol's default port. */
+function hostPort(host: string, https: boolean): string {
+  const m = /:(\d{1,5})$/.exec(host);
+  return m ? m[1] : https ? '443' : '80';
+}
+
+/**
+ * The cookie's name for a request: memex_session_PORT (two memex servers on one machine do not overwrite
+ * each other's cookie), with the __Host- prefix over HTTPS (the browser then insists on Secure, Path=/ and
+ * no Domain, so no other host of the site can set it).
+ */
+export function sessionCookieName(req: Pick<FastifyRequest, 'headers' | 'protocol'>): string {
+  const https = req.protocol === 'https';
+  return `${https ? '__Host-' : ''}${SESSION_COOKIE}_${hostPort(sessionHost(req), https)}`;
+}
+
+function secretHash(secret: string, host: string): string {
+  // The host is in the hash: the same secret sent with another Host names no session.
+  return sha256Hex(`memex-session\0${host}\0${secret}`);
 }
 
 /** One cookie's value from a Cookie header. */
@@ -127,23 +157,27 @@ export class WebSessions {
     return new Date(now - this.idleMs).toISOString();
   }
 
-  async open(userAgent?: string): Promise<OpenedSession> {
+  /** Opens a session bound to `host` (sessionHost of the signing-in request). */
+  async open(host: string, userAgent?: string): Promise<OpenedSession> {
     const secret = crypto.randomBytes(32).toString('base64url');
     const id = newId();
     await this.db.query(
       `INSERT INTO web_sessions (session_id, secret_hash, token_fingerprint, user_agent) VALUES ($1, $2, $3, $4)`,
-      [id, secretHash(secret), this.fingerprint, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null],
+      [id, secretHash(secret, host), this.fingerprint, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null],
     );
     return { session_id: id, secret, csrf_token: csrfTokenFor(secret) };
   }
 
-  /** The live session a cookie names, or null (unknown, revoked, expired, or opened with another token). */
-  async check(secret: string, now = Date.now()): Promise<ActiveSession | null> {
+  /**
+   * The live session a cookie names, or null (unknown, revoked, expired, opened with another token, or
+   * opened on another host than `host`).
+   */
+  async check(secret: string, host: string, now = Date.now()): Promise<ActiveSession | null> {
     if (!SECRET_RE.test(secret)) return null;
     const r = await this.db.query<{ session_id: string; last_seen_at: Date | string }>(
       `SELECT session_id, last_seen_at FROM web_sessions
         WHERE secret_hash = $1 AND token_fingerprint = $2 AND last_seen_at > $3::timestamptz`,
-      [secretHash(secret), this.fingerprint, this.cutoff(now)],
+      [secretHash(secret, host), this.fingerprint, this.cutoff(now)],
     );
     const row = r.rows[0];
     if (!row) return null;
@@ -193,7 +227,7 @@ export class WebSessions {
 
 function cookie(req: FastifyRequest, value: string, maxAgeSeconds: number): string {
   // Secure only over HTTPS: on http://127.0.0.1 a Secure cookie would not be stored at all.
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${req.protocol === 'https' ? '; Secure' : ''}`;
+  return `${sessionCookieName(req)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${req.protocol === 'https' ? '; Secure' : ''}`;
 }
 
 function setSessionCookie(req: FastifyRequest, reply: FastifyReply, secret: string, idleMs: number): void {
@@ -216,12 +250,12 @@ export function sessionOf(req: FastifyRequest): ActiveSession | undefined {
  * the request may go on, 'refused' when an answer was sent.
  */
 export async function sessionAuth(sessions: WebSessions, req: FastifyRequest, reply: FastifyReply): Promise<'none' | 'ok' | 'refused'> {
-  const secret = readCookie(req.headers.cookie, SESSION_COOKIE);
+  const secret = readCookie(req.headers.cookie, sessionCookieName(req));
   if (!secret) return 'none';
-  const session = await sessions.check(secret);
+  const session = await sessions.check(secret, sessionHost(req));
   if (!session) {
     clearSessionCookie(req, reply);
-    reply.code(401).send({ detail: 'The session has ended (signed out, revoked or expired): sign in again' });
+    reply.code(401).send({ detail: 'The session has ended (signed out, revoked or expired) or is not for this address: sign in again' });
     return 'refused';
   }
   if (!SAFE_METHODS.has(req.method)) {
@@ -249,7 +283,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
   version: string;
 }> = async (app, { sessions, codes, token, version }) => {
   async function start(req: FastifyRequest, reply: FastifyReply): Promise<CurrentSessionT> {
-    const opened = await sessions.open(req.headers['user-agent']);
+    const opened = await sessions.open(sessionHost(req), req.headers['user-agent']);
     setSessionCookie(req, reply, opened.secret, sessions.idleMs);
     return { signed_in: true, version, session_id: opened.session_id, csrf_token: opened.csrf_token };
   }
@@ -262,13 +296,23 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
         security: [],
         summary: 'Sign in with the access token: opens a web session (an HttpOnly cookie) and answers its CSRF token',
         body: SignInRequest,
-        response: { 200: CurrentSession, 403: Type.Object({ detail: Type.String() }) },
+        response: {
+          200: CurrentSession,
+          401: Type.Object({ detail: Type.String() }, { description: 'No token was given' }),
+          403: Type.Object({ detail: Type.String() }, { description: 'The token is not valid' }),
+        },
+      },
+      // No body at all is no token (401 below), not a malformed request.
+      preValidation: async (req) => {
+        req.body ??= {};
       },
     },
     async (req, reply) => {
       reply.header('cache-control', 'no-store');
       if (!token) return { signed_in: true, version, session_id: null, csrf_token: null }; // an open gateway
-      if (!safeEqual(req.body.token.trim(), token)) return reply.code(403).send({ detail: 'That token is not valid' });
+      const given = (req.body?.token ?? '').trim();
+      if (!given) return reply.code(401).send({ detail: 'Sign in with the access token: none was given' });
+      if (!safeEqual(given, token)) return reply.code(403).send({ detail: 'That token is not valid' });
       return start(req, reply);
     },
   );
@@ -294,8 +338,39 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
   );
 };
 
-/** Behind the guard: the current session, signing out, and listing and revoking sessions. */
-export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: WebSessions; version: string }> = async (app, { sessions, version }) => {
+/** Behind the guard: the current session, signing out, listing and revoking sessions, and sign-in links. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<{
+  sessions: WebSessions;
+  codes: SignInCodes;
+  token: string | undefined;
+  version: string;
+}> = async (app, { sessions, codes, token, version }) => {
+  app.post(
+    '/v1/session/link',
+    {
+      schema: {
+        tags: ['session'],
+        summary: 'A fresh one-time sign-in link for the web UI (`memex signin-link`); bearer token only',
+        response: {
+          200: SignInLink,
+          403: Type.Object({ detail: Type.String() }, { description: 'Asked with a web session, not the bearer token' }),
+          409: Type.Object({ detail: Type.String() }, { description: 'The server has no access token: the UI needs no sign-in' }),
+        },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      // Only a holder of the token mints links: a stolen cookie must not turn into new sessions.
+      if (sessionOf(req)) return reply.code(403).send({ detail: 'A sign-in link is given for the bearer token only (`memex signin-link`)' });
+      if (!token) return reply.code(409).send({ detail: 'This server has no access token: the web UI needs no sign-in' });
+      const now = Date.now();
+      const code = codes.issue(now);
+      // The address the client asked by: the session the link opens is bound to that host (sessionHost).
+      return { url: `${req.protocol}://${sessionHost(req)}/#signin=${code}`, expires_at: new Date(now + codes.ttlMs).toISOString() };
+    },
+  );
+
+
   app.get(
     '/v1/session',
     {

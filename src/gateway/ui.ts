@@ -16,12 +16,12 @@ import { safeEqual } from '../util/hash.ts';
 /** dist/ui of this checkout. */
 export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../dist/ui', import.meta.url));
 
-/** No inline script or style, nothing from another origin; blob: for downloads of stored files. */
+/** No inline script or style, nothing from another origin, no blob: (stored bytes are shown from the server). */
 export const UI_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data:",
   "connect-src 'self'",
   "font-src 'self'",
   "manifest-src 'self'",
@@ -45,7 +45,7 @@ const TYPES: Record<string, string> = {
 /** One-time sign-in codes: random, single use, for a limited time. Only hashes are kept. */
 export class SignInCodes {
   private readonly codes = new Map<string, number>();
-  constructor(private readonly ttlMs = 24 * 3600_000) {}
+  constructor(readonly ttlMs = 24 * 3600_000) {}
 
   issue(now = Date.now()): string {
     const code = crypto.randomBytes(24).toString('base64url');
@@ -68,6 +68,15 @@ export class SignInCodes {
 
 function hash(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
+}
+
+/**
+ * What `memex serve` says at start about signing in to the web UI: the one-time link when its stderr is a
+ * terminal; else (a log file, a journal, a pipe: they keep what they are given) how to get one.
+ */
+export function signInNotice(url: string, toTerminal: boolean, issue: () => string): string {
+  if (!toTerminal) return `memex web UI: ${url} (for a one-time sign-in link run \`memex signin-link\`)\n`;
+  return `\nmemex web UI: ${url}/#signin=${issue()}\n(one-time sign-in link; afterwards sign in with the token)\n\n`;
 }
 
 export function isLoopback(host: string): boolean {

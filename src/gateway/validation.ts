@@ -183,7 +183,12 @@ export function toValidationDetail(errors: ErrorObject[], context: string): Vali
     byPath.set(path, list);
   }
   const out: ValidationErrorItemT[] = [];
+  const paths = [...byPath.keys()];
   for (const [path, list] of byPath) {
+    // A nullable field whose value has a problem inside (people[0] without an identifier) fails its null branch
+    // here and its object branch deeper down: the deeper error says what is wrong, "must be null" is noise.
+    const onlyNotNull = list.every((e) => e.keyword === 'type' && e.params.type === 'null');
+    if (onlyNotNull && paths.some((p) => p.startsWith(`${path}/`))) continue;
     // A nullable field that got the wrong type fails both branches; "must be null" is noise.
     const useful = list.length > 1 ? list.filter((e) => !(e.keyword === 'type' && e.params.type === 'null')) : list;
     const loc: (string | number)[] = [part];

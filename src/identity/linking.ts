@@ -23,6 +23,8 @@ interface Resolved {
   displayName: string | null;
   label: string | null;
   role: string;
+  /** The mailing list this identifier is the address of (people[].metadata.list), or null. */
+  list: string | null;
 }
 
 export interface PeopleLinkEntry {
@@ -30,6 +32,14 @@ export interface PeopleLinkEntry {
   people: DocumentPersonT[];
   /** Recorded as the person's source when the person is new (the document's source_type). */
   source: string;
+}
+
+/** A people[] entry's `metadata.list` (a mailing list's id, issue 40), bounded and lower-cased; null when absent. */
+function listIdOf(metadata: Record<string, unknown> | null | undefined): string | null {
+  const v = metadata?.list;
+  if (typeof v !== 'string') return null;
+  const id = v.trim().toLowerCase();
+  return id !== '' && id.length <= 300 ? id : null;
 }
 
 /** Canonical identifiers of a people[] array; entries that identify nobody are dropped. */
@@ -47,6 +57,7 @@ export function resolvePeople(people: DocumentPersonT[], region: string): Resolv
       displayName: p.display_name?.trim() || null,
       label: p.label?.trim().toLowerCase() || null,
       role: p.role ?? 'participant',
+      list: listIdOf(p.metadata),
     });
   }
   return out;
@@ -172,6 +183,20 @@ export async function linkPeople(tx: Queryable, entries: PeopleLinkEntry[], regi
       result.set(e.docId, ids);
     }
   }
+  // A mailing list's address is a list, not a person (issue 40): its row says so once, and stays a list.
+  const lists = new Map<string, string>();
+  for (const w of list) if (w.list !== null && personOf.has(idKey(w))) lists.set(personOf.get(idKey(w))!, w.list);
+  for (const e of perDoc) for (const r of e.resolved) if (r.list !== null) lists.set(personOf.get(idKey(r))!, r.list);
+  if (lists.size > 0) {
+    const ids = [...lists.keys()].sort(); // one lock order for concurrent batches
+    await tx.query(
+      `UPDATE people p SET list_id = x.list_id, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[]) AS x(person_id, list_id)
+        WHERE p.person_id = x.person_id AND p.list_id IS NULL`,
+      [ids, ids.map((id) => lists.get(id)!)],
+    );
+  }
+
   const rows = [...links.values()];
   await tx.query(
     `INSERT INTO document_people (doc_id, person_id, role)

@@ -4,9 +4,10 @@
  * - chunks linked to no document (superseded and deleted versions lose their links; their chunks
  *   stay for a grace period so an edit that is undone reuses the vector), with their vectors;
  * - vectors of retired models (replaced by `memex reindex --model`);
- * - file records no document uses, and their stored objects with what is kept beside them (thumbnails);
+ * - file records no document uses (as a file or as a message's original), and their stored objects with what is kept beside them (thumbnails);
  *   objects in the local store that no file record names (left by a crash between storing and
  *   cataloging), and thumbnails whose object is gone;
+ * - temporary files a search snapshot write killed half-way left in DATA_DIR (`dataDir`);
  * - change-log rows, only when no search index is running (`changeLog: true`): a running gateway
  *   prunes its own log (src/search/index-sync.ts), and an index that starts is built from scratch.
  *
@@ -17,6 +18,8 @@ import { defineSettings, number, read } from '../config/env.ts';
 import type { Database } from '../db/types.ts';
 import type { ObjectStore } from '../files/object-store.ts';
 import { parseObjectKey, removeObjects } from '../files/object-store.ts';
+import { notAnOriginal } from '../catalog/originals.ts';
+import { removeStaleSearchSnapshotTemps } from '../search/index-snapshot.ts';
 
 export interface GcOptions {
   /** Chunks, files and objects younger than this are kept (default 1 hour). */
@@ -25,6 +28,8 @@ export interface GcOptions {
   changeLog?: boolean;
   /** Count only. */
   dryRun?: boolean;
+  /** DATA_DIR: stale `search-*.snapshot.<pid>.tmp` files there go too. */
+  dataDir?: string;
 }
 
 export interface GcResult {
@@ -35,6 +40,8 @@ export interface GcResult {
   files: number;
   objects: number;
   change_log_rows: number;
+  /** Temporary files of interrupted snapshot writes. */
+  snapshot_temps: number;
   duration_ms: number;
 }
 
@@ -46,12 +53,12 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
   const started = Date.now();
   const cutoff = new Date(Date.now() - (opts.graceMs ?? DEFAULT_GC_GRACE_MS)).toISOString();
   const result: GcResult = {
-    dry_run: Boolean(opts.dryRun), chunks: 0, vectors: 0, retired_vectors: 0, files: 0, objects: 0, change_log_rows: 0, duration_ms: 0,
+    dry_run: Boolean(opts.dryRun), chunks: 0, vectors: 0, retired_vectors: 0, files: 0, objects: 0, change_log_rows: 0, snapshot_temps: 0, duration_ms: 0,
   };
   let objectKeys: string[] = [];
   try {
     await db.transaction(async (tx) => {
-      await tx.query('LOCK TABLE chunk_documents, document_files IN SHARE MODE');
+      await tx.query('LOCK TABLE chunk_documents, document_files, document_originals IN SHARE MODE');
       const chunks = await tx.query<{ chunks: number; vectors: number }>(
         `WITH doomed AS (
            SELECT c.chunk_id, (c.embedding_vector IS NOT NULL)::int AS legacy FROM chunks c
@@ -73,6 +80,7 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
       const files = await tx.query<{ object_key: string }>(
         `DELETE FROM files f WHERE f.created_at < $1
             AND NOT EXISTS (SELECT 1 FROM document_files df WHERE df.file_sha256 = f.file_sha256)
+            AND ${notAnOriginal('f')}
          RETURNING f.object_key`,
         [cutoff],
       );
@@ -105,6 +113,7 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
       }
     }
   }
+  if (opts.dataDir) result.snapshot_temps = removeStaleSearchSnapshotTemps(opts.dataDir, opts.dryRun).length;
   result.duration_ms = Date.now() - started;
   return result;
 }
@@ -131,13 +140,14 @@ export function startPeriodicGc(
   store: ObjectStore | undefined,
   intervalMs: number,
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void },
+  dataDir?: string,
 ): { stop(): Promise<void> } {
   if (intervalMs <= 0) return { stop: async () => {} };
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const run = () => {
     if (stopped) return;
-    running = collectGarbage(db, store)
+    running = collectGarbage(db, store, { dataDir })
       .then((r) => log.info(r, 'garbage collected'))
       .catch((err: Error) => log.warn({ err: { message: err.message } }, 'garbage collection failed; the next run retries'));
   };

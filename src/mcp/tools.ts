@@ -13,10 +13,12 @@ import { z } from 'zod';
 import type { GeneralContextResponseT } from '../schemas/context.ts';
 import type { DocumentListItemT, DocumentListResponseT, StoredDocumentT } from '../schemas/documents.ts';
 import type { IngestSubmissionResponseT } from '../schemas/ingest.ts';
-import type { PeopleSearchResponseT, PersonDetailResponseT } from '../schemas/people.ts';
+import type { MergeCandidatesResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../schemas/people.ts';
 import type { TopResponseT } from '../schemas/relationships.ts';
 import { AskResponseSchema, type AskResponseT, type SearchResponseT } from '../schemas/search.ts';
 import { callOk, okBody, ToolError, type MemexApi } from './api.ts';
+import { guarded, ok } from './results.ts';
+import { registerOrganizeTools } from './organize-tools.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -101,20 +103,6 @@ function boundedMetadata(metadata: Record<string, unknown>, max: number = LIMITS
   }
   out._truncated = `metadata over ${max} characters: nested and further fields left out`;
   return out;
-}
-
-function ok<T extends Record<string, unknown>>(structured: T, text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], structuredContent: structured };
-}
-
-/** Runs a tool body; ToolErrors (and anything else) become isError results, so the server keeps serving. */
-async function guarded(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  try {
-    return await fn();
-  } catch (err) {
-    const message = err instanceof ToolError ? err.message : `internal error: ${(err as Error).message ?? String(err)}`;
-    return { content: [{ type: 'text', text: message }], isError: true };
-  }
 }
 
 /** Feature words of a relationship edge (edge_features of spec 2.6). */
@@ -247,6 +235,20 @@ const ActivityOutput = {
   ),
 };
 
+const MergeCandidatesOutput = {
+  groups: z.array(
+    z.object({
+      display_name: z.string(),
+      people: z.array(z.object({ person_id: z.string(), display_name: z.string(), emails: z.array(z.string()), message_count: z.number().int() })),
+    }),
+  ),
+};
+const MergeInput = {
+  target: z.string().min(1).max(320).describe('The person that stays: a person id, or an address or phone it owns'),
+  source: z.string().min(1).max(320).describe('The person merged into it'),
+};
+const MergeOutput = { merge_id: z.string(), target_person_id: z.string(), source_person_id: z.string() };
+
 const NoteOutput = { document_id: z.string(), status: z.string(), duplicate: z.boolean(), resource_uri: z.string() };
 
 // ---------------------------------------------------------------- input schemas (built once)
@@ -286,7 +288,12 @@ const PersonInput = {
 };
 
 const TopInput = {
-  window: z.string().regex(/^\d{1,4}d$/i, 'must look like 90d (days)').default('90d'),
+  window: z.string().regex(/^(\d{1,4}d|all)$/i, 'must look like 90d (days), or all').default('90d'),
+  as_of: z
+    .string()
+    .max(40)
+    .optional()
+    .describe('Count the window back from this moment: latest (the newest message stored, for an archive) or an ISO date'),
   limit: z.number().int().min(1).max(50).default(10),
   offset: z.number().int().min(0).max(100_000).default(0),
 };
@@ -492,7 +499,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         const r = await callOk<TopResponseT>(api, {
           method: 'GET',
           path: '/v1/crm/relationships/top',
-          query: { window: a.window, limit: a.limit, offset: a.offset },
+          query: { window: a.window, limit: a.limit, offset: a.offset, as_of: a.as_of },
         });
         const relationships = r.relationships.map((e, i) => ({
           rank: a.offset + i + 1,
@@ -510,6 +517,29 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           { window: r.window, total: r.total_count, offset: a.offset, relationships },
           relationships.length ? `Top relationships over ${r.window}:\n${lines.join('\n')}${more}` : `No contact with anyone inside ${r.window}.`,
         );
+      }),
+  );
+
+  server.registerTool(
+    'merge_candidates',
+    {
+      title: 'People who may be one person',
+      description:
+        'Groups of people with the same name under different addresses. They are never merged by themselves: ask the user, ' +
+        'then merge with merge_people (when writing is allowed) or `memex people merge A B`.',
+      inputSchema: {},
+      outputSchema: MergeCandidatesOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () =>
+      guarded(async () => {
+        const r = await callOk<MergeCandidatesResponseT>(api, { method: 'GET', path: '/v1/people/merge-candidates', query: { limit: 50 } });
+        const groups = r.groups.map((g) => ({
+          display_name: short(g.display_name, LIMITS.nameChars),
+          people: g.people.map((p) => ({ person_id: p.person_id, display_name: short(p.display_name, LIMITS.nameChars), emails: shortList(p.emails), message_count: p.message_count })),
+        }));
+        const lines = groups.map((g) => `- ${g.display_name}: ${g.people.map((p) => `${p.emails.join(', ') || '(no address)'} (id ${p.person_id}, ${p.message_count} messages)`).join('; ')}`);
+        return ok({ groups }, groups.length ? `People who may be one person:\n${lines.join('\n')}` : 'No two people share a name.');
       }),
   );
 
@@ -572,7 +602,32 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       }),
   );
 
+  registerOrganizeTools(server, api, opts);
+
   if (opts.allowWrite) {
+    server.registerTool(
+      'merge_people',
+      {
+        title: 'Merge two people',
+        description:
+          'The user says two people are one (the same name under two addresses, see merge_candidates): source is merged ' +
+          'into target, which keeps its name and takes the other one\'s addresses, documents and relationship.',
+        inputSchema: MergeInput,
+        outputSchema: MergeOutput,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      (a) =>
+        guarded(async () => {
+          const r = await callOk<{ merge_id: string; target_person_id: string; source_person_id: string }>(api, {
+            method: 'POST',
+            path: '/v1/people/merge',
+            body: { target: a.target, source: a.source },
+          });
+          const out = { merge_id: r.merge_id, target_person_id: r.target_person_id, source_person_id: r.source_person_id };
+          return ok(out, `Merged ${r.source_person_id} into ${r.target_person_id}.`);
+        }),
+    );
+
     server.registerTool(
       'add_note',
       {

@@ -74,7 +74,7 @@ export async function searchPeople(
   if (!q) {
     const r = await db.query<{ person_id: string; n: number }>(
       `WITH RECURSIVE ${byStats ? `${statsCte('$4')},` : ''}
-       live AS (SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($3::uuid[])))
+       live AS (SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND list_id IS NULL AND NOT (person_id = ANY($3::uuid[])))
        SELECT l.person_id, count(*) OVER ()::int AS n FROM live l
          ${byStats ? 'LEFT JOIN msg_stats ms ON ms.person_id = l.person_id' : ''}
         ORDER BY ${orderOf(sort, false)} LIMIT $1 OFFSET $2`,
@@ -95,7 +95,7 @@ export async function searchPeople(
     const r = await db.query<{ person_id: string; n: number }>(
       `WITH RECURSIVE ${byStats ? `${statsCte('$10')},` : ''}
        live AS (
-         SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($9::uuid[]))),
+         SELECT person_id, display_name FROM people WHERE merged_into IS NULL AND NOT deleted AND list_id IS NULL AND NOT (person_id = ANY($9::uuid[]))),
        vals AS (
          SELECT l.person_id, lower(v) AS v, 'name' AS kind
            FROM live l JOIN people p ON p.person_id = l.person_id
@@ -143,7 +143,7 @@ export async function searchPeople(
 
 async function countLive(db: Queryable, exclude: string[]): Promise<number> {
   const r = await db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM people WHERE merged_into IS NULL AND NOT deleted AND NOT (person_id = ANY($1::uuid[]))',
+    'SELECT count(*)::int AS n FROM people WHERE merged_into IS NULL AND NOT deleted AND list_id IS NULL AND NOT (person_id = ANY($1::uuid[]))',
     [exclude],
   );
   return r.rows[0].n;

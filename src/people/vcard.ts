@@ -95,7 +95,9 @@ export function cardToPayload(jcard: unknown[]): PersonPayloadT | null {
     .map((p) => ({ label: labelAndPriority(p, groupLabels).label, url: first(p.getFirstValue()) }))
     .filter((u) => u.url);
   const nicknames = get('nickname').flatMap((p) => p.getValues().flatMap(strings)).map((s) => s.trim()).filter(Boolean);
-  const notes = get('note').map((p) => first(p.getFirstValue())).filter(Boolean).join('\n') || null;
+  // ical.js reads a 3.0 NOTE as a list split at unescaped commas, which exporters write in prose: the values
+  // are joined back, so a note is never cut at its first comma.
+  const notes = get('note').map((p) => strings(p.getValues()).join(',').trim()).filter(Boolean).join('\n') || null;
   const photo = first(get('photo')[0]?.getFirstValue());
   const display = fn ?? ([given, family].filter(Boolean).join(' ') || org || emails[0]?.value || phones[0]?.value || null);
   if (!display) return null;

@@ -165,6 +165,8 @@ export function featureSql(targeted: boolean): string {
   events AS (
     SELECT e.* FROM raw_events e
      WHERE NOT e.noisy AND e.other NOT IN (SELECT other FROM excluded)
+       -- A mailing list (people.list_id, issue 40) is a venue, never a relationship.
+       AND e.other NOT IN (SELECT person_id FROM people WHERE list_id IS NOT NULL)
        ${targeted ? 'AND e.other = ANY($6::uuid[])' : ''}
   ),
   thread_sizes AS (

@@ -187,7 +187,10 @@ export async function detectFromMailboxes(db: Queryable): Promise<SelfResolution
        SELECT dp.person_id,
               count(DISTINCT d.doc_id) FILTER (WHERE d.in_sent AND dp.role = 'sender')::int AS sent,
               count(DISTINCT d.doc_id) FILTER (WHERE NOT d.in_sent AND dp.role IN ('recipient', 'participant'))::int AS received
-         FROM d JOIN document_people dp ON dp.doc_id = d.doc_id GROUP BY dp.person_id)
+         FROM d JOIN document_people dp ON dp.doc_id = d.doc_id
+         -- A mailing list receives much too: it is never the owner (issue 40).
+         JOIN people lp ON lp.person_id = dp.person_id AND lp.list_id IS NULL
+        GROUP BY dp.person_id)
      SELECT person_id, sent, received, (SELECT count(*)::int FROM d WHERE NOT in_sent) AS total_received
        FROM counts WHERE sent > 0 OR received > 0`,
     [SENT_MAILBOX_RE],

@@ -27,8 +27,12 @@ export class RelationshipService {
   private refreshTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private lastSelf: string | null = null;
-  /** A known self person, kept for a minute (detection reads recent messages). Never an unknown one. */
-  private cachedSelf: { value: SelfResolution; at: number } | null = null;
+  /**
+   * The self person, kept for a minute (detection reads recent messages). An unknown one too, until new
+   * documents arrive: while no self person was set, every relationships call ran the detection again
+   * (6-7 s per call under load, issue 46).
+   */
+  private cachedSelf: { value: SelfResolution | null; at: number } | null = null;
   /** The owner's persons for leaving them out of lists (selfIds), unknown included, kept for half a minute. */
   private cachedOwner: { value: string[]; at: number } | null = null;
   /**
@@ -69,6 +73,8 @@ export class RelationshipService {
   /** Catalog hook: these documents were stored, re-versioned or deleted. */
   noteDocuments(docIds: string[]): void {
     if (this.closed || docIds.length === 0) return;
+    // New messages may say who the owner is.
+    if (this.cachedSelf?.value === null) this.cachedSelf = null;
     for (const id of docIds) {
       if (this.pending.size >= MAX_PENDING_DOCS) {
         // Too much at once (a backfill): a full recompute is cheaper than tracking every document.
@@ -160,7 +166,7 @@ export class RelationshipService {
     if (this.selfInFlight) return this.selfInFlight;
     const generation = this.selfGeneration;
     const p = resolveSelf(this.db, this.config).then((value) => {
-      if (generation === this.selfGeneration) this.cachedSelf = value ? { value, at: Date.now() } : null;
+      if (generation === this.selfGeneration) this.cachedSelf = { value, at: Date.now() };
       return value;
     });
     this.selfInFlight = p;

@@ -1,14 +1,17 @@
 /** Reading ranked edges for GET /v1/crm/relationships/top (spec 4.5). */
 import type { Queryable } from '../db/types.ts';
 import { DEFAULT_WINDOW, MAX_WINDOW_DAYS } from '../schemas/relationships.ts';
+import { computeFeatures, toEdges } from './recompute.ts';
+import { MESSAGE_SOURCE_TYPES } from './self.ts';
 
 export { DEFAULT_WINDOW, MAX_WINDOW_DAYS };
 /** "Gone quiet": people the self person wrote to at least this often, and not for this many days. */
 export const GONE_QUIET = { minWritten: 5, minDays: 60 } as const;
 
-/** `<days>d` (trimmed, case-insensitive), 1..3650 days; null when malformed or out of range. */
+/** `<days>d` (trimmed, case-insensitive), 1..3650 days, or `all` (Infinity: all time); null when malformed or out of range. */
 export function parseWindow(raw: string | undefined | null): number | null {
   const s = (raw ?? DEFAULT_WINDOW).trim().toLowerCase();
+  if (s === 'all') return Number.POSITIVE_INFINITY;
   const m = /^(\d{1,5})d$/.exec(s);
   if (!m) return null;
   const days = Number(m[1]);
@@ -33,7 +36,8 @@ export interface TopRelationship {
 export interface TopResult {
   relationships: TopRelationship[];
   total_count: number;
-  window_start: string;
+  /** null: all time. */
+  window_start: string | null;
   window_end: string;
 }
 
@@ -61,9 +65,9 @@ export async function topRelationships(
   },
 ): Promise<TopResult> {
   const end = q.now ?? new Date();
-  const start = new Date(end.getTime() - q.days * 86400_000);
-  const params: unknown[] = [start.toISOString()];
-  const where = ['e.last_contact_at >= $1', 'e.person_id <> e.self_person_id'];
+  const start = Number.isFinite(q.days) ? new Date(end.getTime() - q.days * 86400_000) : null;
+  const params: unknown[] = [start?.toISOString() ?? null];
+  const where = ['($1::timestamptz IS NULL OR e.last_contact_at >= $1)', 'e.person_id <> e.self_person_id'];
   if (selfId) where.push(`e.self_person_id = $${params.push(selfId)}`);
   else where.push(`EXISTS (SELECT 1 FROM people s WHERE s.person_id = e.self_person_id AND s.merged_into IS NULL AND NOT s.deleted)`);
   if (q.excludePersons?.length) where.push(`NOT (e.person_id = ANY($${params.push(q.excludePersons)}::uuid[]))`);
@@ -80,7 +84,9 @@ export async function topRelationships(
   const order = q.goneQuiet
     ? `(e.edge_features->>'outbound_total')::int DESC, (e.edge_features->>'days_since_last_outbound')::float8 DESC`
     : 'e.score DESC, e.last_contact_at DESC';
+  // A mailing list is nobody's relationship (issue 40): edges made before it was known as one stay hidden.
   const base = `FROM relationship_edges e JOIN people p ON p.person_id = e.person_id AND p.merged_into IS NULL AND NOT p.deleted
+                AND p.list_id IS NULL
                WHERE ${where.join(' AND ')}`;
   const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, params);
   const page = await db.query<Record<string, any>>(
@@ -91,11 +97,32 @@ export async function topRelationships(
       LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, q.limit, q.offset],
   );
-  const ids = page.rows.map((r) => r.person_id as string);
+  const idents = await identifiersOf(db, page.rows.map((r) => r.person_id as string));
+  return {
+    relationships: page.rows.map((r) => ({
+      self_person_id: r.self_person_id,
+      person_id: r.person_id,
+      score: Number(r.score),
+      last_contact_at: iso(r.last_contact_at),
+      display_name: r.display_name,
+      organization: r.organization ?? null,
+      emails: [...idents.get(r.person_id)!.emails].sort(),
+      phones: [...idents.get(r.person_id)!.phones].sort(),
+      features: (r.edge_features ?? {}) as Record<string, unknown>,
+      decay_bucket: Number(r.decay_bucket),
+      updated_at: iso(r.updated_at)!,
+    })),
+    total_count: count.rows[0]?.n ?? 0,
+    window_start: start?.toISOString() ?? null,
+    window_end: end.toISOString(),
+  };
+}
+
+/** Emails and phones of each person and of everyone merged into it (UNION stops on cycles). */
+async function identifiersOf(db: Queryable, ids: string[]): Promise<Map<string, { emails: Set<string>; phones: Set<string> }>> {
   const idents = new Map<string, { emails: Set<string>; phones: Set<string> }>();
   for (const id of ids) idents.set(id, { emails: new Set(), phones: new Set() });
   if (ids.length > 0) {
-    // Identifiers of the person and of everyone merged into it (UNION stops on cycles).
     const r = await db.query<{ root: string; kind: string; value_canonical: string }>(
       `WITH RECURSIVE m(root, pid) AS (
           SELECT x, x FROM unnest($1::uuid[]) AS x
@@ -112,22 +139,77 @@ export async function topRelationships(
       (row.kind === 'email' ? slot.emails : slot.phones).add(row.value_canonical);
     }
   }
+  return idents;
+}
+
+/** The date of the newest message (email, chat, SMS) in the store, not after now; null when there is none. */
+export async function newestMessageAt(db: Queryable): Promise<Date | null> {
+  const r = await db.query<{ ts: Date | string | null }>(
+    `SELECT max(content_timestamp) AS ts FROM documents
+      WHERE is_active_version AND deleted_at IS NULL AND source_type = ANY($1::text[]) AND content_timestamp <= now()`,
+    [[...MESSAGE_SOURCE_TYPES]],
+  );
+  const ts = r.rows[0]?.ts;
+  return ts == null ? null : new Date(ts);
+}
+
+/**
+ * The ranking as it stood at `asOf` (issue 40: an archive whose mail ends in 2019 has its 2019 circle): the
+ * features are computed from the messages up to that moment (recency, the 30 and 90-day counts counted back
+ * from it), scored, and ranked like stored edges. Nothing is stored: the edges of now stay what they are.
+ */
+export async function topRelationshipsAsOf(
+  db: Queryable,
+  selfId: string,
+  q: Parameters<typeof topRelationships>[2] & { asOf: Date; halfLifeDays: number },
+): Promise<TopResult> {
+  const end = q.asOf;
+  const start = Number.isFinite(q.days) ? new Date(end.getTime() - q.days * 86400_000) : null;
+  const excluded = new Set(q.excludePersons ?? []);
+  const rows = await computeFeatures(db, selfId, { now: end, persons: q.personId ? [q.personId] : undefined });
+  const edges = toEdges(rows, q.halfLifeDays, end).filter((e) => {
+    if (e.person_id === selfId || excluded.has(e.person_id)) return false;
+    if (q.personId) return e.person_id === q.personId;
+    if (start && new Date(e.last_contact_at) < start) return false;
+    if (!q.includeAutomated && e.features.automated.length > 0) return false;
+    if (q.goneQuiet) {
+      return e.features.outbound_total >= GONE_QUIET.minWritten && (e.features.days_since_last_outbound ?? 0) >= GONE_QUIET.minDays;
+    }
+    return true;
+  });
+  edges.sort((a, b) =>
+    q.goneQuiet
+      ? b.features.outbound_total - a.features.outbound_total || (b.features.days_since_last_outbound ?? 0) - (a.features.days_since_last_outbound ?? 0)
+      : b.score - a.score || b.last_contact_at.localeCompare(a.last_contact_at) || (a.person_id < b.person_id ? -1 : 1),
+  );
+  const page = edges.slice(q.offset, q.offset + q.limit);
+  const ids = page.map((e) => e.person_id);
+  const names = new Map<string, { display_name: string; organization: string | null }>();
+  if (ids.length > 0) {
+    const r = await db.query<{ person_id: string; display_name: string; organization: string | null }>(
+      'SELECT person_id::text AS person_id, display_name, organization FROM people WHERE person_id = ANY($1::uuid[])',
+      [ids],
+    );
+    for (const row of r.rows) names.set(row.person_id, row);
+  }
+  const idents = await identifiersOf(db, ids);
+  const computed = end.toISOString();
   return {
-    relationships: page.rows.map((r) => ({
-      self_person_id: r.self_person_id,
-      person_id: r.person_id,
-      score: Number(r.score),
-      last_contact_at: iso(r.last_contact_at),
-      display_name: r.display_name,
-      organization: r.organization ?? null,
-      emails: [...idents.get(r.person_id)!.emails].sort(),
-      phones: [...idents.get(r.person_id)!.phones].sort(),
-      features: (r.edge_features ?? {}) as Record<string, unknown>,
-      decay_bucket: Number(r.decay_bucket),
-      updated_at: iso(r.updated_at)!,
+    relationships: page.map((e) => ({
+      self_person_id: selfId,
+      person_id: e.person_id,
+      score: e.score,
+      last_contact_at: e.last_contact_at,
+      display_name: names.get(e.person_id)?.display_name ?? e.person_id,
+      organization: names.get(e.person_id)?.organization ?? null,
+      emails: [...idents.get(e.person_id)!.emails].sort(),
+      phones: [...idents.get(e.person_id)!.phones].sort(),
+      features: e.features as unknown as Record<string, unknown>,
+      decay_bucket: e.decay_bucket,
+      updated_at: computed,
     })),
-    total_count: count.rows[0]?.n ?? 0,
-    window_start: start.toISOString(),
+    total_count: edges.length,
+    window_start: start?.toISOString() ?? null,
     window_end: end.toISOString(),
   };
 }

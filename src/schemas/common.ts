@@ -1,10 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SIZE_MAX } from './bounds.ts';
+import { BODY_PART_KINDS, MAX_BODY_PARTS } from '../util/mail-body-parts.ts';
 
 /** Values of Document.source_type (gateway spec 2.1). */
 export const SOURCE_TYPES = [
   'chatapp', 'sms', 'email', 'email_local', 'localfs', 'cloud_drive', 'note', 'reminder', 'host_reminders',
-  'calendar_event', 'contact',
+  'calendar_event', 'contact', 'web_page',
 ] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 /** Values of Thread.source_type (gateway spec 2.2). A thread sent without one takes its document's. */
@@ -69,6 +70,9 @@ export const ErrorMessage = Type.Object(
   { title: 'ErrorMessage' },
 );
 
+/** 507 Insufficient Storage: a write met a full disk (src/util/disk-full.ts); nothing was stored, send again once there is room. */
+export const DiskFullBody = { ...ErrorMessage, description: 'The disk holding DATA_DIR (or the database) is full: nothing was stored; send again once there is room (STORAGE.DISK_FULL)' };
+
 /**
  * One entry of metadata.attachments (gateway spec 2.1): `index` and `mime_type` required, `kind`
  * and `role` from their sets, `size_bytes` an integer; other keys (filename, source_ref, ocr,
@@ -89,11 +93,28 @@ export const AttachmentEntry = Type.Object(
 );
 
 /**
- * A document's metadata (spec 2.1): any keys; `attachments`, when present, a list of AttachmentEntry. The schema
+ * One entry of metadata.body_parts (issue 40): a span of the document text (UTF-16 offsets, end exclusive) that is
+ * a quote, attribution, forwarded header, patch, signature or list footer of an e-mail body; never removed from it.
+ */
+export const BodyPartEntry = Type.Object(
+  {
+    kind: StringEnum(BODY_PART_KINDS),
+    start: Type.Integer({ minimum: 0 }),
+    end: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'BodyPartEntry' },
+);
+
+/**
+ * A document's metadata (spec 2.1): any keys; `attachments`, when present, a list of AttachmentEntry; `body_parts`
+ * a list of BodyPartEntry. The schema
  * says so, so the OpenAPI document refuses what the route refuses (a bad entry is a 422 whose `loc` names it).
  */
 export const DocumentMetadata = Type.Object(
-  { attachments: Type.Optional(Type.Union([Type.Array(AttachmentEntry, { maxItems: 10_000 }), Type.Null()])) },
+  {
+    attachments: Type.Optional(Type.Union([Type.Array(AttachmentEntry, { maxItems: 10_000 }), Type.Null()])),
+    body_parts: Type.Optional(Type.Array(BodyPartEntry, { maxItems: MAX_BODY_PARTS })),
+  },
   { additionalProperties: true, title: 'DocumentMetadata' },
 );
 

@@ -5,9 +5,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Identifier, NO_NUL_PATTERN, Nullable, SOURCE_TYPES, StringEnum, Timestamp, Uuid } from './common.ts';
+import { FreshnessFields } from './freshness.ts';
 
 /** Who reads a source: the host agent's collectors and the CLI's importers. */
-export const COLLECTORS = ['email_local', 'email_imap', 'chatapp', 'fswatch', 'import_mail', 'ingest', 'contacts'] as const;
+export const COLLECTORS = ['email_local', 'email_imap', 'chatapp', 'fswatch', 'import_mail', 'ingest', 'contacts', 'import_notes', 'import_browser', 'import_chat'] as const;
 export type Collector = (typeof COLLECTORS)[number];
 
 /**
@@ -107,7 +108,27 @@ export const CoverageRunReport = Type.Object(
     missing_unlisted: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Such items beyond the list' })),
     cursor: Type.Optional(Nullable(Type.Record(Type.String({ maxLength: 100 }), Scalar, { description: 'Where the collector stands in the source' }))),
   },
-  { additionalProperties: false, title: 'CoverageRunReport' },
+  {
+    additionalProperties: false,
+    title: 'CoverageRunReport',
+    examples: [
+      {
+        run_id: '0b6f3c1e-3f5a-4d0e-9a51-2f1c7d9e8a10',
+        collector: 'import_mail',
+        source_type: 'email_local',
+        source_account_id: null,
+        source_ref: '/home/jane/Mail/archive',
+        started_at: '2026-03-01T10:00:00Z',
+        finished_at: '2026-03-01T10:02:30Z',
+        status: 'partial',
+        counts: { in_source: 120, stored: { new: 100, unchanged: 15, updated: 2 }, skipped: { duplicate: 1 }, failed: 1, pending: 1 },
+        missing: [
+          { ref: 'cur/1700000001.M1.host:2,S', state: 'failed', reason_code: 'unreadable', reason: 'the file could not be read' },
+          { ref: 'cur/1700000002.M2.host:2,S', state: 'pending', reason_code: 'retry', reason: 'the server was busy; the next run tries again' },
+        ],
+      },
+    ],
+  },
 );
 export type CoverageRunReportT = Static<typeof CoverageRunReport>;
 
@@ -172,6 +193,7 @@ export const SourceCoverage = Type.Object(
     source_type: Type.String(),
     source_account_id: Nullable(Type.String()),
     source_ref: Type.String(),
+    ...FreshnessFields,
     in_source: Nullable(Type.Integer({ description: 'null until a run or a recount reported the source' })),
     stored: Nullable(Type.Integer()),
     skipped: Nullable(Type.Integer()),

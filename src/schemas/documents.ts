@@ -152,6 +152,11 @@ export const DocumentViewResponse = Type.Object(
     attached_to: Type.Union([AttachedTo, Type.Null()], {
       description: 'For an email attachment: the message it belongs to (null otherwise, or while the message is not there)',
     }),
+    original: Type.Optional(
+      Type.Union([Type.Object({ url: Type.String(), sha256: Type.String(), size_bytes: Type.Integer() }), Type.Null()], {
+        description: "A message's original as collected (GET /v1/documents/{doc_id}/original); null when none is kept",
+      }),
+    ),
     cited: Type.Union([Type.Object({ chunk_id: Type.String(), start_char: Type.Integer(), end_char: Type.Integer() }), Type.Null()], {
       description: 'The span of the text the chunk given as chunk_id covers (null without one, or when it is not in this document)',
     }),

@@ -19,7 +19,12 @@ export const ForgetRequest = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, title: 'ForgetRequest' },
+  {
+    additionalProperties: false,
+    title: 'ForgetRequest',
+    description: 'Exactly one of person_id, doc_id, source_type or identifier',
+    examples: [{ identifier: 'offers@junk.example', dry_run: true }],
+  },
 );
 export type ForgetRequestT = Static<typeof ForgetRequest>;
 

@@ -21,6 +21,7 @@ export const GcResponse = Type.Object(
     files: Count,
     objects: Count,
     change_log_rows: Count,
+    snapshot_temps: Type.Optional(Type.Integer({ minimum: 0, description: 'Temporary files of interrupted search snapshot writes' })),
     duration_ms: Count,
   },
   { title: 'GcResponse' },

@@ -213,6 +213,41 @@ export const MergeListQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
 });
 
+/** GET /v1/people/merge-candidates: people with one name under several addresses (issue 40). */
+export const MergeCandidatesQuery = Type.Object({
+  person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only the group this person is in (the owner: their other addresses)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+export const MergeCandidatesResponse = Type.Object(
+  {
+    groups: Type.Array(
+      Type.Object({
+        display_name: Type.String(),
+        people: Type.Array(
+          Type.Object({
+            person_id: Type.String(),
+            display_name: Type.String(),
+            emails: Type.Array(Type.String()),
+            phones: Type.Array(Type.String()),
+            message_count: Type.Integer(),
+          }),
+        ),
+      }),
+    ),
+  },
+  { title: 'MergeCandidates' },
+);
+export type MergeCandidatesResponseT = Static<typeof MergeCandidatesResponse>;
+
+/** POST /v1/people/merge: the owner says two persons are one. */
+export const MergeRequest = Type.Object(
+  {
+    target: Type.String({ minLength: 1, maxLength: 320, description: 'The person that stays: an id, or an address, phone or handle it owns' }),
+    source: Type.String({ minLength: 1, maxLength: 320, description: 'The person merged into it (an id or an identifier)' }),
+  },
+  { additionalProperties: false },
+);
+
 /** GET /v1/people/{person_id}. */
 export const PersonParams = Type.Object({ person_id: Uuid });
 

@@ -10,7 +10,18 @@ export const TopQuery = Type.Object(
   {
     self_person_id: Type.Optional(Type.String({ format: 'uuid', description: 'Defaults to the stored or detected self person' })),
     window: Type.Optional(
-      Type.String({ maxLength: 16, default: DEFAULT_WINDOW, description: `<days>d, 1..${MAX_WINDOW_DAYS} days; edges last contacted inside it` }),
+      Type.String({
+        maxLength: 16,
+        default: DEFAULT_WINDOW,
+        description: `<days>d, 1..${MAX_WINDOW_DAYS} days, or all (all time); edges last contacted inside it`,
+      }),
+    ),
+    as_of: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          'Count the window back from this moment instead of now: `latest` (the newest message in the store) or an ISO 8601 date or date-time. The ranking is computed as it stood then (not stored)',
+      }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
@@ -49,7 +60,7 @@ export const TopResponse = Type.Object({
   self_person_id: Nullable(Type.String({ description: 'null: no self person is known; the edges of every self are ranked' })),
   relationships: Type.Array(Relationship),
   window: Type.String(),
-  window_start: Type.String(),
+  window_start: Nullable(Type.String({ description: 'null: all time' })),
   window_end: Type.String(),
   limit: Type.Integer(),
   offset: Type.Integer(),
@@ -79,7 +90,7 @@ export const SelfPut = Type.Object(
     identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'email, phone or chat handle' })),
     identifier_type: Type.Optional(Type.String({ maxLength: 32, description: 'email | phone | chatapp | social' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Exactly one of person_id or identifier', examples: [{ identifier: 'jane.doe@example.org', identifier_type: 'email' }] },
 );
 
 export const RecomputeResponse = Type.Object({

@@ -36,6 +36,11 @@ export const Conversation = Type.Object(
       { description: 'Senders first, in the order they first wrote; at most 12' },
     ),
     participant_count: Type.Integer(),
+    lists: Type.Optional(
+      Type.Array(Type.Object({ list_id: Type.String(), name: Type.String() }), {
+        description: 'The mailing lists it took place on (its venue); lists are never participants',
+      }),
+    ),
     first: Type.String({ description: "The thread's first document's date" }),
     last: Type.String({ description: "The thread's last document's date" }),
   },
@@ -48,7 +53,7 @@ export const SearchQuery = Type.Object(
       minLength: 1,
       maxLength: 10000,
       description:
-        'Query text: words (ranked), "phrases", -exclusions, OR, and operators from: to: with: subject: type: has:attachment ' +
+        'Query text: words (ranked), "phrases", -exclusions, OR, and operators from: to: with: subject: type: list: tag: has:attachment ' +
         'in:thread/ID before: after: on: (docs/search.md). Beyond the per-query term budget the most common words are left out (legs says so).',
     }),
     k: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Documents to return' }),
@@ -79,12 +84,45 @@ export const SearchLegs = Type.Object(
     vector_model: Type.Optional(Type.String()),
     vector_error: Type.Optional(Type.String()),
     vector_skipped: Type.Optional(
-      Type.String({ description: 'Why the vector leg did not run: no_embedder, model_starting, no_vectors, budget, lexical_sufficient, no_text' }),
+      Type.String({ description: 'Why the vector leg did not run: no_embedder, model_starting, no_vectors, budget, lexical_sufficient, exact_terms, no_text' }),
     ),
     lexical_terms_dropped: Type.Optional(Type.Integer({ description: 'Query words left out by the per-query term budget (the most common)' })),
     lexical_note: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
+);
+
+/** The hits of a search, best first (thread context after them, `context: true`). */
+const SearchHits = Type.Array(
+  Type.Object(
+    {
+      document_id: Type.String(),
+      chunk_id: Type.Union([Type.String(), Type.Null()]),
+      title: Type.Union([Type.String(), Type.Null()]),
+      url: Type.Union([Type.String(), Type.Null()]),
+      snippet: Type.String({ description: 'Matched terms are wrapped in « and »' }),
+      score: Type.Number(),
+      scores: Loose,
+      sources: Type.Array(Type.String()),
+      source_type: Type.String(),
+      thread_id: Type.Union([Type.String(), Type.Null()]),
+      content_timestamp: Type.String(),
+      people: Type.Array(Type.Unknown()),
+      has_attachments: Type.Boolean(),
+      attachment_count: Type.Integer(),
+      attachments: Type.Array(Loose),
+      metadata: Loose,
+      context: Type.Boolean(),
+      context_for: Type.Optional(Type.Array(Type.String())),
+      attached_to: Type.Optional(
+        Type.Union([AttachedTo, Type.Null()], {
+          description: 'An email attachment: the message it belongs to (null when that message is not stored); absent on other documents',
+        }),
+      ),
+      conversation: Type.Optional(Conversation),
+    },
+    { additionalProperties: true },
+  ),
 );
 
 export const SearchResponseSchema = Type.Object({
@@ -95,39 +133,25 @@ export const SearchResponseSchema = Type.Object({
   total_groups: Type.Optional(
     Type.Integer({ description: 'group=thread: conversations in the whole match set (each document without a thread counts as one)' }),
   ),
-  hits: Type.Array(
+  hits: SearchHits,
+  facets: Type.Object({
+    source_type: FacetList,
+    has_attachments: FacetList,
+    person: FacetList,
+    list: Type.Optional(Type.Array(Facet, { description: 'Mailing lists (value: list id, display_name: its name); never in person' })),
+    tag: Type.Optional(Type.Array(Facet, { description: "Tags of the matching documents and of their conversations (value: the tag's name)" })),
+  }),
+  legs: SearchLegs,
+  relaxed: Type.Optional(
     Type.Object(
+      { note: Type.String(), total: Type.Integer(), hits: SearchHits },
       {
-        document_id: Type.String(),
-        chunk_id: Type.Union([Type.String(), Type.Null()]),
-        title: Type.Union([Type.String(), Type.Null()]),
-        url: Type.Union([Type.String(), Type.Null()]),
-        snippet: Type.String({ description: 'Matched terms are wrapped in « and »' }),
-        score: Type.Number(),
-        scores: Loose,
-        sources: Type.Array(Type.String()),
-        source_type: Type.String(),
-        thread_id: Type.Union([Type.String(), Type.Null()]),
-        content_timestamp: Type.String(),
-        people: Type.Array(Type.Unknown()),
-        has_attachments: Type.Boolean(),
-        attachment_count: Type.Integer(),
-        attachments: Type.Array(Loose),
-        metadata: Loose,
-        context: Type.Boolean(),
-        context_for: Type.Optional(Type.Array(Type.String())),
-        attached_to: Type.Optional(
-          Type.Union([AttachedTo, Type.Null()], {
-            description: 'An email attachment: the message it belongs to (null when that message is not stored); absent on other documents',
-          }),
-        ),
-        conversation: Type.Optional(Conversation),
+        description:
+          'Only when the query as written (its phrases, exclusions and operators) matched nothing: what matches its words read softly ' +
+          '(phrases preferred, not required; operators and exclusions as words). `hits` and `total` above stay the strict answer.',
       },
-      { additionalProperties: true },
     ),
   ),
-  facets: Type.Object({ source_type: FacetList, has_attachments: FacetList, person: FacetList }),
-  legs: SearchLegs,
 });
 export type SearchResponseT = Static<typeof SearchResponseSchema>;
 export type SearchHitT = SearchResponseT['hits'][number];

@@ -3,7 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable } from './common.ts';
 
 export const SignInRequest = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 512, description: 'The access token (AUTH_TOKEN or DATA_DIR/auth-token)' }) },
+  // Optional in the schema: a missing or empty token is 401 (no credentials), a wrong one 403.
+  { token: Type.Optional(Type.String({ maxLength: 512, description: 'The access token (AUTH_TOKEN or DATA_DIR/auth-token)' })) },
   { title: 'SignInRequest' },
 );
 
@@ -11,6 +12,15 @@ export const RedeemRequest = Type.Object(
   { code: Type.String({ minLength: 16, maxLength: 128, description: "The one-time code of `memex serve`'s sign-in link" }) },
   { title: 'RedeemRequest' },
 );
+
+export const SignInLink = Type.Object(
+  {
+    url: Type.String({ description: 'Open it in a browser: signs in once; the code is in the fragment, never sent to a server' }),
+    expires_at: Type.String({ description: 'When the link stops working unless used before' }),
+  },
+  { title: 'SignInLink' },
+);
+export type SignInLinkT = Static<typeof SignInLink>;
 
 export const CurrentSession = Type.Object(
   {

@@ -71,6 +71,19 @@ export const StatusResponse = Type.Object(
           'Text stored redacted (mail imported before memex kept the original by default): importing the same mail again replaces each with its original, a new version (docs/email-collectors.md)',
       },
     ),
+    disk: Type.Optional(
+      Type.Object(
+        {
+          data_dir_free_bytes: Nullable(Type.Integer({ description: 'Free bytes on the disk holding DATA_DIR' })),
+          data_dir_total_bytes: Nullable(Type.Integer()),
+          full: Type.Boolean({ description: 'A write met a full disk and there is no room again yet: ingest answers 507 STORAGE.DISK_FULL' }),
+          last_full_at: Nullable(Type.String({ description: 'When a write last failed for want of space (since this server started)' })),
+          last_full_disk: Nullable(Type.Union([Type.Literal('data_dir'), Type.Literal('database')])),
+          message: Nullable(Type.String()),
+        },
+        { description: 'The disk holding DATA_DIR (src/util/disk-full.ts); absent when the report is read from the database directly' },
+      ),
+    ),
     worker: Nullable(
       Type.Object(
         {

@@ -8,7 +8,7 @@ import { IngestSubmissionResponse } from './ingest.ts';
 export const SchemaVersion = Type.String({ pattern: '^2\\.\\d+(\\.\\d+)?$', description: 'semantic version 2.x', examples: ['2.0'] });
 
 export const EnvelopeSource = Type.Object({
-  source_type: Identifier(100),
+  source_type: { ...Identifier(100), examples: ['note'] },
   source_provider: Type.Optional(Nullable(Identifier(200, { minLength: 0 }))),
   source_account_id: Type.Optional(Nullable(Identifier(500, { minLength: 0 }))),
 });

@@ -14,10 +14,31 @@ const QUESTION_TYPES: [AnswerType, RegExp][] = [
   ['date', /\b(when|what time|(what|which) (day|date|year|month|time|weekday)|until when|since when|how soon|due date|deadline|expir\w*)\b/i],
   ['person', /\b(who|whom|whose|which (person|doctor|agent|contact|host|driver|guide|teacher|lawyer|plumber|technician)|name of the (person|doctor|contact|host|agent))\b/i],
   ['place', /\b(where|which (city|town|place|address|hotel|station|airport|terminal|restaurant|country|street|venue|port|pier)|what (city|town|place|address|hotel|station|airport|terminal|restaurant|country|street|venue|port|pier)|address|venue|location)\b/i],
-  ['amount', /\b(how much|cost|costs|price|priced|fee|fees|paid|pay|total|amount|charge|charged|refund|rent|salary|balance|owe|deposit|budget|spent|spend)\b/i],
+  ['amount', /\b(how much|cost|costs|price|priced|fee|fees|paid|pay|total|amount|charge|charged|refund|rent|salary|balance|owe|deposit|budget|spent|spend|excess|deductible|premium|fare)\b/i],
   ['number', /\b(how many|how old|how long|how far|how tall|how big|how large|what (percentage|percent|share|size|age))\b/i],
-  ['code', new RegExp(`\\b(which|what)\\b.*\\b(${CODE_WORDS})\\b|\\b(${CODE_WORDS})\\b.*\\?\\s*$`, 'i')],
 ];
+
+const CODE_WORD = new RegExp(`^(${CODE_WORDS})$`, 'i');
+const WH = /\b(which|what)\b/i;
+/** Words that end the noun phrase a what-question asks for: "the excess *on* the insurance policy". */
+const ASKED_FOR_END = /^(on|of|for|in|at|from|to|with|by|about|under|per|and|or|that|which|is|are|was|were)$/i;
+
+/**
+ * A question asking for a code: what or which, then the thing asked for naming one ("What is the Casa do Rio
+ * confirmation number?"), or no question word and a code word before the question mark ("Booking reference?").
+ * A code word after the thing asked for only says where it is: "What is the excess on the insurance *policy*?"
+ * asks for an amount, and the policy's number is not its answer.
+ */
+function asksForCode(question: string): boolean {
+  const wh = WH.exec(question);
+  if (!wh) return new RegExp(`\\b(${CODE_WORDS})\\b.*\\?\\s*$`, 'i').test(question);
+  const words = question.slice(wh.index + wh[0].length).split(/[^\p{L}\p{N}.'-]+/u).filter(Boolean);
+  let k = 0;
+  // "what is the", "which is my": the verb and the article before the thing asked for.
+  while (k < words.length && /^(is|are|was|were|'s|the|my|our|your|his|her|their|a|an)$/i.test(words[k])) k++;
+  for (; k < words.length && !ASKED_FOR_END.test(words[k]); k++) if (CODE_WORD.test(words[k].replace(/\.$/, ''))) return true;
+  return false;
+}
 
 /** A question that asks yes or no ("Is the budget on track?") asks for no particular kind of answer. */
 const YES_NO = /^\s*(is|are|was|were|am|do|does|did|can|could|will|would|has|have|had|should|shall|may|might|must|isn't|aren't|didn't|doesn't)\b/i;
@@ -25,7 +46,7 @@ const YES_NO = /^\s*(is|are|was|were|am|do|does|did|can|could|will|would|has|hav
 export function questionType(question: string): AnswerType | null {
   if (YES_NO.test(question)) return null;
   for (const [type, re] of QUESTION_TYPES) if (re.test(question)) return type;
-  return null;
+  return asksForCode(question) ? 'code' : null;
 }
 
 const MONTH =

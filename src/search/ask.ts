@@ -185,6 +185,37 @@ async function llmAnswer(
   return { text, cited: cited.map((n) => units[n - 1]) };
 }
 
+/** A question about a message itself, not its contents: who sent it, when it was written or arrived. */
+const ABOUT_THE_MESSAGE = /\b(sent|send|sends|wrote|write|writes|written|e-?mailed|e-?mails?|mailed|replied|reply|forwarded|messaged|texted)\b/i;
+const MAIL_SOURCES = new Set(['email', 'email_local', 'imessage', 'sms', 'chatapp']);
+
+/** The sender of a hit (the first person in the sender role): their name, else their address. */
+function senderOf(hit: SearchHit): string | null {
+  for (const p of hit.people) {
+    if (!p || typeof p !== 'object') continue;
+    const o = p as Record<string, unknown>;
+    if (o.role !== 'sender') continue;
+    const name = typeof o.display_name === 'string' && o.display_name.trim() ? o.display_name.trim() : o.identifier;
+    if (typeof name === 'string' && name) return name;
+  }
+  return null;
+}
+
+/**
+ * "Who sent …", "when did … write": answered by the message's own sender and date, which no sentence of its text
+ * holds (the best sentence names who did the work, or the day it was done). Only for a message the best quote
+ * comes from; null otherwise, and for every other question.
+ */
+export function messageMetadataAnswer(query: string, type: string | null, hit: SearchHit | undefined): string | null {
+  if (!hit || !MAIL_SOURCES.has(hit.source_type) || !ABOUT_THE_MESSAGE.test(query)) return null;
+  const sender = senderOf(hit);
+  const title = hit.title?.trim();
+  const when = hit.content_timestamp ? day(hit.content_timestamp) : null;
+  if (type === 'person' && sender) return `${sender} sent it${title ? ` ("${title}"` : ''}${when ? `${title ? ', ' : ' ('}${when})` : title ? ')' : ''}.`;
+  if (type === 'date' && when) return `On ${when}${sender ? `, from ${sender}` : ''}${title ? ` ("${title}")` : ''}.`;
+  return null;
+}
+
 export async function answerQuestion(
   search: (req: SearchRequest) => Promise<SearchResponse & { terms?: QueryTerm[] }>,
   query: string,
@@ -216,13 +247,19 @@ export async function answerQuestion(
   const ranked = rankUnits(query, terms, passages, params);
   const quotes = pickQuotes(ranked, terms, passages, params);
   const cite = (q: Pick<Quote, 'text' | 'start' | 'end'>, c: Candidate) => citation(hits[c.passage], found[c.passage], q);
+  // Who sent it, when it was written: the message of the first quote (else of the best unit, which may be below
+  // the floor: "sent" and "message" are words no sentence of it holds) answers by its sender or date, cited as [1].
+  const about = quotes[0]?.candidate ?? ranked.candidates[0];
+  const aboutMessage = about ? messageMetadataAnswer(query, ranked.type, hits[about.passage]) : null;
+  const shown: Pick<Quote, 'text' | 'start' | 'end' | 'candidate'>[] =
+    quotes.length > 0 ? quotes : aboutMessage ? [{ text: about.unit.text, start: about.unit.start, end: about.unit.end, candidate: about }] : [];
   const extractive = (): AskResponse =>
-    quotes.length === 0
+    shown.length === 0
       ? nothing
       : {
           query,
-          answer: quotes.map((q, i) => `${q.text} [${i + 1}]`).join(' '),
-          citations: quotes.map((q) => cite(q, q.candidate)),
+          answer: `${aboutMessage ? `${aboutMessage} [1] ` : ''}${shown.map((q, i) => `${q.text} [${i + 1}]`).join(' ')}`,
+          citations: shown.map((q) => cite(q, q.candidate)),
           answer_mode: 'extractive',
           legs,
         };

@@ -7,7 +7,8 @@
  * (docs/search.md): with a weak dense model a small vector weight only reorders close lexical
  * candidates, and a document with the exact keyword (lexical 1.0) keeps wL >= wV of a lead.
  * A document enters the result only through a lexical match or a similarity above the floor, so a
- * query about nothing in the store returns nothing.
+ * query about nothing in the store returns nothing; and only through a lexical match when the query's terms
+ * are exact or the lexical leg fills the page (vectorOnlySlots).
  */
 import type { SearchConfig } from './config.ts';
 import type { IndexHit } from './lexical-index.ts';
@@ -80,6 +81,13 @@ export const ATTACHMENT_BOOST = 1.05;
  * an attachment that matches much better than its message still comes first.
  */
 export const ATTACHMENT_RANK_FACTOR = 0.8;
+/**
+ * A document holding a quotation of a prose query (query-parse.ts `preferred`) ranks this much higher: a
+ * preference, so a passage that quotes the pasted text comes first without the others being dropped. A
+ * document only the vector leg found cannot hold the phrase (its words would make it a lexical candidate), so
+ * `lexicalDecidesPage`'s bound is unchanged.
+ */
+export const PREFERRED_PHRASE_FACTOR = 1.25;
 const RECENCY_BOOSTS = [
   { underDays: 1, boost: 1.15 },
   { underDays: 7, boost: 1.1 },
@@ -118,6 +126,24 @@ export function lexicalDecidesPage(
   if (!(best > 0) || !(kth > 0)) return false;
   // A lexical candidate may be an attachment (ATTACHMENT_RANK_FACTOR): its final score is that much lower.
   return cfg.lexicalWeight * (kth / best) * ATTACHMENT_RANK_FACTOR > cfg.vectorWeight * (boosts ? MAX_BOOST : 1);
+}
+
+/**
+ * How many documents only the vector leg found may join an answer (issue 48): the vector leg pads an answer
+ * only where the lexical leg is thin, and never a query whose terms are exact.
+ *
+ * - An exact query (an identifier, a path, a hash, an address, a phrase: query-plan.ts `exact`): none. Its
+ *   answer is what holds its terms; the passages nearest a commit hash are noise, however near the model
+ *   puts them.
+ * - A query with operators (`octeon after:2019-11-01`) whose words match: none. When its words match nothing,
+ *   the vector leg answers it within the operators, as it does a plain query.
+ * - A plain query: as many as the page has places left after the `lexicalMatches` documents holding its
+ *   words, each above the similarity floor (fuse): meaning search where the words find too little.
+ */
+export function vectorOnlySlots(q: { exact: boolean; operators: boolean }, lexicalMatches: number, k: number): number {
+  if (q.exact) return 0;
+  if (q.operators && lexicalMatches > 0) return 0;
+  return Math.max(0, k - lexicalMatches);
 }
 
 export function boostFactor(

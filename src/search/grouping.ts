@@ -6,6 +6,7 @@
  */
 import { emailKeysOf, messagesOfAttachments } from '../catalog/attachments.ts';
 import type { Queryable } from '../db/types.ts';
+import { listNameOf } from './lists.ts';
 import type { AttachedTo, Conversation } from './types.ts';
 
 /** Participants a conversation lists (participant_count counts them all). */
@@ -31,27 +32,53 @@ type People = Conversation['participants'];
 /**
  * The people of these threads' active documents, once each (by identifier, case-insensitive):
  * senders first in the order they first wrote, then the others in the order they first appeared.
+ * A mailing list's address (marked by the collector, or owned by a list person: people.list_id) is no
+ * participant: it is the conversation's venue (`lists`), as is the List-Id its mail came with (issue 40).
  */
-export async function threadPeople(db: Queryable, threadIds: string[]): Promise<Map<string, { people: People; count: number }>> {
-  const out = new Map<string, { people: People; count: number }>();
+export async function threadPeople(
+  db: Queryable,
+  threadIds: string[],
+): Promise<Map<string, { people: People; count: number; lists: { list_id: string; name: string }[] }>> {
+  const out = new Map<string, { people: People; count: number; lists: { list_id: string; name: string }[] }>();
   if (threadIds.length === 0) return out;
-  const r = await db.query<{ thread_id: string; n: number; people: People }>(
-    `WITH p AS (
-       SELECT d.thread_id, lower(pe->>'identifier') AS identifier,
-              max(coalesce(pe->>'display_name', pe->>'name')) AS display_name,
-              bool_or(pe->>'role' = 'sender') AS sender, min(pe->>'role') AS role, min(d.content_timestamp) AS first_at
+  const r = await db.query<{ thread_id: string; n: number; people: People | null; lists: string[] | null }>(
+    `WITH e AS (
+       SELECT d.thread_id, d.content_timestamp, pe, lower(pe->>'identifier') AS identifier,
+              coalesce(pe->'metadata'->>'list',
+                       (SELECT lp.list_id FROM person_identifiers pi JOIN people lp ON lp.person_id = pi.person_id
+                         WHERE pi.kind = 'email' AND pi.value_canonical = lower(pe->>'identifier') AND lp.list_id IS NOT NULL
+                         LIMIT 1)) AS list_id
          FROM documents d
          CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
-        WHERE d.thread_id = ANY($1::uuid[]) AND d.is_active_version AND coalesce(pe->>'identifier', '') <> ''
-        GROUP BY d.thread_id, lower(pe->>'identifier'))
-     SELECT thread_id::text AS thread_id, count(*)::int AS n,
-            json_agg(json_build_object('identifier', identifier, 'display_name', display_name,
-                                       'role', CASE WHEN sender THEN 'sender' ELSE role END)
-                     ORDER BY sender DESC, first_at, identifier) AS people
-       FROM p GROUP BY thread_id`,
+        WHERE d.thread_id = ANY($1::uuid[]) AND d.is_active_version AND coalesce(pe->>'identifier', '') <> ''),
+     p AS (
+       SELECT thread_id, identifier,
+              max(coalesce(pe->>'display_name', pe->>'name')) AS display_name,
+              bool_or(pe->>'role' = 'sender') AS sender, min(pe->>'role') AS role, min(content_timestamp) AS first_at
+         FROM e WHERE list_id IS NULL
+        GROUP BY thread_id, identifier),
+     l AS (
+       SELECT thread_id, list_id FROM e WHERE list_id IS NOT NULL
+       UNION
+       SELECT d.thread_id, lower(coalesce(d.metadata->'list'->>'id', substring(d.metadata->>'list_id' from '<([^<>[:space:]]+)>')))
+         FROM documents d
+        WHERE d.thread_id = ANY($1::uuid[]) AND d.is_active_version
+          AND coalesce(d.metadata->'list'->>'id', substring(d.metadata->>'list_id' from '<([^<>[:space:]]+)>')) IS NOT NULL)
+     SELECT t.thread_id::text AS thread_id,
+            (SELECT count(*)::int FROM p WHERE p.thread_id = t.thread_id) AS n,
+            (SELECT json_agg(json_build_object('identifier', identifier, 'display_name', display_name,
+                                               'role', CASE WHEN sender THEN 'sender' ELSE role END)
+                             ORDER BY sender DESC, first_at, identifier)
+               FROM p WHERE p.thread_id = t.thread_id) AS people,
+            (SELECT array_agg(DISTINCT list_id ORDER BY list_id) FROM l WHERE l.thread_id = t.thread_id) AS lists
+       FROM unnest($1::uuid[]) AS t(thread_id)`,
     [threadIds],
     { name: 'memex_search_thread_people' },
   );
-  for (const row of r.rows) out.set(row.thread_id, { people: row.people.slice(0, CONVERSATION_PEOPLE), count: row.n });
+  for (const row of r.rows) {
+    const lists = (row.lists ?? []).map((id) => ({ list_id: id, name: listNameOf(id) }));
+    if (!row.people && lists.length === 0) continue;
+    out.set(row.thread_id, { people: (row.people ?? []).slice(0, CONVERSATION_PEOPLE), count: row.n, lists });
+  }
   return out;
 }

@@ -200,7 +200,7 @@ export async function writeSnapshotFile(file: string, magic: Buffer, format: num
   const digest = await sha256Sliced(parts);
   parts.push(digest);
 
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   const fh = await fs.promises.open(tmp, 'w', 0o600);
   let size = 0;
@@ -404,5 +404,48 @@ export class IndexSnapshotFile {
   /** Deletes the snapshot (after a forget: nothing erased may stay on disk). */
   remove(): void {
     fs.rmSync(this.file, { force: true });
+  }
+}
+
+/**
+ * Removes what a snapshot write killed half-way left beside `file`: `<file>.<pid>.tmp` of a process
+ * that is no longer running (a live writer's own file is left alone). Run at start and by garbage
+ * collection; returns the names removed.
+ */
+export function removeStaleSnapshotTemps(file: string, dryRun = false): string[] {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processRunning(pid)) continue;
+    if (!dryRun) fs.rmSync(path.join(dir, name), { force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+/** The snapshots of the search index in DATA_DIR (src/search/*-snapshot*.ts write them). */
+export const SEARCH_SNAPSHOT_FILES = ['search-index.snapshot', 'search-vectors.snapshot'];
+
+/** removeStaleSnapshotTemps for every search snapshot in `dataDir` (at start and by `memex gc`). */
+export function removeStaleSearchSnapshotTemps(dataDir: string, dryRun = false): string[] {
+  return SEARCH_SNAPSHOT_FILES.flatMap((name) => removeStaleSnapshotTemps(path.join(dataDir, name), dryRun));
+}
+
+function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

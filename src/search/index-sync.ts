@@ -34,6 +34,7 @@ import { serverInstanceId } from '../db/instance.ts';
 import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
 import { LexicalIndex, type Bm25Params, type IndexedDocument } from './lexical-index.ts';
 import { parseTsvector } from './tsvector.ts';
+import { TAG_IDENT, tagIdentifiers } from '../organize/tag-names.ts';
 
 export interface IndexSyncOptions {
   /** Background poll interval; 0 disables the timer (polls still run before every query). */
@@ -93,17 +94,35 @@ interface DocRow {
   idents: string[] | null;
   /** `s:` / `r:` + person id or identifier as written: who is the sender, who a recipient. */
   roles: string[] | null;
+  /** The tsvector of the people's email addresses (text output), null when none. */
+  addrs: string | null;
   passages: [string, string | null][] | null;
 }
+
+/** A document's mailing list id: the collector's `metadata.list.id`, else the List-Id header's `<id>`, lower-cased. */
+const LIST_ID_SQL = `nullif(lower(coalesce(d.metadata->'list'->>'id', substring(d.metadata->>'list_id' from '<([^<>[:space:]]+)>'),
+                                     nullif(btrim(d.metadata->>'list_id'), ''))), '')`;
 
 const DOC_SELECT = `
   SELECT d.doc_id, d.source_type, d.has_attachments,
          (extract(epoch FROM d.content_timestamp) * 1000000)::float8 AS ts,
          d.thread_id, d.title_tsv::text AS title,
          (SELECT array_agg(DISTINCT dp.person_id::text) FROM document_people dp WHERE dp.doc_id = d.doc_id) AS persons,
-         (SELECT array_agg(DISTINCT lower(pe->>'identifier'))
+         (SELECT array_agg(DISTINCT v) FROM (
+            SELECT lower(pe->>'identifier') AS v
+              FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
+             WHERE pe->>'identifier' IS NOT NULL
+            -- The mailing list the message came through (list:, issue 40): its List-Id and the id's name part.
+            UNION ALL SELECT 'list:' || l.id FROM (SELECT ${LIST_ID_SQL} AS id) l WHERE l.id IS NOT NULL
+            UNION ALL SELECT 'list:' || split_part(l.id, '.', 1) FROM (SELECT ${LIST_ID_SQL} AS id) l WHERE l.id IS NOT NULL
+            -- Its tags and its conversation's (tag:, issue 44); toIndexed adds the levels above each (tag:NAME/*).
+            UNION ALL SELECT 'tag:' || t.tag FROM document_tags t WHERE t.doc_id = d.doc_id
+            UNION ALL SELECT 'tag:' || t.tag FROM thread_tags t WHERE t.thread_id = d.thread_id) i) AS idents,
+         -- The addresses of every sender and recipient (From/To/Cc/Bcc) as words of the message, as notmuch
+         -- indexes them: a bare address finds the mail it is on, not only the mail whose text holds it.
+         (SELECT to_tsvector('english', string_agg(DISTINCT lower(pe->>'identifier'), ' '))::text
             FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
-           WHERE pe->>'identifier' IS NOT NULL) AS idents,
+           WHERE strpos(pe->>'identifier', '@') > 1 AND length(pe->>'identifier') <= 320) AS addrs,
          (SELECT array_agg(DISTINCT k) FROM (
             SELECT CASE dp.role WHEN 'sender' THEN 's:' ELSE 'r:' END || dp.person_id::text AS k
               FROM document_people dp WHERE dp.doc_id = d.doc_id AND dp.role IN ('sender', 'recipient')
@@ -115,9 +134,39 @@ const DOC_SELECT = `
             FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id WHERE cd.doc_id = d.doc_id) AS passages
     FROM documents d`;
 
-function toIndexed(r: DocRow): IndexedDocument {
+/**
+ * Passages read into index form between two turns of the event loop (issue 47: loading one 5 M-character document,
+ * ~4,000 passages, held the server's thread for seconds, and every request that arrived waited). A turn lets other
+ * requests run; searches still wait for the poll they joined, so they see the document when it is complete.
+ */
+const PASSAGES_PER_TURN = 500;
+
+class Turns {
+  private since = 0;
+  /** Counts one passage; a promise of the next turn once PASSAGES_PER_TURN were counted, else undefined. */
+  passage(): Promise<void> | undefined {
+    if (++this.since < PASSAGES_PER_TURN) return undefined;
+    this.since = 0;
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The identifiers with, for each tag, the levels it is under (`tagtree:`, tag-names.ts). */
+function withTagLevels(idents: string[]): string[] {
+  const tags = idents.filter((v) => v.startsWith(TAG_IDENT)).map((v) => v.slice(TAG_IDENT.length));
+  return tags.length === 0 ? idents : [...new Set([...idents, ...tagIdentifiers(tags)])];
+}
+
+async function toIndexed(r: DocRow, turns: Turns): Promise<IndexedDocument> {
   const titlePositions = new Map<string, number[]>();
   const roles = r.roles ?? [];
+  const passages: IndexedDocument['passages'] = [];
+  for (const [chunkId, tsv] of r.passages ?? []) {
+    const positions = new Map<string, number[]>();
+    passages.push({ chunkId, terms: parseTsvector(tsv, positions), positions });
+    const turn = turns.passage();
+    if (turn) await turn;
+  }
   return {
     docId: r.doc_id,
     sourceType: r.source_type,
@@ -125,15 +174,13 @@ function toIndexed(r: DocRow): IndexedDocument {
     tsMicros: r.ts,
     threadId: r.thread_id,
     personIds: r.persons ?? [],
-    identifiers: r.idents ?? [],
+    identifiers: withTagLevels(r.idents ?? []),
     senders: roles.filter((k) => k.startsWith('s:')).map((k) => k.slice(2)),
     recipients: roles.filter((k) => k.startsWith('r:')).map((k) => k.slice(2)),
     title: parseTsvector(r.title, titlePositions),
+    ...(r.addrs ? { addresses: parseTsvector(r.addrs) } : {}),
     titlePositions,
-    passages: (r.passages ?? []).map(([chunkId, tsv]) => {
-      const positions = new Map<string, number[]>();
-      return { chunkId, terms: parseTsvector(tsv, positions), positions };
-    }),
+    passages,
   };
 }
 
@@ -489,7 +536,8 @@ export class IndexSync {
           `${DOC_SELECT} WHERE d.is_active_version AND d.doc_id > $1::uuid ORDER BY d.doc_id LIMIT $2`,
           [after, this.pageSize],
         );
-        for (const row of r.rows) index.upsert(toIndexed(row));
+        const turns = new Turns();
+        for (const row of r.rows) index.upsert(await toIndexed(row, turns));
         progress.done += r.rows.length;
         if (r.rows.length < this.pageSize) break;
         after = r.rows[r.rows.length - 1].doc_id;
@@ -544,12 +592,13 @@ export class IndexSync {
 
   private async apply(docIds: string[]): Promise<void> {
     const index = this.index!;
+    const turns = new Turns();
     for (let i = 0; i < docIds.length; i += 1000) {
       const ids = docIds.slice(i, i + 1000);
       const r = await this.db.query<DocRow>(`${DOC_SELECT} WHERE d.is_active_version AND d.doc_id = ANY($1::uuid[])`, [ids]);
       const live = new Set<string>();
       for (const row of r.rows) {
-        index.upsert(toIndexed(row));
+        index.upsert(await toIndexed(row, turns));
         live.add(row.doc_id);
       }
       for (const id of ids) if (!live.has(id)) index.remove(id);

@@ -53,18 +53,32 @@ export interface IndexedDocument {
   passages: { chunkId: string; terms: Map<string, number>; positions?: Map<string, number[]> }[];
   /** Linked people (person ids) and identifiers as written (lower-cased) in the sender role (`from:`). */
   senders?: string[];
+  /**
+   * Lexemes of the senders' and recipients' addresses: words of every passage (weight 1, no positions), so a
+   * bare address finds the mail it is on (issue 40). Absent: none.
+   */
+  addresses?: Map<string, number>;
   /** The same in the recipient role (`to:`). */
   recipients?: string[];
 }
 
 export interface IndexFilter {
+  /** Any of these source types (a family, or one type). */
+  sourceTypes?: string[];
+  /** Source types left out. */
+  notSourceTypes?: string[];
+  /** One source type (the same as `sourceTypes: [t]`). */
   sourceType?: string;
   hasAttachments?: boolean;
   threadId?: string;
   startMicros?: number;
   endMicros?: number;
   endExclusive?: boolean;
+  /** Documents that pass the date bounds whatever their timestamp: calendar events occurring inside them (issue 42). */
+  occurringDocs?: Set<string> | null;
   person?: { personIds: Set<string>; identifiers: Set<string> };
+  /** Only these documents (a tagging rule looking at new documents, src/organize/rules.ts). */
+  docIds?: string[];
 }
 
 export interface QueryLexeme {
@@ -128,6 +142,8 @@ export interface IndexFacets {
   hasAttachments: { value: boolean; count: number }[];
   /** Linked people by number of matching documents, every person tied with the `personLimit`-th included. */
   people: { personId: string; count: number }[];
+  /** Tags (a document's and its conversation's) by number of matching documents (identifiers `tag:NAME`). */
+  tags: { value: string; count: number }[];
 }
 
 export interface IndexSearchResult {
@@ -541,12 +557,17 @@ export class LexicalIndex {
         textLen += n;
       }
       if (w > 0) for (const [t, n] of doc.title) merged.set(t, (merged.get(t) ?? 0) + w * n);
+      let addressLen = 0;
+      for (const [t, n] of doc.addresses ?? []) {
+        merged.set(t, (merged.get(t) ?? 0) + n);
+        addressLen += n;
+      }
       const pid = this.passageCount++;
       this.pDoc = grown(this.pDoc, pid + 1);
       this.pLen = grown(this.pLen, pid + 1);
       this.pAlive = grown(this.pAlive, pid + 1);
       this.pDoc[pid] = d;
-      this.pLen[pid] = textLen + w * titleLen;
+      this.pLen[pid] = textLen + w * titleLen + addressLen;
       this.pAlive[pid] = 1;
       this.pChunk[pid] = p.chunkId;
       const termIds = new Int32Array(merged.size);
@@ -659,6 +680,18 @@ export class LexicalIndex {
    * that are not selective. The predicate below then leaves that filter out.
    */
   private restriction(f: IndexFilter): Int32Array | null {
+    const base = this.selective(f);
+    if (f.docIds === undefined) return base;
+    const slots: number[] = [];
+    for (const id of new Set(f.docIds)) {
+      const d = this.slot(id);
+      if (d !== undefined && this.dAlive[d] === 1) slots.push(d);
+    }
+    const only = Int32Array.from(slots).sort();
+    return base === null ? only : intersect(base, only);
+  }
+
+  private selective(f: IndexFilter): Int32Array | null {
     let lists: Int32Array[];
     if (f.person) {
       lists = [];
@@ -727,19 +760,23 @@ export class LexicalIndex {
    * it made the restriction, are left to `restriction`); values the index has never seen match nothing.
    */
   private filterPredicate(f: IndexFilter): (d: number) => boolean {
-    const source = f.sourceType === undefined ? -1 : (this.sources.find(f.sourceType) ?? -2);
+    // -1: any source; otherwise the codes allowed (a type the index has never seen matches nothing).
+    const allowed = f.sourceTypes ?? (f.sourceType === undefined ? undefined : [f.sourceType]);
+    const sources = allowed === undefined ? null : new Set(allowed.map((t) => this.sources.find(t)).filter((c) => c !== undefined));
+    const leftOut = new Set((f.notSourceTypes ?? []).map((t) => this.sources.find(t)).filter((c) => c !== undefined));
     const thread = f.threadId === undefined || !f.person ? -1 : (this.threads.find(f.threadId) ?? -2);
     const att = f.hasAttachments === undefined ? -1 : f.hasAttachments ? 1 : 0;
     const start = f.startMicros ?? -Infinity;
     const end = f.endMicros ?? Infinity;
     const endExclusive = f.endExclusive === true && f.endMicros !== undefined;
-    const { dSource, dAtt, dThread, dTs } = this;
+    const { dSource, dAtt, dThread, dTs, dUuid } = this;
+    const occurring = f.occurringDocs && f.occurringDocs.size > 0 ? f.occurringDocs : null;
     return (d) =>
-      (source === -1 || dSource[d] === source) &&
+      (sources === null || sources.has(dSource[d])) &&
+      (leftOut.size === 0 || !leftOut.has(dSource[d])) &&
       (att === -1 || dAtt[d] === att) &&
       (thread === -1 || dThread[d] === thread) &&
-      dTs[d] >= start &&
-      (endExclusive ? dTs[d] < end : dTs[d] <= end);
+      ((dTs[d] >= start && (endExclusive ? dTs[d] < end : dTs[d] <= end)) || (occurring !== null && occurring.has(dUuid[d]!)));
   }
 
   /** Live passages of the documents that contain the lexeme (in the title only with `title`). */
@@ -1107,8 +1144,42 @@ export class LexicalIndex {
     }
     const inSet = matched.subarray(0, nSet);
     const facets = this.countFacets(inSet, personLimit);
+    const tags = this.countTags();
     for (let i = 0; i < nSet; i++) docState[inSet[i]] = 0;
-    return { total: nSet, ...facets };
+    return { total: nSet, ...facets, tags };
+  }
+
+  /** Identifier codes of tags (`tag:NAME`), found among the identifiers as they are interned. */
+  private tagCodes: number[] = [];
+  private tagScanned = 0;
+
+  /**
+   * Tags over the documents marked 4 in docState (facetsOf's match set): each tag's documents are
+   * walked once, so the cost is the number of tag assignments, not the size of the match set.
+   */
+  private countTags(): { value: string; count: number }[] {
+    const values = this.identifiers.values;
+    for (; this.tagScanned < values.length; this.tagScanned++) if (values[this.tagScanned].startsWith('tag:')) this.tagCodes.push(this.tagScanned);
+    const { docState } = this;
+    const out: { value: string; count: number }[] = [];
+    for (const c of this.tagCodes) {
+      const list = this.identDocs.get(c);
+      let n = 0;
+      for (let i = 0; i < list.length; i++) if (docState[list[i]] === 4) n++;
+      if (n > 0) out.push({ value: values[c].slice(4), count: n });
+    }
+    return out.sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1));
+  }
+
+  /** The document ids of a match set (live ones), for tagging every document a query matches. */
+  docIdsOf(matches: IndexMatches): string[] {
+    const out: string[] = [];
+    const { dAlive, dUuid } = this;
+    for (let i = 0; i < matches.docs.length; i++) {
+      const d = matches.docs[i];
+      if (dAlive[d] === 1) out.push(dUuid[d]!);
+    }
+    return out;
   }
 
   /**
@@ -1116,19 +1187,33 @@ export class LexicalIndex {
    * holds, and how many groups the whole set makes (each thread once, each document without a
    * thread on its own). Documents removed since `match` are not counted.
    */
-  threadsOf(matches: IndexMatches, extraDocIds: string[], threadIds: string[]): { counts: Map<string, number>; groups: number } {
+  threadsOf(
+    matches: IndexMatches,
+    extraDocIds: string[],
+    threadIds: string[],
+    /**
+     * Documents without a thread that belong to another's conversation (an email attachment: its message's
+     * thread id, or `doc:ID` of its message when that has none): counted with it, not as a group of their own.
+     */
+    joins: Map<string, string> = new Map(),
+  ): { counts: Map<string, number>; groups: number } {
     const perThread = new Map<number, number>();
-    let alone = 0;
+    const alone = new Set<string>();
     this.docState = grown(this.docState, this.docCount);
-    const { docState, dAlive, dThread } = this;
+    const { docState, dAlive, dThread, dUuid } = this;
     const marked: number[] = [];
+    const joined: string[] = [];
     const count = (d: number) => {
       if (dAlive[d] === 0 || docState[d] === 5) return;
       docState[d] = 5;
       marked.push(d);
       const t = dThread[d];
-      if (t < 0) alone++;
-      else perThread.set(t, (perThread.get(t) ?? 0) + 1);
+      if (t >= 0) perThread.set(t, (perThread.get(t) ?? 0) + 1);
+      else {
+        const to = joins.get(dUuid[d]!);
+        if (to === undefined) alone.add(`doc:${dUuid[d]}`);
+        else joined.push(to);
+      }
     };
     for (let i = 0; i < matches.docs.length; i++) count(matches.docs[i]);
     for (const id of extraDocIds) {
@@ -1136,12 +1221,43 @@ export class LexicalIndex {
       if (d !== undefined) count(d);
     }
     for (const d of marked) docState[d] = 0;
+    // A joined document makes a group only when its conversation has no other document in the set.
+    const extraThreads = new Set<number>();
+    for (const to of joined) {
+      if (to.startsWith('doc:')) alone.add(to);
+      else {
+        const c = this.threads.find(to);
+        if (c === undefined) alone.add(`thread:${to}`);
+        else if (!perThread.has(c)) extraThreads.add(c);
+      }
+    }
     const counts = new Map<string, number>();
     for (const id of threadIds) {
       const c = this.threads.find(id);
       counts.set(id, c === undefined ? 0 : (perThread.get(c) ?? 0));
     }
-    return { counts, groups: perThread.size + alone };
+    return { counts, groups: perThread.size + extraThreads.size + alone.size };
+  }
+
+  /**
+   * The documents of a match set (and the extra ones) without a thread, of the given source types; null when
+   * they are more than `max` (group counts then take each of them as a conversation of its own).
+   */
+  unthreadedOf(matches: IndexMatches, extraDocIds: string[], sourceTypes: Set<string>, max: number): string[] | null {
+    const out = new Set<string>();
+    const { dAlive, dThread, dUuid } = this;
+    const take = (d: number) => {
+      if (dAlive[d] === 0 || dThread[d] >= 0) return true;
+      if (!sourceTypes.has(this.sources.values[this.dSource[d]])) return true;
+      out.add(dUuid[d]!);
+      return out.size <= max;
+    };
+    for (let i = 0; i < matches.docs.length; i++) if (!take(matches.docs[i])) return null;
+    for (const id of extraDocIds) {
+      const d = this.slot(id);
+      if (d !== undefined && !take(d)) return null;
+    }
+    return [...out];
   }
 
   private impacts(post: Postings, avgdl: number): Float32Array {

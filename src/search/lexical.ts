@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/types.ts';
 import type { IndexFilter } from './lexical-index.ts';
-import type { SearchFilters } from '../catalog/filters.ts';
+import { occurrenceInBounds, sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
 import type { FacetValue } from './types.ts';
 
 /** People listed in the person facet (the index also returns those tied with the last one). */
@@ -28,10 +28,30 @@ export async function personsOwning(db: Queryable, identifiers: string[]): Promi
   return r.rows.map((x) => x.person_id);
 }
 
+/**
+ * Calendar events (active versions) with an occurrence inside the filter's date bounds (calendar_occurrences,
+ * issue 42): they pass the index's date test whatever their content_timestamp. Null without date bounds.
+ */
+export async function occurringDocs(db: Queryable, f: SearchFilters): Promise<Set<string> | null> {
+  if (f.start === undefined && f.end === undefined) return null;
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const r = await db.query<{ doc_id: string }>(
+    `SELECT DISTINCT o.doc_id::text AS doc_id FROM calendar_occurrences o JOIN documents d ON d.doc_id = o.doc_id
+      WHERE d.is_active_version AND d.deleted_at IS NULL AND ${occurrenceInBounds(f, p, 'o')}`,
+    params,
+  );
+  return new Set(r.rows.map((x) => x.doc_id));
+}
+
 /** The request's filters as the index evaluates them; `personIds` own the `person` filter's identifiers. */
 export function indexFilter(f: SearchFilters, personIds: string[]): IndexFilter {
   const filter: IndexFilter = {
-    sourceType: f.source_type,
+    sourceTypes: sourceTypesFilter(f),
+    notSourceTypes: f.not_source_types,
     hasAttachments: f.has_attachments,
     threadId: f.thread_id,
     startMicros: f.start === undefined ? undefined : toMicros(f.start),

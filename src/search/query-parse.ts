@@ -9,11 +9,21 @@
  *   x OR y          one of them is required when one side is a phrase or an operator (words alone
  *                   are ranked either way)
  *   from: to: with: subject:          people (sender, recipient, any role) and the title
- *   type: has:attachment in:thread/ID before: after: on:   the search filters
+ *   type: has:attachment in:thread/ID before: after: on:   the search filters (type: takes families: email, file, chat…)
+ *   list:NAME       mail that came through a mailing list (its List-Id, or its name part: list:linux-mips)
+ *   tag:NAME        documents with the tag, or in a conversation with it; tag:finance/* also finance/bank…
  *
  * Nothing here throws: whatever the text, the query is words, phrases and operators. A `name:` that
  * is not an operator, or an operator with a value it cannot use (`before:yesterday`), stays a word.
+ *
+ * Text that reads as prose (a pasted paragraph: many words and sentence punctuation, `readsAsProse`) is
+ * ranked by all of its words: a quotation in it is a preferred phrase (a boost, never a requirement),
+ * and its dashes, colons and capitalised OR/NOT are just what the writer wrote. Operators keep their
+ * meaning in a query typed as a query. The same softening is the fallback of a strict query that
+ * matches nothing (search.ts: `relaxed`).
  */
+
+import { normaliseTag } from '../organize/tag-names.ts';
 
 /** Operators that select people or the title: conditions on documents (they may be joined by OR). */
 export type FieldName = 'from' | 'to' | 'with' | 'subject';
@@ -23,6 +33,8 @@ export type QueryTerm =
   | { kind: 'phrase'; text: string }
   | { kind: 'field'; field: FieldName; value: string; phrase: boolean }
   | { kind: 'type'; value: string }
+  | { kind: 'list'; value: string }
+  | { kind: 'tag'; value: string; tree: boolean }
   | { kind: 'attachment' }
   | { kind: 'thread'; id: string }
   | { kind: 'date'; op: 'before' | 'after' | 'on'; start: string; end: string };
@@ -42,9 +54,27 @@ export interface ParsedQuery {
   prefix: string | null;
   /** The words and phrases to rank and embed (operators and exclusions left out), single-spaced. */
   text: string;
+  /** Read as prose (or relaxed): every token is a word, and quotations are `preferred`. */
+  soft: boolean;
+  /** Phrases that rank a document higher when it holds them, without being required (soft queries). */
+  preferred: QueryTerm[];
 }
 
-const FIELDS = new Set(['from', 'to', 'with', 'subject', 'type', 'has', 'in', 'thread', 'before', 'after', 'on', 'date']);
+/** A query of at least this many words can read as prose. */
+export const PROSE_MIN_WORDS = 12;
+
+/**
+ * Whether a query reads as prose rather than as a query: at least PROSE_MIN_WORDS words and sentence
+ * punctuation inside it (a full stop, comma, semicolon, question or exclamation mark followed by more
+ * text). Nobody types twelve words and a comma as operators; everyone who pastes a paragraph does.
+ */
+export function readsAsProse(q: string): boolean {
+  const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  if (words.length < PROSE_MIN_WORDS) return false;
+  return /[\p{L}\p{N}"')\]][.,;!?]["')\]]*\s+\S/u.test(q);
+}
+
+const FIELDS = new Set(['from', 'to', 'with', 'subject', 'type', 'list', 'tag', 'has', 'in', 'thread', 'before', 'after', 'on', 'date']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SPACE = /\s/;
 
@@ -119,6 +149,8 @@ function tokenize(q: string): Token[] {
     }
     let j = i;
     while (j < n && !SPACE.test(q[j]) && q[j] !== '"' && q[j] !== '(' && q[j] !== ')') j++;
+    // A call as written in code (`func()`, `of_node_put()`): the parentheses belong to the word (an identifier).
+    if (j > i && q.startsWith('()', j) && /[\p{L}\p{N}_]/u.test(q[j - 1])) j += 2;
     out.push({ text: q.slice(i, j), quoted: false, negated, field, last: j === n });
     i = j;
   }
@@ -143,6 +175,17 @@ function termOf(t: Token): QueryTerm | null {
       return { kind: 'field', field: t.field, value: v, phrase: t.quoted };
     case 'type':
       return { kind: 'type', value: v };
+    case 'list': {
+      // A List-Id (`<linux-mips.vger.kernel.org>`), its name, or the list's address.
+      const id = v.replace(/^<|>$/g, '').toLowerCase();
+      return id === '' ? asWord() : { kind: 'list', value: id.includes('@') ? id.replace('@', '.') : id };
+    }
+    case 'tag': {
+      // tag:NAME (as tag-names.ts normalises it), tag:NAME/* (it and every tag below it); a name that is no tag stays a word.
+      const tree = v.endsWith('/*');
+      const n = normaliseTag(tree ? v.slice(0, -2) : v);
+      return n.ok ? { kind: 'tag', value: n.name, tree } : asWord();
+    }
     case 'has':
       return /^attachments?$/i.test(v) ? { kind: 'attachment' } : asWord();
     case 'in':
@@ -162,8 +205,9 @@ function termOf(t: Token): QueryTerm | null {
   return asWord();
 }
 
-export function parseQuery(q: string): ParsedQuery {
+export function parseQuery(q: string, opts: { soft?: boolean } = {}): ParsedQuery {
   const tokens = tokenize(q);
+  if (opts.soft ?? readsAsProse(q)) return softQuery(tokens);
   const groups: QueryTerm[][] = [];
   const excluded: QueryTerm[] = [];
   let joinNext = false;
@@ -198,10 +242,54 @@ export function parseQuery(q: string): ParsedQuery {
     // Being typed: the query ends in it, and it ends in a letter or digit (`budget?` is a finished question).
     if (k === tokens.length - 1 && term.kind === 'word' && tok.last && /[\p{L}\p{N}]$/u.test(term.text)) prefix = term.text;
   });
-  return { groups, excluded, prefix, text: text.join(' ').replace(/\s+/g, ' ').trim() };
+  return { groups, excluded, prefix, text: text.join(' ').replace(/\s+/g, ' ').trim(), soft: false, preferred: [] };
+}
+
+/** Every token as words to rank (an operator as the words it is written with); quotations preferred. */
+function softQuery(tokens: Token[]): ParsedQuery {
+  const groups: QueryTerm[][] = [];
+  const preferred: QueryTerm[] = [];
+  for (const tok of tokens) {
+    const text = (tok.field === null ? tok.text : `${tok.field}:${tok.text}`).trim();
+    if (text === '') continue;
+    groups.push([{ kind: 'word', text }]);
+    if (tok.quoted && /\s/.test(tok.text.trim())) preferred.push({ kind: 'phrase', text: tok.text.trim() });
+  }
+  const text = groups.map((g) => (g[0] as { text: string }).text).join(' ').replace(/\s+/g, ' ').trim();
+  return { groups, excluded: [], prefix: null, text, soft: true, preferred };
+}
+
+/**
+ * What kind of exact token a word is, or null for an ordinary word: code identifiers (`snake_case`,
+ * `a::b`, `a->b`, `func()`, `dotted.names`, paths such as `arch/mips/kernel/setup.c`), commit hashes
+ * and e-mail addresses. Such a word is matched as a whole (the phrase of its parts, search.ts) before
+ * its parts are; a query holding one is exact, so the vector leg adds no document to it (fusion.ts).
+ * Mixed case alone (`CamelCase`, gene names such as `mTORC2`) is none of these: PostgreSQL keeps it one
+ * lexeme already, and natural-language queries are full of it.
+ */
+export type ExactKind = 'identifier' | 'path' | 'hash' | 'address';
+
+export function exactKind(word: string): ExactKind | null {
+  if (/^[A-Za-z_][\w:.>-]*\(\)$/.test(word.replace(/[,;:!?.]+$/, ''))) return 'identifier';
+  // Sentence punctuation and brackets around the token are not part of it.
+  const w = word.replace(/^[\s"'`([{<]+|[\s"'`,;:!?)\]}>]+$/g, '').replace(/\.+$/, '');
+  if (w.length < 3) return null;
+  if (/^[^\s@]+@[^\s@]+\.[^\s@.]+$/.test(w)) return 'address';
+  if (/^[0-9a-f]{7,64}$/i.test(w) && /\d/.test(w) && /[a-f]/i.test(w)) return 'hash';
+  if (/[\p{L}\p{N}]_+[\p{L}\p{N}]/u.test(w) || /\w(::|->)\w/.test(w)) return 'identifier';
+  // Paths: two separators, or one and a file name's extension (`drivers/net`, `TCR/CD8` and `1/2` are not).
+  if (/^[\w.-]*\w\/[\w.-]+\/[\w./-]*\w$/.test(w) || /^[\w.-]*\w\/[\w-]+\.[A-Za-z]\w{0,4}$/.test(w)) return 'path';
+  // Dotted names: letters after every dot, some part longer than a letter (`e.g`, `H2A.Z` and `3.14` are not).
+  if (/^[A-Za-z_]\w*(\.[a-z_]\w*)+$/.test(w) && w.split('.').some((part) => part.length > 1)) return 'identifier';
+  return null;
 }
 
 /** Whether the query is plain words only (no phrase, operator, exclusion or OR): ranked exactly as before the query language. */
 export function isPlain(p: ParsedQuery): boolean {
-  return p.excluded.length === 0 && p.groups.every((g) => g.length === 1 && g[0].kind === 'word');
+  return !p.soft && p.excluded.length === 0 && p.groups.every((g) => g.length === 1 && g[0].kind === 'word');
+}
+
+/** Whether the query holds anything a soft reading would loosen (a phrase, an exclusion, an operator, OR). */
+export function hasConditions(p: ParsedQuery): boolean {
+  return !p.soft && !isPlain(p);
 }

@@ -9,8 +9,10 @@ import type { Queryable } from '../db/types.ts';
 import { canonicalLookupValues } from '../identity/identifiers.ts';
 import type { QueryAnalyzer } from './analyzer.ts';
 import type { DocCondition, LexicalIndex, QueryConstraints, QueryLexeme } from './lexical-index.ts';
-import { isPlain, type ParsedQuery, type QueryTerm } from './query-parse.ts';
-import type { SearchFilters } from '../catalog/filters.ts';
+import { exactKind, isPlain, type ParsedQuery, type QueryTerm } from './query-parse.ts';
+import { sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
+import { sourceTypesOf } from '../catalog/source-families.ts';
+import { TAG_IDENT, TAG_TREE_IDENT } from '../organize/tag-names.ts';
 
 /** Distinct lexemes ranked per query: beyond it the least informative (lowest idf) are left out. */
 export const QUERY_TERM_BUDGET = 64;
@@ -33,6 +35,8 @@ export interface AnalysedQuery {
   positions: Map<string, Map<string, number[]>>;
   /** People named by from:/to:/with: values. */
   people: Map<string, { personIds: string[]; identifiers: string[] }>;
+  /** The list persons (people.list_id) each list: value names. */
+  lists: Map<string, string[]>;
   /** The lexeme of the last word typed as a whole word (null: none, or no prefix). */
   prefixLexeme: string | null;
   /** The last word is a stop word (no lexeme): a short one is not expanded (`of` is not `office` being typed). */
@@ -53,6 +57,20 @@ export interface QueryPlan {
   dropped: number;
   /** Lexemes the last word was expanded to. */
   expansions: string[];
+  /** Phrases that raise a document's rank without being required (quotations in prose). */
+  preferred: DocCondition[];
+  /**
+   * The identifiers, paths, hashes and addresses of the query, each as the phrase of its lexemes: required
+   * while some document holds them all (they match as a whole first), left out when none does (then by parts).
+   */
+  identifiers: DocCondition[];
+  /**
+   * The query's terms are exact: an identifier, a path, a hash, an address or a phrase. The vector leg adds no
+   * document to such a query (a hash's nearest passages are noise): what holds its terms is the answer.
+   */
+  exact: boolean;
+  /** The query has operators or conditions (from:, after:, -word, OR with a phrase…). */
+  operators: boolean;
 }
 
 /** Texts whose positions a term needs as a condition. */
@@ -78,6 +96,17 @@ async function peopleNamed(db: Queryable, value: string, phoneRegion: string): P
   return { personIds: r.rows.map((x) => x.person_id), identifiers };
 }
 
+/** The persons that are the list `value` names (its id, its name part, or its address), issue 40. */
+async function listPersons(db: Queryable, value: string): Promise<string[]> {
+  const r = await db.query<{ person_id: string }>(
+    `SELECT person_id::text AS person_id FROM people
+      WHERE list_id IS NOT NULL AND merged_into IS NULL AND (list_id = $1 OR split_part(list_id, '.', 1) = $1) LIMIT ${MAX_PEOPLE}`,
+    [value],
+    { name: 'memex_search_list_persons' },
+  );
+  return r.rows.map((x) => x.person_id);
+}
+
 export async function analyseQuery(
   parsed: ParsedQuery,
   q: string,
@@ -93,31 +122,45 @@ export async function analyseQuery(
       if (text !== null && !(t.kind === 'word' && g.every((x) => x.kind === 'word'))) texts.add(text);
     }
   }
-  for (const t of parsed.excluded) {
+  // Identifiers, paths, hashes and addresses among the words: matched as a whole (their parts as a phrase).
+  for (const w of identifierWords(parsed)) texts.add(w);
+  for (const t of [...parsed.excluded, ...parsed.preferred]) {
     const text = conditionText(t);
     if (text !== null) texts.add(text);
   }
   const names = new Set<string>();
   for (const t of [...parsed.groups.flat(), ...parsed.excluded]) if (t.kind === 'field' && t.field !== 'subject') names.add(t.value);
+  const listValues = new Set<string>();
+  for (const t of [...parsed.groups.flat(), ...parsed.excluded]) if (t.kind === 'list') listValues.add(t.value);
   const subjects = parsed.groups.flat().flatMap((t) => (t.kind === 'field' && t.field === 'subject' ? [t.value] : []));
   // Ranked: the words and phrases, and subjects (plain queries exactly as before the query language).
-  const ranked = isPlain(parsed) ? q : [parsed.text, ...subjects].join(' ').trim();
+  // A soft query (prose, or a strict one relaxed) ranks every word as written, as a plain one does.
+  const ranked = isPlain(parsed) || parsed.soft ? q : [parsed.text, ...subjects].join(' ').trim();
   const textList = [...texts];
   const prefix = parsed.prefix !== null && parsed.prefix.length >= PREFIX_MIN_CHARS ? parsed.prefix : null;
-  const [lexemes, positions, people, prefixLexemes] = await Promise.all([
+  const [lexemes, positions, people, prefixLexemes, lists] = await Promise.all([
     ranked === '' ? [] : analyzer.lexemes(ranked),
     textList.length === 0 ? [] : analyzer.positions(textList),
     Promise.all([...names].map(async (n) => [n, await peopleNamed(db, n, phoneRegion)] as const)),
     prefix === null ? [] : analyzer.lexemes(prefix),
+    Promise.all([...listValues].map(async (v) => [v, await listPersons(db, v)] as const)),
   ]);
   return {
     parsed,
     lexemes,
     positions: new Map(textList.map((t, i) => [t, positions[i]])),
     people: new Map(people),
+    lists: new Map(lists),
     prefixLexeme: prefixLexemes.length === 1 ? prefixLexemes[0].term : null,
     prefixStop: prefix !== null && prefixLexemes.length === 0,
   };
+}
+
+/** The words of a strict query that are identifiers, paths, hashes or addresses (query-parse.ts `exactKind`), once each. */
+function identifierWords(parsed: ParsedQuery): string[] {
+  if (parsed.soft) return [];
+  const words = parsed.groups.flatMap((g) => (g.every((t) => t.kind === 'word') ? g : [])) as { kind: 'word'; text: string }[];
+  return [...new Set(words.filter((t) => exactKind(t.text) !== null).map((t) => t.text))];
 }
 
 /** Lexemes at their positions, as a phrase condition (relative positions kept: stop words leave their gap). */
@@ -129,6 +172,21 @@ function phraseCondition(pos: Map<string, number[]> | undefined, title: boolean)
     return bare.length > 0 ? { kind: 'terms', terms: bare, title } : null;
   }
   return { kind: 'phrase', terms: terms.sort((a, b) => a.at - b.at), title };
+}
+
+/** How many file or host names one excluded word may take out with it. */
+const EXCLUDED_COMPOUNDS_MAX = 200;
+
+/**
+ * The index's file and host names that begin with an excluded word as their first part: PostgreSQL's parser keeps
+ * `pEpkey.asc` or `setup.c/x` whole (no lexeme `pepkey`), so `-pepkey` would leave the attachment a positive
+ * `pepkey` finds by its prefix (issue 46).
+ */
+function compoundsOf(word: string, pos: Map<string, number[]> | undefined, index: LexicalIndex): string[] {
+  const starts = new Set([word.toLowerCase(), ...(pos?.keys() ?? [])]);
+  if ([...starts].some((w) => /[./]/.test(w))) return []; // the word is a compound itself: matched as written
+  const prefixes = [...starts].flatMap((w) => [`${w}.`, `${w}/`]);
+  return index.expand(prefixes, EXCLUDED_COMPOUNDS_MAX).map((e) => e.term);
 }
 
 /** Endings the English stemmer removes (Snowball's suffixes, their common spellings). */
@@ -173,11 +231,25 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
         const who = a.people.get(t.value) ?? { personIds: [], identifiers: [] };
         return { kind: 'person', ...who, role: t.field === 'from' ? 'sender' : t.field === 'to' ? 'recipient' : undefined };
       }
-      case 'type':
-        f.source_type = same(f.source_type, t.value);
+      case 'list':
+        // The list's own address on the message (its person), or the List-Id the message came with (index-sync.ts).
+        return { kind: 'person', personIds: a.lists.get(t.value) ?? [], identifiers: [`list:${t.value}`] };
+      case 'tag':
+        // The document's tags and its conversation's, as the index holds them (index-sync.ts, tag-names.ts).
+        return { kind: 'person', personIds: [], identifiers: [(t.tree ? TAG_TREE_IDENT : TAG_IDENT) + t.value] };
+      case 'type': {
+        // A family (`email`) or an exact type; with another type filter, what both allow.
+        const types = sourceTypesOf(t.value);
+        const cur = sourceTypesFilter(f);
+        f.source_types = cur === undefined ? types : cur.filter((x) => types.includes(x));
+        if (f.source_types.length === 0) never = true;
+        f.source_type ??= t.value;
         return 'filter';
+      }
       case 'attachment':
+        // A message with attachments: a stored file (one attachment, itself) is not one (issue 46).
         f.has_attachments = same(f.has_attachments, true);
+        f.not_source_types = [...new Set([...(f.not_source_types ?? []), ...sourceTypesOf('file')])];
         return 'filter';
       case 'thread':
         f.thread_id = same(f.thread_id, t.id);
@@ -220,6 +292,10 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
       default: {
         const c = condition(t);
         if (c !== null && c !== 'filter') none.push(c);
+        if (t.kind === 'word') {
+          const compounds = compoundsOf(t.text, a.positions.get(t.text), index);
+          if (compounds.length > 0) none.push({ kind: 'terms', terms: compounds });
+        }
       }
     }
   }
@@ -265,8 +341,17 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
     }
   }
 
+  const preferred = parsed.preferred.flatMap((t) => {
+    const c = phraseCondition(a.positions.get((t as { text: string }).text), false);
+    return c === null ? [] : [c];
+  });
   const constraints = { all, none };
   const operators = all.length > 0 || none.length > 0 || JSON.stringify(f) !== JSON.stringify(requested);
+  const identifiers = identifierWords(parsed).flatMap((w) => {
+    const c = phraseCondition(a.positions.get(w), false);
+    return c === null ? [] : [c];
+  });
+  const phrases = !parsed.soft && parsed.groups.some((g) => g.some((t) => t.kind === 'phrase' || (t.kind === 'field' && t.phrase)));
   return {
     lexemes,
     constraints,
@@ -276,5 +361,9 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
     text: parsed.text,
     dropped,
     expansions,
+    preferred,
+    identifiers,
+    exact: identifiers.length > 0 || phrases,
+    operators,
   };
 }

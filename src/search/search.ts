@@ -9,18 +9,29 @@ import { answerQuestion, loadAskOptions, type AskOptions, type AskResponse, type
 import { LruCache } from './cache.ts';
 import { loadSearchConfig, type SearchConfig } from './config.ts';
 import { generalContext, type ContextFilter, type GeneralContext } from './context.ts';
-import { ATTACHMENT_RANK_FACTOR, boostFactor, fuse, lexicalDecidesPage, type FusedCandidate } from './fusion.ts';
+import {
+  ATTACHMENT_RANK_FACTOR,
+  boostFactor,
+  fuse,
+  lexicalDecidesPage,
+  PREFERRED_PHRASE_FACTOR,
+  vectorOnlySlots,
+  type FusedCandidate,
+} from './fusion.ts';
 import { attachedTo, isEmailAttachment, threadPeople } from './grouping.ts';
 import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync, type SnapshotEvent } from './index-sync.ts';
-import type { IndexFilter, LexicalIndex } from './lexical-index.ts';
-import { indexFilter, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
+import type { DocCondition, IndexFilter, IndexMatches, LexicalIndex, QueryConstraints } from './lexical-index.ts';
+import { messagesOfAttachments } from '../catalog/attachments.ts';
+import { ListDirectory, listNameOf } from './lists.ts';
+import { indexFilter, occurringDocs, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
 import { RowCache } from './row-cache.ts';
-import { DEFAULT_SNIPPET, makeSnippet } from './snippet.ts';
+import { DEFAULT_SNIPPET, makeSnippet, snippetPhrases } from './snippet.ts';
 import type { Attachment, Conversation, QueryEmbedder, SearchHit, SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import { vectorCandidates, vectorsExist, VectorTimeoutError, type VectorCandidate } from './vector.ts';
 import { MEMORY_MAX_PASSAGES, VectorMemory, type VectorSnapshotEvent } from './vector-memory.ts';
-import { parseQuery } from './query-parse.ts';
+import { hasConditions, parseQuery, type ParsedQuery, type QueryTerm } from './query-parse.ts';
+import type { SearchFilters } from '../catalog/filters.ts';
 import { analyseQuery, planQuery, QUERY_TERM_BUDGET } from './query-plan.ts';
 import { MemexError } from '../util/errors.ts';
 
@@ -101,6 +112,13 @@ export interface Search {
   generalContext(filter?: ContextFilter): Promise<GeneralContext>;
   /** Whether searches are answered from a complete index yet, and how far its build is. */
   indexState(): IndexState;
+  /**
+   * Every document the query matches in the lexical index (the request's filters and the query's operators
+   * applied), for tagging by query and saved searches' counts. `every: true` requires every word (as a
+   * tagging rule reads a query: notmuch's and Gmail's filters do); otherwise the match set a search counts
+   * (any word). `within`: only among these documents (a rule looking at new ones).
+   */
+  matchDocIds(q: string, opts?: { filters?: SearchFilters; every?: boolean; within?: string[] }): Promise<string[]>;
   /** Brings the lexical index up to date with the catalog now (it also does so before every query). */
   refreshIndex(opts?: { rebuild?: boolean }): Promise<{ documents: number; passages: number; terms: number }>;
   /** Stops the index's background poll; writes its snapshot if it changed since the last one. */
@@ -140,6 +158,16 @@ interface DocRow {
 
 /** group=thread: lexical candidates per hit asked for (k = 50 looks at the best 500 documents). */
 const GROUP_POOL_PER_HIT = 10;
+
+/**
+ * The vector budget of a search whose vector leg may add documents (the lexical leg is thin): at least this
+ * long, so that a model busy with an import does not decide which documents answer (issue 48).
+ */
+export const THIN_VECTOR_WAIT_MS = 2000;
+
+/** Unthreaded mail documents of a match set looked up as attachments for total_groups at most (attachmentJoins). */
+const GROUP_JOIN_MAX = 5000;
+const EMAIL_SOURCE_TYPES = new Set(['email', 'email_local']);
 
 /** Leading characters of a document's text shown when no chunk was matched (thread context). */
 const TEXT_HEAD = 400;
@@ -188,6 +216,11 @@ const round = (x: number) => Math.round(x * 10000) / 10000;
 /** What the query-embedding cache keys on and the model embeds: NFC, trimmed, single spaces. */
 export function normaliseQuery(q: string): string {
   return q.normalize('NFC').trim().replace(/\s+/g, ' ');
+}
+
+/** The query's constraints with its identifiers required as a whole (each a group of its own). */
+function wholeIdentifiers(c: QueryConstraints, identifiers: DocCondition[]): QueryConstraints {
+  return identifiers.length === 0 ? c : { all: [...c.all, ...identifiers.map((x) => [x])], none: c.none };
 }
 
 export function createSearch(deps: SearchDeps): Search {
@@ -248,13 +281,13 @@ export function createSearch(deps: SearchDeps): Search {
    * then answers from the lexical leg. An embedding a model thread already started still lands in
    * the cache for the next search; one still queued is dropped.
    */
-  async function embedWithinBudget(embedder: QueryEmbedder, q: string): Promise<number[] | undefined> {
+  async function embedWithinBudget(embedder: QueryEmbedder, q: string, budgetMs: number): Promise<number[] | undefined> {
     const { vector, abandon } = embedQuery(embedder, q);
     vector.catch(() => undefined); // a failure after the budget is reported by the next search
-    if (config.vectorBudgetMs <= 0) return vector;
+    if (budgetMs <= 0) return vector;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), config.vectorBudgetMs);
+      timer = setTimeout(() => resolve(undefined), budgetMs);
     });
     try {
       const v = await Promise.race([vector, late]);
@@ -333,6 +366,24 @@ export function createSearch(deps: SearchDeps): Search {
     for (const [k, v] of read.chunks) chunks.found.set(k, v);
     for (const [k, v] of read.names) names.found.set(k, v);
     return { docs: docs.found, chunks: chunks.found, names: names.found };
+  }
+
+  // Lists are no people (issue 40): the person facet leaves them out, the list facet counts them.
+  const lists = new ListDirectory(db);
+  async function peopleAndListFacets(counts: { personId: string; count: number }[], names: Map<string, string | null>) {
+    const listOf = await lists.get();
+    const byList = new Map<string, number>();
+    for (const c of counts) {
+      const id = listOf.get(c.personId);
+      // A list's address and its bounce address are one list; a message linked to both counts once at least.
+      if (id !== undefined) byList.set(id, Math.max(byList.get(id) ?? 0, c.count));
+    }
+    return {
+      person: personFacet(counts.filter((c) => !listOf.has(c.personId)), names),
+      list: [...byList]
+        .map(([value, count]) => ({ value, display_name: listNameOf(value), count }))
+        .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1)),
+    };
   }
 
   const sync = new IndexSync(
@@ -429,7 +480,12 @@ export function createSearch(deps: SearchDeps): Search {
     req: SearchRequest,
     legs: SearchLegs,
     lexical: { index: LexicalIndex; filter: IndexFilter },
+    /** The vector leg may add documents (the lexical leg is thin): its budget is THIN_VECTOR_WAIT_MS at least. */
+    mayAdd: boolean,
   ): Promise<VectorCandidate[]> {
+    // What the vector leg may add decides which documents answer: a busy model must not make the same query
+    // answer 1 document on one call and 51 on the next, so it is waited for longer (issue 48).
+    const budgetMs = config.vectorBudgetMs > 0 && mayAdd ? Math.max(config.vectorBudgetMs, THIN_VECTOR_WAIT_MS) : config.vectorBudgetMs;
     if (normaliseQuery(req.q) === '') {
       deps.onLegTiming?.('vector', 0, 'no_text');
       legs.vector_error = 'the query has no words to embed, only operators';
@@ -456,8 +512,8 @@ export function createSearch(deps: SearchDeps): Search {
     try {
       // Nothing embedded yet (the first minutes of an import): no query embedding, no k-NN.
       if (!(await hasVectors(embedder.name))) return skip('no_vectors', `no vectors stored yet for model ${embedder.name}`);
-      const qv = await embedWithinBudget(embedder, req.q);
-      if (!qv) return skip('budget', `query embedding not ready within ${config.vectorBudgetMs} ms; answered from the lexical leg`);
+      const qv = await embedWithinBudget(embedder, req.q, budgetMs);
+      if (!qv) return skip('budget', `query embedding not ready within ${budgetMs} ms; answered from the lexical leg`);
       // A filter: the lexical index lists the chunks it allows and, unless they are very many,
       // they are ranked exactly against the vectors in memory instead of a graph walk.
       const allowed = memory ? lexical.index.allowedPassages(lexical.filter, MEMORY_MAX_PASSAGES) : null;
@@ -468,9 +524,9 @@ export function createSearch(deps: SearchDeps): Search {
         return found;
       }
       // What is left of the budget bounds the k-NN (PostgreSQL server; PGlite cannot interrupt it).
-      const left = config.vectorBudgetMs > 0 ? config.vectorBudgetMs - (performance.now() - started) : undefined;
+      const left = budgetMs > 0 ? budgetMs - (performance.now() - started) : undefined;
       if (left !== undefined && left < 1) {
-        return skip('budget', `query embedding took the whole ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
+        return skip('budget', `query embedding took the whole ${budgetMs} ms budget; answered from the lexical leg`);
       }
       let found: VectorCandidate[];
       try {
@@ -485,7 +541,7 @@ export function createSearch(deps: SearchDeps): Search {
         });
       } catch (err) {
         if (!(err instanceof VectorTimeoutError)) throw err;
-        return skip('budget', `vector search not done within the ${config.vectorBudgetMs} ms budget; answered from the lexical leg`);
+        return skip('budget', `vector search not done within the ${budgetMs} ms budget; answered from the lexical leg`);
       }
       legs.vector = found.length > 0;
       if (found.length === 0) legs.vector_error = `no vectors stored for model ${embedder.name} match`;
@@ -498,13 +554,46 @@ export function createSearch(deps: SearchDeps): Search {
     }
   }
 
+  /**
+   * total_groups counts an email attachment with its message's conversation, not as one of its own (issue 48):
+   * the unthreaded mail documents of the match set, those that are attachments, and where their messages are.
+   * Past GROUP_JOIN_MAX such documents they are counted as before (one statement stays small).
+   */
+  async function attachmentJoins(index: LexicalIndex, matches: IndexMatches, passing: VectorCandidate[]): Promise<Map<string, string>> {
+    const ids = index.unthreadedOf(matches, passing.map((v) => v.doc_id), EMAIL_SOURCE_TYPES, GROUP_JOIN_MAX);
+    const joins = new Map<string, string>();
+    if (ids === null || ids.length === 0) return joins;
+    for (const [id, m] of await messagesOfAttachments(db, ids)) joins.set(id, index.attributes(m.doc_id)?.threadId ?? `doc:${m.doc_id}`);
+    return joins;
+  }
+
   function indexState(): IndexState {
     const { ready, building, done, total, documents } = sync.state;
     // Between builds: the index's own size, read in full.
     return building ? { ready, done, total } : { ready, done: documents, total: documents };
   }
 
+  /**
+   * The query as written; when its phrases, exclusions or operators leave nothing, the answer stays empty and
+   * `relaxed` offers what its words read softly find (query-parse.ts: every token a word, quotations preferred),
+   * so a strict query that matches nothing says so and still shows what matches its words.
+   */
   async function search(req: SearchRequest): Promise<SearchResponse> {
+    const strict = await searchParsed(req, parseQuery(req.q));
+    if (strict.total > 0 || !hasConditions(parseQuery(req.q))) return strict;
+    const soft = await searchParsed({ ...req, context_window: 0 }, parseQuery(req.q, { soft: true }));
+    if (soft.total === 0) return strict;
+    return {
+      ...strict,
+      relaxed: {
+        note: 'no document matches the query as written (its phrases, exclusions and operators); these match its words',
+        total: soft.total,
+        hits: soft.hits,
+      },
+    };
+  }
+
+  async function searchParsed(req: SearchRequest, parsed: ParsedQuery): Promise<SearchResponse> {
     if (deps.beforeIndexReady === 'refuse' && !sync.state.ready) {
       // Refused, but the build is started if nothing did (the one at start failed, say).
       sync.ready().catch((err) => deps.onIndexError?.(err));
@@ -518,7 +607,6 @@ export function createSearch(deps: SearchDeps): Search {
     // The lexical leg first (the index brought up to date, the query parsed and its lexemes, and the
     // people a person filter names, in parallel): its candidates decide whether the vector leg can matter.
     const started = performance.now();
-    const parsed = parseQuery(req.q);
     const [index, analysed, persons] = await Promise.all([
       sync.current(),
       analyseQuery(parsed, req.q, analyzer, db, deps.phoneRegion),
@@ -541,7 +629,7 @@ export function createSearch(deps: SearchDeps): Search {
         hits: [],
         total: 0,
         ...(req.group === 'thread' ? { group: 'thread' as const, total_groups: 0 } : {}),
-        facets: { source_type: [], has_attachments: [], person: [] },
+        facets: { source_type: [], has_attachments: [], person: [], list: [], tag: [] },
         legs,
         terms: [],
       };
@@ -549,17 +637,41 @@ export function createSearch(deps: SearchDeps): Search {
     const f = plan.filters;
     const lexemes = plan.lexemes;
     const filter = indexFilter(f, persons);
-    const constrained = plan.constraints.all.length > 0 || plan.constraints.none.length > 0;
+    // Only with date bounds: an index filter with any key set (null included) is a filter, and an unfiltered
+    // query would list every passage for the in-memory k-NN instead of walking the graph.
+    const occurring = await occurringDocs(db, f);
+    if (occurring) filter.occurringDocs = occurring;
     // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
     const queried = config.lexicalEnabled ? lexemes : [];
     if (queried.length === 0 && !plan.browse) legs.lexical = false;
-    const matches = index.match(queried, filter, pool, { constraints: plan.constraints, browse: plan.browse });
+    // Identifiers, paths, hashes and addresses match as a whole first (the phrase of their parts); when no
+    // document holds them so, by their parts (issue 48: `irq_domain_set_info` was four words ORed).
+    let constraints = plan.constraints;
+    let matches = index.match(queried, filter, pool, { constraints: wholeIdentifiers(constraints, plan.identifiers), browse: plan.browse });
+    if (plan.identifiers.length > 0 && queried.length > 0) {
+      if (matches.docs.length > 0) constraints = wholeIdentifiers(constraints, plan.identifiers);
+      else {
+        matches = index.match(queried, filter, pool, { constraints, browse: plan.browse });
+        legs.lexical_note = 'no document holds the identifiers as written; matched by their parts';
+      }
+    }
+    const constrained = constraints.all.length > 0 || constraints.none.length > 0;
     // The vector leg embeds the words and phrases only, with the same filters.
     const vreq: SearchRequest = { ...req, q: plan.text, filters: f };
+    // Documents only the vector leg finds join only where the lexical leg is thin, never an exact query (fusion.ts).
+    const slots = config.lexicalEnabled ? vectorOnlySlots(plan, matches.docs.length, req.k) : req.k;
 
     let vector: VectorCandidate[];
     const embedder = embedderNow();
-    if (
+    if (embedder && plan.text !== '' && config.vectorLeg === 'auto' && config.lexicalEnabled && slots === 0 && (plan.exact || plan.operators)) {
+      // The terms decide: the vector leg could only reorder what holds them, and a busy model would make the
+      // order depend on the moment.
+      legs.vector_model = embedder.name;
+      legs.vector_skipped = 'exact_terms';
+      legs.vector_error = "the query's terms are exact (an identifier, a hash, an address, a phrase or operators) and match: the lexical leg answers it";
+      deps.onLegTiming?.('vector', 0, 'exact_terms');
+      vector = [];
+    } else if (
       embedder &&
       plan.text !== '' &&
       config.vectorLeg === 'auto' &&
@@ -572,13 +684,19 @@ export function createSearch(deps: SearchDeps): Search {
       deps.onLegTiming?.('vector', 0, 'lexical_sufficient');
       vector = [];
     } else {
-      vector = await vectorLeg(vreq, legs, { index, filter });
+      vector = await vectorLeg(vreq, legs, { index, filter }, slots > 0);
     }
     let passing = vector.filter((v) => v.similarity >= config.vectorMinSimilarity);
     if (constrained && passing.length > 0) {
       // A phrase, an exclusion or a person operator holds for the vector leg's documents too.
-      const admitted = index.admits(plan.constraints, passing.map((v) => v.doc_id));
+      const admitted = index.admits(constraints, passing.map((v) => v.doc_id));
       passing = passing.filter((v) => admitted.has(v.doc_id));
+    }
+    {
+      // The lexical candidates' own similarities always count; of the others, the `slots` nearest (issue 48).
+      const lexicalIds = new Set(matches.candidates.map((c) => c.doc_id));
+      let left = slots;
+      passing = passing.filter((v) => lexicalIds.has(v.doc_id) || left-- > 0);
     }
     const counted = index.facetsOf(matches, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
 
@@ -588,6 +706,8 @@ export function createSearch(deps: SearchDeps): Search {
     // match (ATTACHMENT_RANK_FACTOR): whether a candidate is one is in its row (metadata).
     const fused: FusedCandidate[] = fuse(matches.candidates, passing, config).slice(0, grouped ? pool : Math.max(req.k * 3, 30));
     const candidateRows = (await readRows(fused.map((c) => c.doc_id), [], [])).docs;
+    // Quotations in prose are preferences: a document holding one ranks higher, the others stay.
+    const favoured = plan.preferred.length > 0 ? index.admits({ all: [plan.preferred], none: [] }, fused.map((c) => c.doc_id)) : null;
     const t = now();
     const scored = fused
       .flatMap((c) => {
@@ -596,7 +716,10 @@ export function createSearch(deps: SearchDeps): Search {
         const boostRow = a ? { content_timestamp: a.contentTimestamp, has_attachments: a.hasAttachments, source_type: a.sourceType } : row;
         if (!boostRow || !row) return [];
         const attachment = isEmailAttachment(row);
-        const factor = (config.boosts ? boostFactor(boostRow, t) : 1) * (attachment ? ATTACHMENT_RANK_FACTOR : 1);
+        const factor =
+          (config.boosts ? boostFactor(boostRow, t) : 1) *
+          (attachment ? ATTACHMENT_RANK_FACTOR : 1) *
+          (favoured?.has(c.doc_id) ? PREFERRED_PHRASE_FACTOR : 1);
         const ts = new Date(boostRow.content_timestamp).getTime();
         return [{ c, score: round(c.fused * factor), attachment, threadId: a ? a.threadId : row.thread_id, ts }];
       })
@@ -633,7 +756,7 @@ export function createSearch(deps: SearchDeps): Search {
       counted.people.map((p) => p.personId),
     );
     const threadIds = grouped ? [...new Set(ranked.flatMap((x) => (x.threadId === null ? [] : [x.threadId])))] : [];
-    const threads = grouped ? index.threadsOf(matches, passing.map((v) => v.doc_id), threadIds) : null;
+    const threads = grouped ? index.threadsOf(matches, passing.map((v) => v.doc_id), threadIds, await attachmentJoins(index, matches, passing)) : null;
     const people = await threadPeople(db, threadIds);
     const conversation = (threadId: string): Conversation => {
       const order = index.threadOrder(threadId);
@@ -646,17 +769,19 @@ export function createSearch(deps: SearchDeps): Search {
         messages: order.length,
         participants: p?.people ?? [],
         participant_count: p?.count ?? 0,
+        ...(p && p.lists.length > 0 ? { lists: p.lists } : {}),
         first,
         last,
       };
     };
     const terms = lexemes.map((l) => l.term);
+    const phrases = snippetPhrases(parsed, analysed.positions);
     const hits = ranked.flatMap(({ c, score, attachment, threadId }) => {
       const row = rows.docs.get(c.doc_id);
       if (!row) return [];
       const chunk = c.chunk_id === null ? undefined : rows.chunks.get(c.chunk_id);
       return [
-        toHit(row, chunk === undefined ? row.text_head : makeSnippet(chunk, terms), {
+        toHit(row, chunk === undefined ? row.text_head : makeSnippet(chunk, terms, DEFAULT_SNIPPET, phrases), {
           chunk_id: c.chunk_id,
           score,
           scores: {
@@ -681,7 +806,8 @@ export function createSearch(deps: SearchDeps): Search {
       facets: {
         source_type: counted.sourceTypes,
         has_attachments: counted.hasAttachments,
-        person: personFacet(counted.people, rows.names),
+        ...(await peopleAndListFacets(counted.people, rows.names)),
+        tag: counted.tags,
       },
       legs,
       // The query's lexemes with their idf (ask weighs the words of its sentences with them); not part of the route's answer.
@@ -689,9 +815,35 @@ export function createSearch(deps: SearchDeps): Search {
     };
   }
 
+  async function matchDocIds(q: string, opts: { filters?: SearchFilters; every?: boolean; within?: string[] } = {}): Promise<string[]> {
+    if (opts.within !== undefined && opts.within.length === 0) return [];
+    const filters = opts.filters ?? {};
+    let parsed = parseQuery(q, { soft: false });
+    if (opts.every) {
+      // Each word required: as a one-word phrase it is a condition (its lexeme), still ranked; no prefix expansion.
+      parsed = {
+        ...parsed,
+        prefix: null,
+        groups: parsed.groups.map((g) => g.map((t): QueryTerm => (t.kind === 'word' ? { kind: 'phrase', text: t.text } : t))),
+      };
+    }
+    const [index, analysed, persons] = await Promise.all([
+      sync.current(),
+      analyseQuery(parsed, q, analyzer, db, deps.phoneRegion),
+      filters.person === undefined ? [] : personsOwning(db, filters.person),
+    ]);
+    const plan = planQuery(analysed, filters, index);
+    if (plan.never) return [];
+    if (plan.lexemes.length === 0 && !plan.browse) return [];
+    const filter: IndexFilter = { ...indexFilter(plan.filters, persons), ...(opts.within ? { docIds: opts.within } : {}) };
+    const m = index.match(plan.lexemes, filter, 1, { constraints: plan.constraints, browse: plan.browse || plan.lexemes.length === 0 });
+    return index.docIdsOf(m);
+  }
+
   return {
     config,
     search,
+    matchDocIds,
     ask: (query, k) => answerQuestion(search, query, k, { ...(deps.ask ?? loadAskOptions()), passages: passageTexts }),
     generalContext: (filter) => generalContext(db, filter),
     refreshIndex: async (opts) => {

@@ -10,6 +10,7 @@
  * for ordinary words ("O'Reilly's" -> "o", "reilly", "s").
  */
 import { stem } from 'porter2';
+import type { ParsedQuery } from './query-parse.ts';
 
 export interface SnippetOptions {
   /** Words per fragment. */
@@ -30,7 +31,42 @@ interface Token {
   match: number;
 }
 
-export function makeSnippet(text: string, lexemes: string[], opts: SnippetOptions = DEFAULT_SNIPPET): string {
+/**
+ * A phrase of the query as its lexemes with their positions (PostgreSQL's: stop words keep their place), e.g.
+ * "declaration of function" -> [{declar, 0}, {function, 2}].
+ */
+export type PhraseLexemes = { lexeme: string; at: number }[];
+
+/** The query's phrases, and the lexemes it also holds as words of their own (marked everywhere). */
+export interface SnippetPhrases {
+  phrases: PhraseLexemes[];
+  free: Set<string>;
+}
+
+/**
+ * The phrases of a parsed query (not the excluded ones) as lexemes with positions, from `positions` (what the
+ * analysis gave each text), and the words it holds on their own.
+ */
+export function snippetPhrases(parsed: ParsedQuery, positions: Map<string, Map<string, number[]>>): SnippetPhrases {
+  const phrases: PhraseLexemes[] = [];
+  const free = new Set<string>();
+  for (const group of parsed.groups) {
+    for (const t of group) {
+      if (t.kind === 'word') {
+        const w = t.text.toLowerCase();
+        free.add(w).add(stem(w));
+      } else if (t.kind === 'phrase') {
+        const at = positions.get(t.text);
+        if (!at) continue;
+        const list = [...at].flatMap(([lexeme, ps]) => ps.map((p) => ({ lexeme, at: p }))).sort((a, b) => a.at - b.at);
+        if (list.length >= 2) phrases.push(list);
+      }
+    }
+  }
+  return { phrases, free };
+}
+
+export function makeSnippet(text: string, lexemes: string[], opts: SnippetOptions = DEFAULT_SNIPPET, phrases?: SnippetPhrases): string {
   const body = text.length > opts.maxChars ? text.slice(0, opts.maxChars) : text;
   const wanted = new Map(lexemes.map((l, i) => [l, i]));
   // Stems keep the word's first two letters, so only words sharing them with a lexeme are stemmed.
@@ -43,6 +79,7 @@ export function makeSnippet(text: string, lexemes: string[], opts: SnippetOption
     tokens.push({ start: m.index!, end: m.index! + m[0].length, match });
   }
   if (tokens.length === 0) return body.trim();
+  if (phrases) keepPhraseWordsInPhrases(tokens, lexemes, phrases);
 
   const w = Math.min(opts.fragmentWords, tokens.length);
   // Candidate fragments start a few words before each match; a fragment is worth the number of
@@ -59,7 +96,8 @@ export function makeSnippet(text: string, lexemes: string[], opts: SnippetOption
         hits++;
       }
     }
-    candidates.push({ from, score: seen.size * 1000 + hits });
+    // Among fragments with as many of the query's words, a reply's own words before what it quotes.
+    candidates.push({ from, score: seen.size * 1000 + (quotedAt(body, tokens[i].start) ? 0 : 500) + Math.min(hits, 499) });
   }
   const chosen: number[] = [];
   for (const c of candidates.sort((a, b) => b.score - a.score || a.from - b.from)) {
@@ -72,6 +110,46 @@ export function makeSnippet(text: string, lexemes: string[], opts: SnippetOption
     .sort((a, b) => a - b)
     .map((from) => render(body, tokens, from, Math.min(tokens.length, from + w)))
     .join(' … ');
+}
+
+/**
+ * A word the query holds only inside a phrase ("device" of "device tree") is marked where the phrase is, not
+ * wherever the word stands alone. Words split here as PostgreSQL splits them, so a phrase's lexemes stand at
+ * the same distances in the tokens as in the query. Where the phrase is not found in this text (it matched
+ * in another passage, or the split differs) its words stay marked as before.
+ */
+function keepPhraseWordsInPhrases(tokens: Token[], lexemes: string[], { phrases, free }: SnippetPhrases): void {
+  if (phrases.length === 0) return;
+  const index = new Map(lexemes.map((l, i) => [l, i]));
+  const inPhrases = new Set<number>();
+  const held = new Set<number>();
+  for (const phrase of phrases) {
+    if (phrase.length < 2) continue;
+    const ids = phrase.map((p) => index.get(p.lexeme) ?? -2);
+    phrase.forEach((p, j) => {
+      if (ids[j] >= 0 && !free.has(p.lexeme)) inPhrases.add(ids[j]);
+    });
+    const first = phrase[0].at;
+    let found = false;
+    for (let i = 0; i < tokens.length; i++) {
+      if (tokens[i].match !== ids[0]) continue;
+      const at = phrase.map((p) => i + p.at - first);
+      if (at.every((k, j) => k < tokens.length && tokens[k].match === ids[j])) {
+        for (const k of at) held.add(k);
+        found = true;
+      }
+    }
+    // Not found here: its words are not phrase-only in this text.
+    if (!found) for (const id of ids) inPhrases.delete(id);
+  }
+  if (inPhrases.size === 0) return;
+  for (let i = 0; i < tokens.length; i++) if (inPhrases.has(tokens[i].match) && !held.has(i)) tokens[i].match = -1;
+}
+
+/** Whether the line holding offset `at` is a quoted line of an e-mail (`> …`, the quote parts of issue 40). */
+function quotedAt(text: string, at: number): boolean {
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  return /^[ \t]*>/.test(text.slice(lineStart, lineStart + 40));
 }
 
 /** The text of tokens [from, to), matched words wrapped in « ». */

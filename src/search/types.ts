@@ -41,6 +41,8 @@ export interface Conversation {
   /** The thread's people, senders first (in the order they first wrote), at most CONVERSATION_PEOPLE. */
   participants: { identifier: string; display_name: string | null; role: string | null }[];
   participant_count: number;
+  /** The mailing lists the conversation took place on (issue 40): its venue, not among the participants. */
+  lists?: { list_id: string; name: string }[];
   /** Dates of the thread's first and last documents. */
   first: string;
   last: string;
@@ -91,16 +93,21 @@ export interface SearchFacets {
   source_type: FacetValue[];
   has_attachments: FacetValue[];
   person: FacetValue[];
+  /** Mailing lists by matching documents (value: the list id, display_name: its name); lists are not in `person`. */
+  list?: FacetValue[];
+  /** Tags by matching documents (a document's and its conversation's; value: the tag's name). */
+  tag?: FacetValue[];
 }
 
 /**
  * Why the vector leg did not run: no embedder, its model threads still starting (`model_starting`), no vectors stored for the model yet, the query
  * embedding, or on a PostgreSQL server the k-NN, was not done within SEARCH_VECTOR_BUDGET_MS (the
  * answer is lexical-only), or the lexical leg's best k outrank anything the vector leg could add
- * (`lexical_sufficient`, SEARCH_VECTOR_LEG=auto: fusion.ts, lexicalDecidesPage), or the query has
+ * (`lexical_sufficient`, SEARCH_VECTOR_LEG=auto: fusion.ts, lexicalDecidesPage), or the query's terms are
+ * exact and match (`exact_terms`: fusion.ts, vectorOnlySlots; the vector leg could add nothing), or the query has
  * no words to embed, only operators (`no_text`, query-parse.ts).
  */
-export type VectorSkip = 'no_embedder' | 'model_starting' | 'no_vectors' | 'budget' | 'lexical_sufficient' | 'no_text';
+export type VectorSkip = 'no_embedder' | 'model_starting' | 'no_vectors' | 'budget' | 'lexical_sufficient' | 'exact_terms' | 'no_text';
 
 export interface SearchLegs {
   lexical: boolean;
@@ -124,6 +131,11 @@ export interface SearchResponse {
   total_groups?: number;
   facets: SearchFacets;
   legs: SearchLegs;
+  /**
+   * Only when the query as written matched nothing: what matches its words read softly (phrases preferred, not
+   * required; exclusions and operators as words). `hits` and `total` stay the strict answer.
+   */
+  relaxed?: { note: string; total: number; hits: SearchHit[] };
   /** The query's lexemes and their idf in the lexical index (for ask; the HTTP answer leaves them out). */
   terms?: { term: string; idf: number }[];
 }

@@ -41,7 +41,9 @@ describe('agent configuration', () => {
     expect(used).toBeUndefined();
     expect(config.port).toBe(7090);
     expect(config.host).toBe('127.0.0.1');
-    expect(config.auth).toEqual({ header: 'x-auth', secret: 'changeme' });
+    // No secret set: startAgent generates one in the state folder (ensureAgentSecret), never a placeholder.
+    expect(config.auth).toEqual({ header: 'x-auth', secret: '', secret_file: path.join(dir, 'state', 'memex', 'agent-secret') });
+    expect(config.allowed_hosts).toEqual([]);
     expect(config.gateway).toMatchObject({ ingest_path: '/v1/ingest', ingest_file_path: '/v1/ingest/file', timeout: 30 });
     expect(config.modules.ocr.languages).toEqual(['en']);
     expect(config.modules.mail.enabled).toBe(false);
@@ -50,7 +52,23 @@ describe('agent configuration', () => {
     expect(config.modules.mail.state.rejected_retention_days).toBe(30);
     expect(config.modules.mail.state.run_state_path.startsWith(path.join(dir, 'state', 'memex'))).toBe(true);
     expect(config.modules.contacts.enabled).toBe(false);
-    expect(warnings.join('\n')).toMatch(/placeholder "changeme"/);
+    expect(warnings.join('\n')).not.toMatch(/secret/);
+  });
+
+  it('refuses a placeholder or an empty secret, from the file or the environment', () => {
+    expect(loadError('auth: { secret: changeme }\n')).toMatch(/^agent\.yaml: auth\.secret is the placeholder "changeme", not a secret/);
+    expect(loadError('auth: { secret: "" }\n')).toMatch(/^agent\.yaml: auth\.secret is empty/);
+    expect(loadError('port: 7100\n', { ...noEnv, SVC_AUTH_SECRET: 'changeme' })).toMatch(/^environment: SVC_AUTH_SECRET is the placeholder "changeme"/);
+    expect(loadError('port: 7100\n', { ...noEnv, SVC_AUTH_SECRET: '' })).toMatch(/^environment: SVC_AUTH_SECRET is empty/);
+    expect(loadError('port: 7100\n', { ...noEnv, SVC_AUTH_SECRET: 'Secret' })).toMatch(/placeholder/);
+  });
+
+  it('reads allowed host names from the file and SVC_ALLOWED_HOSTS, and refuses a malformed one', () => {
+    const p = write('hosts.yaml', 'auth: { secret: s3cret-enough }\nallowed_hosts: [Agent.Example, "*.lan:7090"]\n');
+    expect(loadAgentConfig({ configPath: p, env: noEnv }).config.allowed_hosts).toEqual(['agent.example', '*.lan:7090']);
+    expect(loadAgentConfig({ configPath: p, env: { ...noEnv, SVC_ALLOWED_HOSTS: 'proxy.example' } }).config.allowed_hosts).toEqual(['proxy.example']);
+    expect(loadError('allowed_hosts: ["a b"]\n')).toMatch(/agent\.yaml: allowed_hosts: "a b" is not a host name/);
+    expect(loadError('port: 7100\n', { ...noEnv, SVC_ALLOWED_HOSTS: 'evil.example/x' })).toMatch(/environment: SVC_ALLOWED_HOSTS: "evil\.example\/x" is not a host name/);
   });
 
   it('reads every key of the spec from YAML', () => {

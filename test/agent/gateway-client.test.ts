@@ -130,10 +130,23 @@ describe('gateway client against a local server', () => {
     expect(gap2).toBeGreaterThan(gap1);
   });
 
+  it('gives an upload four attempts, 1 s, 3 s and 10 s apart, and says what each met', async () => {
+    script = [503, 503, 503, 503];
+    const { c, sleeps } = client({ backoffMs: [500, 1000] });
+    const meta = { source: 'email', path: 'email/a.txt', filename: 'a.txt', mime_type: 'text/plain', sha256: 'a'.repeat(64), size: 5 } as never;
+    const err = await c.uploadFile(meta, Buffer.from('hello')).catch((e) => e);
+    expect(err).toBeInstanceOf(GatewayHttpError);
+    expect(err.message).toBe('Exceeded retry attempts');
+    expect(seen).toHaveLength(4);
+    expect(sleeps).toEqual([1000, 3000, 10000]);
+    expect(err.describe()).toBe('Exceeded retry attempts (4 attempts: 503 Service Unavailable; 503 Service Unavailable; 503 Service Unavailable; 503 Service Unavailable)');
+  });
+
   it('retries transport failures and timeouts, then reports -1', async () => {
     const dead = client({ baseUrl: 'http://127.0.0.1:1' });
     const err = await dead.c.submitDocument(DOC).catch((e) => e);
     expect(err).toMatchObject({ status: -1, message: 'Exceeded retry attempts', attempts: [0, 0, 0] });
+    expect(err.describe()).toMatch(/^Exceeded retry attempts \(3 attempts: fetch failed \(.+\); /);
     delayMs = 500;
     const slow = client({ timeoutSeconds: 0.1 });
     const err2 = await slow.c.submitDocument(DOC).catch((e) => e);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
 import { storeEmbeddings } from '../../src/embedding/store.ts';
-import { prepareIngest } from '../../src/gateway/prepare.ts';
+import { prepareIngest } from '../../src/catalog/prepare.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { noteBody } from '../helpers/gateway.ts';
 

@@ -2,10 +2,12 @@
  * `memex search`, `memex ask` and `memex open` against a running gateway over HTTP: readable output, --json, filters,
  * and clear errors (unknown id, no server, usage).
  */
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAskCommand, runOpenCommand, runSearchCommand } from '../../src/cli/search.ts';
 import { noteBody, startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
+import { MEMEX_BIN } from '../helpers/memex-bin.ts';
 
 let gw: TestGateway;
 let url: string;
@@ -71,6 +73,22 @@ describe('memex search / ask / open', () => {
     expect(parsed.hits).toHaveLength(1);
     expect(parsed.total).toBe(2);
 
+    // Query words after the first are query words, dashes included: -word excludes, it is no option.
+    const excluded = await run(runSearchCommand, ['Lisbon', '-ferry']);
+    expect(excluded.code, excluded.err).toBe(0);
+    expect(excluded.out).toContain('Trip planning');
+    expect(excluded.out).not.toContain('Ferry times');
+    const phraseThenExclusion = await run(runSearchCommand, ['"Lisbon harbour"', '-train', '-k', '5']);
+    expect(phraseThenExclusion.code, phraseThenExclusion.err).toBe(0);
+    expect(phraseThenExclusion.out).toContain('Ferry times');
+    expect((await run(runSearchCommand, ['Lisbon', '--no-such-option'])).code).toBe(2);
+
+    // A phrase nobody wrote: nothing as written, then what matches its words.
+    const relaxed = await run(runSearchCommand, ['"harbour Lisbon ferry"']);
+    expect(relaxed.code, relaxed.err).toBe(0);
+    expect(relaxed.out).toMatch(/^no documents match "\"harbour Lisbon ferry\"" as written .*documents that match its words:\n/);
+    expect(relaxed.out).toContain('Ferry times');
+
     const none = await run(runSearchCommand, ['zanzibar']);
     expect(none.out).toMatch(/no documents match "zanzibar"/);
   });
@@ -98,6 +116,20 @@ describe('memex search / ask / open', () => {
     const headers = await run(runOpenCommand, [lisbonId, '--no-text']);
     expect(headers.out).not.toContain('Book the train');
     expect(JSON.parse((await run(runOpenCommand, [lisbonId, '--json'])).out).document.doc_id).toBe(lisbonId);
+  });
+
+  it('ends quietly when the reader of its output goes away (memex search x | head -1)', async () => {
+    // The pipe is closed before the answer arrives, so every write fails with EPIPE.
+    const child = spawn(process.execPath, [MEMEX_BIN, 'search', 'Lisbon'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, MEMEX_URL: url, AUTH_TOKEN: TEST_TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(/EPIPE|at .*\.(ts|js):\d+/);
+    expect(code).toBe(0);
   });
 
   it('explains an unknown id, a bad id, a missing server and a usage error', async () => {

@@ -133,7 +133,7 @@ describe(`memex verbs beside a running server (${backend})`, () => {
     };
     // restore never writes over a store in use: the data directory (or database) already holds memex data.
     const restore = await memex(['restore', 'backup.tar']);
-    expectRefused(restore, backend === 'pglite' ? /not empty|open in another process/ : /already holds memex tables/);
+    expectRefused(restore, backend === 'pglite' ? /not empty|open in another process/ : /is not empty \(it holds /);
     for (const r of Object.values(runs)) if (r) expect(r.err).not.toMatch(/Aborted\(\)/);
     if (backend === 'pglite') {
       expectRefused(runs.serve!, /already owns this data directory/);

@@ -18,7 +18,7 @@ if (unavailable) console.warn(`[imap coverage tests] SKIPPED: ${unavailable}`);
 const GARBAGE = '\u0000\u0001\u0002 not a mail message \u0003';
 const offer = (n: number) => simpleMessage(n, { domain: 'offers.example' }).replace(`sender${n}@offers.example`, 'deals@offers.example');
 
-describe.skipIf(unavailable !== null)('coverage of the IMAP collector (real Dovecot, live gateway)', () => {
+describe.skipIf(unavailable !== null)(`coverage of the IMAP collector (real Dovecot, live gateway)${unavailable ? ` — skipped: ${unavailable}` : ''}`, () => {
   let dovecot: DovecotServer;
   let live: LiveGateway;
   let recorder: Awaited<ReturnType<typeof startUploadRecorder>>;

@@ -79,3 +79,52 @@ describe('coverage of memex ingest', () => {
     expect(await coverage()).toMatchObject({ in_source: 5, stored: 2, stored_detail: { new: 0, unchanged: 2 } });
   });
 });
+
+describe('coverage after a file is stored by name', () => {
+  let dropDb: (() => Promise<void>) | undefined;
+  let databaseUrl: string | undefined;
+  let dataDir: string;
+  let server: RunningServer | undefined;
+
+  beforeAll(async () => {
+    if (backend === 'postgres') {
+      const created = await createServerDatabase();
+      databaseUrl = created.url;
+      dropDb = created.drop;
+    }
+    dataDir = path.join(tmpDir('memex-cov-byname-data-'), 'data');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await dropDb?.();
+  });
+
+  const start = async (env: Record<string, string>) => {
+    const config = { ...loadServerConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN, ...env }), databaseUrl };
+    return startServer(config, 'all', { env: { OCR_POOL_SIZE: '1', ...env } });
+  };
+  const folderCoverage = async (url: string | undefined, ref: string) => {
+    const sources = ((await (await fetch(`${url}/v1/coverage?source=ingest`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { sources: any[] }).sources;
+    return sources.find((s) => s.source_ref === ref);
+  };
+
+  it('a file the folder run could not store, stored later by its name, is no longer listed as not stored', async () => {
+    const folder = fs.realpathSync(tmpDir('memex-cov-byname-'));
+    fs.writeFileSync(path.join(folder, 'small.txt'), 'The gutter was cleared in October.');
+    fs.writeFileSync(path.join(folder, 'big.txt'), 'The roof survey found two cracked tiles. '.repeat(200));
+    const state = path.join(tmpDir('memex-cov-byname-state-'), 'state.json');
+    const run = (target: string, url: string | undefined) =>
+      runIngestCommand([target, '--url', String(url), '--token', TOKEN, '--state', state, '--no-progress'], { out: sink(), err: sink(), env: {} });
+
+    // A server that refuses the big file (413): the folder's run lists it as not stored.
+    server = await start({ FILE_MAX_BYTES: '4kb' });
+    expect(await run(folder, server.url)).toBe(1);
+    expect(await folderCoverage(server.url, folder)).toMatchObject({ stored: 1, failed: 1, missing_total: 1, missing: [{ ref: path.join(folder, 'big.txt'), state: 'failed' }] });
+    await server.close();
+
+    // The limit raised, the file ingested by its name (a file named alone is no source of its own).
+    server = await start({});
+    expect(await run(path.join(folder, 'big.txt'), server.url), printed).toBe(0);
+    expect(await folderCoverage(server.url, folder)).toMatchObject({ stored: 2, failed: 0, missing_total: 0, missing: [] });
+  }, 240_000);
+});

@@ -1,11 +1,11 @@
 /**
  * The §2.6 email document built from real-shaped messages: people, thread, timestamp, metadata,
- * redaction, body cleaning and the idempotency keys, recomputed here from their definitions.
+ * redaction, the whole body with its parts and the idempotency keys, recomputed here from their definitions.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
-import { cleanEmailBody } from '../../src/agent/collectors/email/clean-body.ts';
+import { emailBodyText } from '../../src/agent/collectors/email/body-text.ts';
 import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/agent/collectors/email/document.ts';
 import { emailThreadId } from '../../src/util/email-thread.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
@@ -20,27 +20,40 @@ async function build(raw: string, src = local) {
 }
 
 describe('email document payload (spec §2.6)', () => {
-  it('people: From and Sender are senders, To/Cc/Bcc recipients; lower-cased, deduplicated, comma in a quoted name kept', async () => {
+  it('people: From and Sender are senders, To/Cc/Bcc recipients; lower-cased, once per role (the author in Cc is both), comma in a quoted name kept', async () => {
     const { built } = await build(REPLY);
     expect(built.document.people).toEqual([
       { identifier: 'jane.doe@example.org', identifier_type: 'email', role: 'sender', display_name: 'Doe, Jane' },
       { identifier: 'assistant@example.org', identifier_type: 'email', role: 'sender', display_name: null },
       { identifier: 'alice@example.com', identifier_type: 'email', role: 'recipient', display_name: 'Smith, Alice' },
       { identifier: 'bob@example.org', identifier_type: 'email', role: 'recipient', display_name: null },
+      { identifier: 'jane.doe@example.org', identifier_type: 'email', role: 'recipient', display_name: null },
       { identifier: 'carol@example.net', identifier_type: 'email', role: 'recipient', display_name: 'Carol' },
       { identifier: 'archive@example.org', identifier_type: 'email', role: 'recipient', display_name: null },
     ]);
   });
 
-  it('body: quoted reply and signature removed, PII redacted, hash taken before redaction', async () => {
+  it('body: the whole text as written (quote and signature kept, marked as parts), PII redacted, hash taken before redaction', async () => {
     const { built } = await build(REPLY);
-    const cleaned = 'Thanks Alice, Tuesday works. My number is 617-867-5309.';
-    expect(built.document.content).toEqual({ mime_type: 'text/plain', data: 'Thanks Alice, Tuesday works. My number is [PHONE_REDACTED].', encoding: null });
-    expect(built.textHash).toBe(sha(cleaned));
-    expect(built.document.metadata.content_hash).toBe(sha(cleaned));
-    expect(built.idempotencyKey).toBe(sha(`email_local:email:reply-2@example.org:${sha(cleaned)}`));
+    const whole =
+      'Thanks Alice, Tuesday works. My number is 617-867-5309.\n\n--\nJane Doe\nHead of Finance\n\n' +
+      'On Sun, 19 Nov 2023 at 10:00, Alice Smith <alice@example.com> wrote:\n> Can we meet on Tuesday about the budget?\n> Alice';
+    const stored = whole.replace('617-867-5309', '[PHONE_REDACTED]').replace('alice@example.com', '[EMAIL_REDACTED]');
+    expect(built.document.content).toEqual({ mime_type: 'text/plain', data: stored, encoding: null });
+    expect(built.textHash).toBe(sha(whole));
+    expect(built.document.metadata.content_hash).toBe(sha(whole));
+    expect(built.idempotencyKey).toBe(sha(`email_local:email:reply-2@example.org:${sha(whole)}`));
     expect(built.document.source_id).toBe('email:reply-2@example.org');
     expect(built.document.canonical_uri).toBe('message://reply-2%40example.org');
+    // Parts are spans of the stored (redacted) text.
+    const parts = built.document.metadata.body_parts as { kind: string; start: number; end: number }[];
+    expect(parts.map((p) => [p.kind, stored.slice(p.start, p.end)])).toEqual([
+      ['signature', '--\nJane Doe\nHead of Finance'],
+      ['attribution', 'On Sun, 19 Nov 2023 at 10:00, Alice Smith <[EMAIL_REDACTED]> wrote:'],
+      ['quote', '> Can we meet on Tuesday about the budget?\n> Alice'],
+    ]);
+    // The snippet is the reply's own words.
+    expect(built.document.metadata.snippet).toBe('Thanks Alice, Tuesday works. My number is [PHONE_REDACTED].');
   });
 
   it('thread: deterministic v5-shaped UUID from the conversation root (References[0]); title without Re:', async () => {
@@ -172,14 +185,12 @@ describe('email document payload (spec §2.6)', () => {
   });
 });
 
-describe('body cleaning (spec-notes B2.7)', () => {
-  it('drops forwarded/original-message blocks and boilerplate, keeps the author text', () => {
+describe('body text (issue 40: whole, never cut)', () => {
+  it('keeps forwarded/original-message blocks and boilerplate lines', () => {
     const text = 'See below.\n\nGet Outlook for iOS\n-----Original Message-----\nFrom: x@y.z\nSubject: old\n\nold text';
-    expect(cleanEmailBody(text, null).text).toBe('See below.');
+    expect(emailBodyText(text, null).text).toBe(text);
   });
-  it('a message that is all quote keeps its text instead of becoming empty', () => {
-    const r = cleanEmailBody('> only a quote\n> nothing else', null);
-    expect(r.text).toBe('> only a quote\n> nothing else');
-    expect(r.uncleanedFallback).toBe(true);
+  it('a message that is all quote is stored as it is', () => {
+    expect(emailBodyText('> only a quote\r\n> nothing else\r\n', null)).toEqual({ text: '> only a quote\n> nothing else', source: 'plain', imageCaptions: [] });
   });
 });

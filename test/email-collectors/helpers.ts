@@ -79,7 +79,7 @@ export async function startUploadRecorder(): Promise<{ url: string; uploads: Rec
 
 /** Documents go to `docsUrl` (the live gateway); uploads go to `filesUrl` (the recorder). */
 export function splitGatewayClient(docsUrl: string, filesUrl: string, token = TEST_TOKEN): GatewayClient {
-  const fast = { backoffMs: [20, 40] };
+  const fast = { backoffMs: [20, 40], uploadBackoffMs: [20, 40, 80] };
   const docs = createGatewayClient({ baseUrl: docsUrl, authToken: token, ...fast });
   const files = createGatewayClient({ baseUrl: filesUrl, authToken: token, ...fast });
   return { submitDocument: docs.submitDocument, submitBatch: docs.submitBatch, uploadFile: files.uploadFile, uploadFiles: files.uploadFiles };

@@ -25,7 +25,7 @@ Message-ID: <old-1@example.org>
 An old message.
 `);
 
-describe.skipIf(unavailable !== null)('POST /v1/collectors/email_imap:run (real Dovecot, live gateway)', () => {
+describe.skipIf(unavailable !== null)(`POST /v1/collectors/email_imap:run (real Dovecot, live gateway)${unavailable ? ` — skipped: ${unavailable}` : ''}`, () => {
   let dovecot: DovecotServer;
   let live: LiveGateway;
   let recorder: Awaited<ReturnType<typeof startUploadRecorder>>;

@@ -93,7 +93,12 @@ describe('POST /v1/collectors/email_local:run (simulate mode) against a live gat
 
     const reply = docs.find((d) => d.source_id === 'email:reply-2@example.org')!;
     // The gateway is on this machine and nothing sets redact_pii: the text is stored as written (issue 30).
-    expect(reply.text).toBe('Thanks Alice, Tuesday works. My number is 617-867-5309.');
+    // The whole body (issue 40): signature, attribution and quote kept, marked as parts.
+    expect(reply.text).toBe(
+      'Thanks Alice, Tuesday works. My number is 617-867-5309.\n\n--\nJane Doe\nHead of Finance\n\n' +
+        'On Sun, 19 Nov 2023 at 10:00, Alice Smith <alice@example.com> wrote:\n> Can we meet on Tuesday about the budget?\n> Alice',
+    );
+    expect(reply.metadata.body_parts.map((p: any) => p.kind)).toEqual(['signature', 'attribution', 'quote']);
     expect(reply.thread_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(reply.metadata.mailbox).toBe('Work/Projects');
     expect(new Date(reply.content_timestamp).toISOString()).toBe('2023-11-19T23:05:00.000Z');

@@ -14,7 +14,7 @@ import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { emailRethreadPending, rethreadEmail } from '../../src/catalog/email-threads.ts';
-import { prepareIngest } from '../../src/gateway/prepare.ts';
+import { prepareIngest } from '../../src/catalog/prepare.ts';
 import { emailThreadId } from '../../src/util/email-thread.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 

@@ -11,6 +11,9 @@ import { createHashEmbedder } from '../../src/embedding/providers/hash.ts';
 import { storeEmbeddings } from '../../src/embedding/store.ts';
 import type { Embedder } from '../../src/embedding/types.ts';
 import { claimChunks, startEmbeddingWorker } from '../../src/embedding/worker.ts';
+import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
+import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
 import { backend } from '../helpers/db.ts';
 import { noteBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { waitFor } from './fixtures.ts';
@@ -62,6 +65,26 @@ describe(`newest first (${backend})`, () => {
       { label: 'next year', body: note('Conference in Porto, keynote at nine', new Date(Date.now() + 300 * DAY).toISOString()) },
     ]);
     expect(await claimOrder(ids)).toEqual(['next year', 'yesterday', 'last week', 'last year', '2009']);
+  });
+
+  it('a chunk shared with an older message takes the newest date of the documents it serves (issue 48)', async () => {
+    const shared = 'The quarterly allotment report is attached; comments welcome before the committee meets.';
+    const ids = await ingest([
+      { label: 'old', body: note(shared, '2012-03-01T10:00:00Z') },
+      { label: 'mid', body: note('Warranty card for the dishwasher', '2020-06-01T00:00:00Z') },
+      // The same text again in this week's mail: one chunk, serving both.
+      { label: 'new', body: note(shared, daysAgo(3)) },
+    ]);
+    const r = await g.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
+    expect(r.rows[0].n).toBe(2);
+    // The shared chunk is claimed first (it serves this week's mail), not after the 2020 one.
+    const [first] = await claimChunks(g.db, 1, 300);
+    const docs = await g.db.query<{ doc_id: string }>('SELECT doc_id FROM chunk_documents WHERE chunk_id = $1 ORDER BY doc_id', [first.chunk_id]);
+    expect(docs.rows.map((x) => x.doc_id).sort()).toEqual([ids.get('old'), ids.get('new')].sort());
+    // An older document sharing it later does not move it back.
+    await ingest([{ label: 'older', body: note(shared, '2001-01-01T00:00:00Z') }]);
+    const at = await g.db.query<{ at: Date }>('SELECT newest_at AS at FROM chunks WHERE chunk_id = $1', [first.chunk_id]);
+    expect(Date.now() - new Date(at.rows[0].at).getTime()).toBeLessThan(4 * DAY);
   });
 
   it('chunks queued again (reindex --failed, reindex --model) keep the order', async () => {
@@ -156,6 +179,49 @@ describe(`what the model is given (${backend})`, () => {
     // Every chunk keeps its whole text for the lexical leg.
     const reply = (await g.request('GET', `/v1/search?q=${encodeURIComponent('Head of Finance')}`)).json();
     expect(reply.hits.map((h: any) => h.document_id)).toEqual([ids.get('reply')]);
+  });
+});
+
+describe(`a message stored whole: its parts decide what the model is given (${backend})`, () => {
+  const raw = (id: string, date: string, body: string, reply?: string) =>
+    Buffer.from(
+      [
+        'From: Ann Lee <ann@example.com>',
+        'To: team@lists.example.org',
+        'Subject: Budget meeting',
+        `Date: ${date}`,
+        `Message-ID: <${id}>`,
+        ...(reply ? [`In-Reply-To: <${reply}>`, `References: <${reply}>`] : []),
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  const footer = '_______________________________________________\nTeam mailing list\nteam@lists.example.org\nhttps://lists.example.org/mailman/listinfo/team';
+  const post = async (bytes: Buffer) => {
+    const built = buildEmailDocument(await parseCollectedMessage(bytes), { sourceType: 'email_local', prefix: 'email', redaction: NO_REDACTIONS });
+    const res = await g.request('POST', '/v1/ingest', built.document);
+    expect(res.statusCode, res.body).toBe(202);
+    return res.json().doc_id as string;
+  };
+
+  it('an Outlook reply leaves out the unquoted original (stored) and the list footer; every word stays searchable', async () => {
+    await post(raw('m1@example.com', 'Mon, 2 Mar 2026 09:00:00 +0000', `Can we move the budget meeting to Friday afternoon?\n\n${footer}`));
+    const reply = await post(
+      raw(
+        'm2@example.com',
+        'Tue, 3 Mar 2026 09:00:00 +0000',
+        `Friday works for me, the room is booked.\n\n________________________________\nFrom: Ann Lee\nSent: Monday, March 2, 2026 9:00 AM\nSubject: Budget meeting\n\nCan we move the budget meeting to Friday afternoon?\n\n${footer}`,
+        'm1@example.com',
+      ),
+    );
+    const model = recording();
+    await embedAll(model);
+    expect(model.texts).toContain('Friday works for me, the room is booked.');
+    expect(model.texts).toContain('Can we move the budget meeting to Friday afternoon?'); // the stored original's own vector
+    expect(model.texts.join('\n')).not.toMatch(/mailing list|listinfo|Sent: Monday/);
+    const hits = (await g.request('GET', `/v1/search?q=${encodeURIComponent('"Sent: Monday" listinfo')}`)).json().hits;
+    expect(hits.map((h: any) => h.document_id)).toEqual([reply]);
   });
 });
 

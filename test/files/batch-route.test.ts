@@ -166,6 +166,27 @@ describe('a batch of files', () => {
     }
   });
 
+  it('an empty file is answered on its own (400 upload is empty); the files beside it are stored (issue 48)', async () => {
+    const mail = { source: 'email', message_id: '<empty-part@example.org>' };
+    const files: FileSpec[] = [
+      { meta: meta('/empty-part/patch.diff', mail), bytes: Buffer.from('--- a/setup.c\n+++ b/setup.c\n+ octeon fix\n'), filename: 'patch.diff', contentType: 'text/plain' },
+      { meta: meta('/empty-part/empty.txt', mail), bytes: Buffer.alloc(0), filename: 'empty.txt', contentType: 'text/plain' },
+      { meta: meta('/empty-part/key.asc.txt', mail), bytes: Buffer.from('a public key block, as text\n'), filename: 'key.asc.txt', contentType: 'text/plain' },
+    ];
+    const res = await post(batchGw, '/v1/ingest/file:batch', multipart(pairs(files)));
+    expect(res.status).toBe(207);
+    const body = res.json();
+    expect(body).toMatchObject({ total_count: 3, success_count: 2, failure_count: 1 });
+    expect(body.results.map((r: any) => r.status_code)).toEqual([202, 400, 202]);
+    expect(body.results[1].error).toMatchObject({ error_code: 'INGEST.EMPTY_FILE', message: 'upload is empty', retryable: false });
+    for (const i of [0, 2]) {
+      const d = await batchGw.db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents WHERE doc_id = $1', [body.results[i].submission.doc_id]);
+      expect(d.rows[0].n).toBe(1);
+    }
+    const stored = await batchGw.db.query<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE file_sha256 = ANY($1::text[])', [[sha(files[0].bytes), sha(files[2].bytes)]]);
+    expect(stored.rows[0].n).toBe(2);
+  });
+
   it(`refuses more than ${FILE_BATCH_MAX_FILES} files, a body that is not multipart, and one without files, with a 4xx`, async () => {
     const many = Array.from({ length: FILE_BATCH_MAX_FILES + 1 }, (_, i) => ({
       meta: meta(`/many/${i}.txt`),

@@ -166,6 +166,23 @@ describe('deduplication', () => {
     expect(links.rows[0].n).toBe(2);
   });
 
+  it('a file dropped on the web UI and then sent by memex ingest (or the other way round) is one document', async () => {
+    const bytes = Buffer.from('Boarding pass for the night train to Vienna, seat 42.\n');
+    const upload = (name: string) => fileUpload({ source: 'upload', path: `upload/${name}`, filename: name }, bytes, name);
+    const dropped = await post(gw, upload('boarding.txt'));
+    expect(dropped.status).toBe(202);
+    const ingested = await post(gw, fileUpload(meta('/home/ann/travel/boarding.txt'), bytes, 'boarding.txt'));
+    expect(ingested.status).toBe(200);
+    expect(ingested.json()).toMatchObject({ duplicate: true, doc_id: dropped.json().doc_id });
+    // Dropped again after that, under another name: still the document that holds these bytes.
+    const again = await post(gw, upload('boarding (1).txt'));
+    expect(again.json()).toMatchObject({ duplicate: true, doc_id: dropped.json().doc_id });
+    // The same bytes under another name from disk are a copy of their own, as two files on disk are.
+    const copy = await post(gw, fileUpload(meta('/home/ann/backup/pass.txt'), bytes, 'pass.txt'));
+    expect(copy.status).toBe(202);
+    expect(copy.json().doc_id).not.toBe(dropped.json().doc_id);
+  });
+
   it('a changed file at the same path becomes version 2 and the old text is no longer indexed', async () => {
     const v1 = await post(gw, fileUpload(meta('/notes/plan.md'), Buffer.from('# Plan\nVisit the aquarium.'), 'plan.md'));
     const v2 = await post(gw, fileUpload(meta('/notes/plan.md'), Buffer.from('# Plan\nVisit the planetarium.'), 'plan.md'));

@@ -134,3 +134,17 @@ describe(`input errors on ${backend}`, () => {
     expect(body.required).toEqual(expect.arrayContaining(['source_type', 'source_id', 'content']));
   });
 });
+
+describe(`validation details on ${backend}`, () => {
+  it('names what is wrong inside a person, without a "must be null" for the nullable field around it', async () => {
+    for (const people of [[{ role: 'sender' }], [{ identifier: 42, role: 'sender' }]]) {
+      const res = await gw.request('POST', '/v1/ingest', noteBody({ people }));
+      expect(res.statusCode).toBe(422);
+      const detail = res.json().detail as { loc: (string | number)[]; msg: string }[];
+      expect(detail.length).toBeGreaterThan(0);
+      expect(detail.every((d) => d.loc.slice(0, 4).join('/') === 'body/people/0/identifier'), JSON.stringify(detail)).toBe(true);
+      expect(detail.map((d) => d.msg).join(' ')).not.toMatch(/must be null/);
+    }
+    expect(await documentCount()).toBe(0);
+  });
+});

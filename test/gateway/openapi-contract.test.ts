@@ -3,6 +3,7 @@
  * /openapi.json is called:
  * - with its declared request example (every JSON body and path parameter has one; generated from the schemas where
  *   none is written): the answer's status is declared and its body matches the declared schema;
+ * - with a Host it does not answer to (421), from a page of another origin (403),
  * - without a token (401), with a wrong one (403), with a body that is too large (413), of a type it does not take
  *   (415) or malformed (422), and with a path parameter of the wrong form (422): each answer is declared, its body
  *   as declared;
@@ -14,6 +15,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTimestamp } from '../../src/util/timestamp.ts';
 import { startTestGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.ts';
+import { makePng } from '../files/fixtures.ts';
 import { multipart } from '../files/multipart.ts';
 
 const Ajv = AjvModule.default;
@@ -95,11 +97,18 @@ async function send(o: Op, opts: { url?: string; payload?: string | Buffer; head
 }
 
 function exampleRequest(o: Op): { payload?: string | Buffer; headers?: Record<string, string> } {
-  if (o.op.requestBody?.content?.['multipart/form-data']) {
-    const m = multipart([
-      { name: 'meta', value: JSON.stringify({ path: '/notes/contract.txt' }) },
-      { name: 'upload', value: Buffer.from('The contract test uploads this file.'), filename: 'contract.txt', contentType: 'text/plain' },
-    ]);
+  const form = o.op.requestBody?.content?.['multipart/form-data'];
+  if (form) {
+    // The parts the document names: a file upload (meta + upload), or a message's original (meta + original).
+    const m = form.schema?.properties?.original
+      ? multipart([
+          { name: 'meta', value: JSON.stringify({ doc_id: '00000000-0000-4000-8000-000000000000', kind: 'rfc822' }) },
+          { name: 'original', value: Buffer.from('From: a@example.org\r\nSubject: contract\r\n\r\nThe contract test sends this message.\r\n'), filename: 'contract.eml', contentType: 'message/rfc822' },
+        ])
+      : multipart([
+          { name: 'meta', value: JSON.stringify({ path: '/notes/contract.txt' }) },
+          { name: 'upload', value: Buffer.from('The contract test uploads this file.'), filename: 'contract.txt', contentType: 'text/plain' },
+        ]);
     return { payload: m.payload, headers: m.headers };
   }
   const body = jsonExample(o);
@@ -132,13 +141,39 @@ describe('every operation of /openapi.json answers as it declares', () => {
 
   it('answers each declared request example with a declared status and body', async () => {
     failures.length = 0;
-    for (const o of ops) check(o, 'example', await send(o, exampleRequest(o)));
+    const refused: string[] = [];
+    for (const o of ops) {
+      const res = await send(o, exampleRequest(o));
+      check(o, 'example', res);
+      // An example is something a client can copy: the route must take it (it may still not find what it names).
+      if (res.statusCode === 422) refused.push(`${o.method} ${o.path}: ${res.body.slice(0, 300)}`);
+    }
     expect(failures).toEqual([]);
+    expect(refused).toEqual([]);
   }, 120_000);
+
+  it('declares a parameter or body property with a default as optional: the route fills it in', () => {
+    const required: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      for (const name of schema.required ?? []) if (schema.properties?.[name]?.default !== undefined) required.push(`${where}.${name}`);
+      for (const [k, v] of Object.entries<any>(schema.properties ?? {})) walk(v, `${where}.${k}`);
+      if (schema.items) walk(schema.items, `${where}[]`);
+      for (const k of ['anyOf', 'oneOf', 'allOf']) for (const v of schema[k] ?? []) walk(v, where);
+    };
+    for (const o of ops) {
+      for (const p of o.op.parameters ?? []) if (p.required && p.schema?.default !== undefined) required.push(`${o.method} ${o.path} ?${p.name}`);
+      walk(o.op.requestBody?.content?.['application/json']?.schema, `${o.method} ${o.path} body`);
+    }
+    expect(required).toEqual([]);
+  });
 
   it('declares the answers to a missing or wrong token, and to bodies too large, of another type or malformed', async () => {
     failures.length = 0;
     for (const o of ops) {
+      // The host guard (src/gateway/host-guard.ts) answers on every route: a rebound name, a page of another origin.
+      check(o, 'other host', await send(o, { ...exampleRequest(o), headers: { ...exampleRequest(o).headers, host: 'evil.example' } }));
+      check(o, 'foreign origin', await send(o, { ...exampleRequest(o), headers: { ...exampleRequest(o).headers, origin: 'http://evil.example' } }));
       const secured = !(Array.isArray(o.op.security) && o.op.security.length === 0);
       if (secured) {
         check(o, 'no token', await send(o, { ...exampleRequest(o), headers: { ...exampleRequest(o).headers, authorization: '' } }));
@@ -207,6 +242,21 @@ describe('the statuses routes answer in particular cases are declared', () => {
     const o = op('get', '/v1/files/{sha256}');
     const res = await send(o, { url: urlOf(o, { sha256: stored.json().file_sha256 }) });
     expect(res.statusCode).toBe(200);
+    expect(contractProblem(o, res)).toBeNull();
+  });
+
+  it('/v1/files/{sha256}/thumbnail declares its 200 (a WebP)', async () => {
+    const upload = op('post', '/v1/ingest/file');
+    const m = multipart([
+      { name: 'meta', value: JSON.stringify({ path: '/pictures/harbour.png' }) },
+      { name: 'upload', value: makePng(64, 48), filename: 'harbour.png', contentType: 'image/png' },
+    ]);
+    const stored = await send(upload, { payload: m.payload, headers: m.headers });
+    expect(contractProblem(upload, stored)).toBeNull();
+    const o = op('get', '/v1/files/{sha256}/thumbnail');
+    const res = await send(o, { url: urlOf(o, { sha256: stored.json().file_sha256 }) });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/webp');
     expect(contractProblem(o, res)).toBeNull();
   });
 

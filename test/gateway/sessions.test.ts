@@ -37,7 +37,7 @@ async function signIn(ua = CHROME_UA) {
 describe(`web sessions on ${backend}`, () => {
   it('signing in sets an HttpOnly, SameSite=Strict cookie that is not the token, and answers without the token', async () => {
     const { res, setCookie, cookie, csrf } = await signIn();
-    expect(setCookie).toMatch(/^memex_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=2592000$/);
+    expect(setCookie).toMatch(/^memex_session_80=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=2592000$/);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).not.toContain(TEST_TOKEN);
     expect(cookie).not.toContain(TEST_TOKEN);
@@ -55,19 +55,26 @@ describe(`web sessions on ${backend}`, () => {
     const wrong = await gw.request('POST', '/v1/session', { token: 'not-the-token' }, { authorization: '' });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.headers['set-cookie']).toBeUndefined();
-    const madeUp = await asBrowser('GET', '/v1/search?q=x', 'memex_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    const madeUp = await asBrowser('GET', '/v1/search?q=x', 'memex_session_80=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
     expect(madeUp.statusCode).toBe(401);
-    expect(String(madeUp.headers['set-cookie'])).toMatch(/^memex_session=; .*Max-Age=0/);
-    expect((await asBrowser('GET', '/v1/search?q=x', 'memex_session=<script>')).statusCode).toBe(401);
+    expect(String(madeUp.headers['set-cookie'])).toMatch(/^memex_session_80=; .*Max-Age=0/);
+    expect((await asBrowser('GET', '/v1/search?q=x', 'memex_session_80=<script>')).statusCode).toBe(401);
     const code = codes.issue();
     const first = await gw.request('POST', '/v1/session/redeem', { code }, { authorization: '' });
     expect(first.statusCode).toBe(200);
     expect(first.body).not.toContain(TEST_TOKEN);
-    expect(String(first.headers['set-cookie'])).toMatch(/^memex_session=[A-Za-z0-9_-]{43}; .*HttpOnly; SameSite=Strict/);
+    expect(String(first.headers['set-cookie'])).toMatch(/^memex_session_80=[A-Za-z0-9_-]{43}; .*HttpOnly; SameSite=Strict/);
     expect((await gw.request('POST', '/v1/session/redeem', { code }, { authorization: '' })).statusCode).toBe(403);
-    for (const bad of [{}, { token: '' }, { token: 'x'.repeat(513) }]) {
-      expect((await gw.request('POST', '/v1/session', bad, { authorization: '' })).statusCode, JSON.stringify(bad).slice(0, 40)).toBe(422);
+    // No token at all is 401 (no credentials), as a wrong one is 403; an over-long one is malformed.
+    for (const missing of [{}, { token: '' }, { token: '   ' }]) {
+      const res = await gw.request('POST', '/v1/session', missing, { authorization: '' });
+      expect(res.statusCode, JSON.stringify(missing)).toBe(401);
+      expect(res.json().detail).toMatch(/none was given/);
+      expect(res.headers['set-cookie']).toBeUndefined();
     }
+    const noBody = await gw.app.inject({ method: 'POST', url: '/v1/session' });
+    expect(noBody.statusCode, noBody.body).toBe(401);
+    expect((await gw.request('POST', '/v1/session', { token: 'x'.repeat(513) }, { authorization: '' })).statusCode).toBe(422);
   });
 
   it('needs the CSRF token for every change made with the cookie, and nothing changes without it', async () => {
@@ -117,13 +124,57 @@ describe(`web sessions on ${backend}`, () => {
     // Signing out ends the session on the server, not only in the browser.
     const out = await asBrowser('DELETE', '/v1/session', a.cookie, { 'x-csrf-token': a.csrf });
     expect(out.json()).toEqual({ revoked: 1 });
-    expect(String(out.headers['set-cookie'])).toMatch(/^memex_session=; .*Max-Age=0/);
+    expect(String(out.headers['set-cookie'])).toMatch(/^memex_session_80=; .*Max-Age=0/);
     expect((await asBrowser('GET', '/v1/search?q=x', a.cookie)).statusCode).toBe(401);
 
     const c = await signIn();
     const d = await signIn();
     expect((await gw.request('DELETE', '/v1/sessions')).json()).toEqual({ revoked: 2 });
     for (const s of [c, d]) expect((await asBrowser('GET', '/v1/session', s.cookie)).statusCode).toBe(401);
+  });
+
+  it('binds a session to the host:port it was signed in on: the cookie is refused with any other Host', async () => {
+    const res = await gw.request('POST', '/v1/session', { token: TEST_TOKEN }, { authorization: '', host: '127.0.0.1:8085' });
+    const setCookie = String(res.headers['set-cookie']);
+    // Named after the port, so two memex servers on one machine keep their own cookie.
+    expect(setCookie).toMatch(/^memex_session_8085=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=2592000$/);
+    const secret = setCookie.split(';')[0].split('=')[1];
+    const on = (host: string, name = 'memex_session_8085') =>
+      gw.request('GET', '/v1/search?q=x', undefined, { authorization: '', host, cookie: `${name}=${secret}` });
+    expect((await on('127.0.0.1:8085')).statusCode).toBe(200);
+    expect((await on('127.0.0.1:8085'.toUpperCase())).statusCode).toBe(200);
+    // The value another local port received, replayed under the name that port's Host gives: refused.
+    for (const [host, name] of [
+      ['127.0.0.1:3000', 'memex_session_3000'],
+      ['localhost:8085', 'memex_session_8085'],
+      ['127.0.0.1:3000', 'memex_session_8085'],
+    ]) {
+      const refused = await on(host, name);
+      expect(refused.statusCode, `${host} ${name}`).toBe(401);
+    }
+    // Refusing it elsewhere did not end it where it belongs.
+    expect((await on('127.0.0.1:8085')).statusCode).toBe(200);
+  });
+
+  it('gives a fresh one-time sign-in link for the bearer token only, which signs in once', async () => {
+    expect((await gw.request('POST', '/v1/session/link', undefined, { authorization: '' })).statusCode).toBe(401);
+    expect((await gw.request('POST', '/v1/session/link', undefined, { authorization: 'Bearer nope' })).statusCode).toBe(403);
+    const viaCookie = await signIn();
+    const refused = await asBrowser('POST', '/v1/session/link', viaCookie.cookie, { 'x-csrf-token': viaCookie.csrf });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).not.toContain('signin=');
+
+    const res = await gw.request('POST', '/v1/session/link', undefined, { host: '127.0.0.1:8085' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const { url, expires_at } = res.json();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8085\/#signin=[A-Za-z0-9_-]{32}$/);
+    expect(new Date(expires_at).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    const code = url.split('#signin=')[1];
+    const first = await gw.request('POST', '/v1/session/redeem', { code }, { authorization: '', host: '127.0.0.1:8085' });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(String(first.headers['set-cookie'])).toMatch(/^memex_session_8085=/);
+    expect((await gw.request('POST', '/v1/session/redeem', { code }, { authorization: '' })).statusCode).toBe(403);
   });
 
   it('ends a session unused for 30 days, and every session when the token changes', async () => {

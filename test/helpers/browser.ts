@@ -37,12 +37,13 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * The UI built from the current sources into .tmp/ui-<hash> (reused while ui/ is unchanged; built
+ * The UI built from the current sources into .tmp/ui-<hash> (reused while ui/ and src/ are unchanged; built
  * into a scratch folder and renamed, so test files building at once never see half a build).
  */
 export async function buildUi(): Promise<string> {
   const h = crypto.createHash('sha256');
-  for (const f of [...sourceFiles(path.join(ROOT, 'ui')), path.join(ROOT, 'package-lock.json')]) {
+  // src/ too: the UI bundles a few pure modules of the server's (src/util/mail-body-parts.ts).
+  for (const f of [...sourceFiles(path.join(ROOT, 'ui')), ...sourceFiles(path.join(ROOT, 'src')), path.join(ROOT, 'package-lock.json')]) {
     h.update(path.relative(ROOT, f)).update(fs.readFileSync(f));
   }
   const out = path.join(ROOT, '.tmp', `ui-${h.digest('hex').slice(0, 16)}`);

@@ -88,7 +88,7 @@ const message = (subject: string) =>
     '',
   ].join('\r\n');
 
-describe.skipIf(unavailable !== null)('throwaway Dovecot (test/helpers/dovecot.ts)', () => {
+describe.skipIf(unavailable !== null)(`throwaway Dovecot (test/helpers/dovecot.ts)${unavailable ? ` — skipped: ${unavailable}` : ''}`, () => {
   let server: DovecotServer;
 
   beforeAll(async () => {

@@ -32,7 +32,7 @@ function backupCutAt(cut: number): Promise<{ received: number; whole: Buffer | u
       resolve({ received, whole });
     };
     socket.on('connect', () => {
-      socket.write(`POST /v1/admin/backup HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nConnection: close\r\n\r\n`);
+      socket.write(`POST /v1/admin/backup HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nConnection: close\r\n\r\n`);
       if (cut === 0) setImmediate(() => (socket.destroy(), finish(undefined)));
     });
     socket.on('data', (c: Buffer) => {

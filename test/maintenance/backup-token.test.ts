@@ -1,13 +1,13 @@
 /**
  * A backup never holds the auth token (issue 33 item 4): it is a file people copy elsewhere. Restore
- * keeps the target's own token, and an `auth-token` entry of an older backup is ignored.
+ * keeps the target's own token, and a backup with an `auth-token` member (older memex versions wrote
+ * one) is refused without writing it.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restorePgliteDataDir } from '../../src/db/pglite.ts';
 import { LocalObjectStore } from '../../src/files/object-store.ts';
 import { restoreBackup } from '../../src/maintenance/backup.ts';
 import { backend, createServerDatabase, createTestDatabase } from '../helpers/db.ts';
@@ -58,7 +58,7 @@ describe(`the auth token and backups on ${backend}`, () => {
     expect([...inside.keys()]).not.toContain('auth-token');
     expect(res.rawPayload.includes(Buffer.from(SECRET))).toBe(false);
 
-    // An older backup with the token inside: restore does not bring it back (the server generates its own).
+    // A backup with the token inside: restore refuses it and does not bring it back (the server generates its own).
     const pack = tar.pack();
     const chunks: Buffer[] = [];
     pack.on('data', (c: unknown) => chunks.push(c as Buffer));
@@ -78,14 +78,15 @@ describe(`the auth token and backups on ${backend}`, () => {
       databaseUrl = empty.url;
     }
     const store = await LocalObjectStore.open({ root: path.join(target, 'objects') });
-    await restoreBackup(old, {
-      pgliteDir: backend === 'pglite' ? path.join(target, 'pglite') : undefined,
-      databaseUrl,
-      store,
-      maxObjectBytes: 1 << 20,
-      restorePglite: restorePgliteDataDir,
-      ...({ authTokenFile: path.join(target, 'auth-token') } as object),
-    });
+    await expect(
+      restoreBackup(old, {
+        dataDir: target,
+        databaseUrl,
+        store,
+        maxObjectBytes: 1 << 20,
+        ...({ authTokenFile: path.join(target, 'auth-token') } as object),
+      }),
+    ).rejects.toThrow(/unexpected member "auth-token"/);
     const restoredToken = await fs.readFile(path.join(target, 'auth-token'), 'utf8').catch(() => null);
     expect(restoredToken).toBeNull();
   });

@@ -3,9 +3,13 @@
  * models, file records nothing uses and stray objects go; what documents use stays and search
  * still answers.
  */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectGarbage } from '../../src/maintenance/gc.ts';
+import { collectGarbage, startPeriodicGc } from '../../src/maintenance/gc.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let gw: TestGateway;
@@ -77,6 +81,42 @@ describe('garbage collection', () => {
     const r = await collectGarbage(gw.db, undefined, { graceMs: 0, changeLog: true });
     expect(r.change_log_rows).toBeGreaterThan(0);
     expect(await count('SELECT count(*)::int AS n FROM search_changes')).toBe(0);
+  });
+
+  it('removes the temporary files of interrupted snapshot writes: `memex gc` (the route) and the periodic run', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-gc-snap-'));
+    // The pid of a process that has ended: a writer killed half-way.
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
+    const stale = [`search-index.snapshot.${dead}.tmp`, `search-vectors.snapshot.${dead}.tmp`];
+    const kept = ['search-index.snapshot', `search-index.snapshot.${process.pid}.tmp`, 'notes.txt'];
+    const plant = () => {
+      for (const name of [...stale, ...kept]) fs.writeFileSync(path.join(dir, name), 'half a snapshot');
+    };
+    const other = await startTestGateway({ testDb: gw.testDb, config: { dataDir: dir } });
+    try {
+      plant();
+      const dry = await other.request('POST', '/v1/admin/gc', { dry_run: true });
+      expect(dry.json()).toMatchObject({ dry_run: true, snapshot_temps: 2 });
+      expect(fs.readdirSync(dir).sort()).toEqual([...stale, ...kept].sort());
+      const real = await other.request('POST', '/v1/admin/gc', {});
+      expect(real.statusCode, real.body).toBe(200);
+      expect(real.json()).toMatchObject({ dry_run: false, snapshot_temps: 2 });
+      expect(fs.readdirSync(dir).sort()).toEqual([...kept].sort());
+
+      plant();
+      const logs: object[] = [];
+      const periodic = startPeriodicGc(gw.db, undefined, 50, { info: (o) => logs.push(o), warn: (o) => logs.push(o) }, dir);
+      try {
+        for (let i = 0; i < 600 && fs.readdirSync(dir).length > kept.length; i++) await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        await periodic.stop();
+      }
+      expect(fs.readdirSync(dir).sort()).toEqual([...kept].sort());
+      expect(logs.some((o) => (o as { snapshot_temps?: number }).snapshot_temps === 2)).toBe(true);
+    } finally {
+      await other.app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a bad body with a 422', async () => {

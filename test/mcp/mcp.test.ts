@@ -15,7 +15,10 @@ import { ingestBody, loadHistory, ME_EMAIL, type Loaded } from '../relationships
 import { startRelGateway, type RelGateway } from '../relationships/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOOLS = ['ask', 'get_document', 'get_person', 'recent_activity', 'search', 'search_people', 'top_relationships'];
+const TOOLS = [
+  'ask', 'get_document', 'get_person', 'list_saved_searches', 'list_tags', 'merge_candidates', 'recent_activity', 'run_saved_search', 'search',
+  'search_people', 'top_relationships',
+];
 
 let gw: RelGateway;
 let h: Loaded;
@@ -376,7 +379,7 @@ describe(`MCP over stdio (memex mcp) on ${backend}`, () => {
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS, 'add_note'].sort());
+      expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS, 'add_note', 'merge_people', 'tag_documents'].sort());
       const s = (await call(client, 'search', { query: 'boiler valve' })).structuredContent as any;
       expect(s.hits[0].document_id).toBe(docs.boiler);
       expect((await call(client, 'ask', { question: 'Where is the hotel in Lisbon?' })).isError).toBeFalsy();

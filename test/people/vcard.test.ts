@@ -32,6 +32,16 @@ describe('vCard import', () => {
     expect(plumber.external_id).toMatch(/^vcf:[0-9a-f]{32}$/);
   });
 
+  it('keeps a note whole where the exporter left its commas unescaped (3.0 and 4.0)', () => {
+    const card = (version: string) =>
+      `BEGIN:VCARD\r\nVERSION:${version}\r\nFN:Priya Shah\r\nNOTE:Met in Lisbon, at the fair, 2019. Likes tea\\, not coffee.\r\nEND:VCARD\r\n`;
+    for (const version of ['3.0', '4.0']) {
+      const { cards, problems } = parseVcf(card(version));
+      expect(problems).toEqual([]);
+      expect(cards[0].notes).toBe('Met in Lisbon, at the fair, 2019. Likes tea, not coffee.');
+    }
+  });
+
   it('imports into the contact pipeline with progress, merges by shared email and re-imports as unchanged', async () => {
     const progress: [number, number][] = [];
     const r = await importVcf(FIXTURE, { catalog: gw.catalog, batchSize: 3, onProgress: (d, t) => progress.push([d, t]) });

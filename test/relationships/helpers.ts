@@ -1,5 +1,6 @@
 /** A gateway whose catalog feeds the relationship service, on the active test backend. */
 import { Catalog } from '../../src/catalog/catalog.ts';
+import type { Database } from '../../src/db/types.ts';
 import type { ServerConfig } from '../../src/config/server.ts';
 import { buildGateway } from '../../src/gateway/app.ts';
 import type { RelationshipConfig } from '../../src/relationships/config.ts';
@@ -44,4 +45,25 @@ export async function startRelGateway(
       await testDb.drop();
     },
   };
+}
+
+/**
+ * `db` with the owner detections counted: the read of outbound messages (`is_from_me`) each one makes on the
+ * way to the database.
+ */
+export function countingDetections(db: Database): { db: Database; detections: () => number } {
+  let n = 0;
+  const counted = new Proxy(db, {
+    get(target, key) {
+      if (key === 'query') {
+        return (sql: string, ...rest: unknown[]) => {
+          if (sql.includes('is_from_me')) n++;
+          return (target.query as (...a: unknown[]) => unknown)(sql, ...rest);
+        };
+      }
+      const v = Reflect.get(target, key);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  }) as Database;
+  return { db: counted, detections: () => n };
 }

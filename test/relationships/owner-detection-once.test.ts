@@ -9,30 +9,20 @@ import type { Database } from '../../src/db/types.ts';
 import { RelationshipService } from '../../src/relationships/service.ts';
 import { backend } from '../helpers/db.ts';
 import { loadHistory, type Loaded } from './fixture.ts';
-import { startRelGateway, type RelGateway } from './helpers.ts';
+import { countingDetections, startRelGateway, type RelGateway } from './helpers.ts';
 
 let gw: RelGateway;
 let h: Loaded;
-/** Detections run: the outbound-messages read counted on the way to the database. */
-let detections = 0;
+let counted: ReturnType<typeof countingDetections>;
+/** Detections run so far. */
+const detections = () => counted.detections();
 let counting: Database;
 
 beforeAll(async () => {
   gw = await startRelGateway();
   h = await loadHistory(gw, new Date(Math.floor(Date.now() / 60_000) * 60_000));
-  const db = gw.db;
-  counting = new Proxy(db, {
-    get(target, key) {
-      if (key === 'query') {
-        return (sql: string, ...rest: unknown[]) => {
-          if (sql.includes('is_from_me')) detections++;
-          return (target.query as (...a: unknown[]) => unknown)(sql, ...rest);
-        };
-      }
-      const v = Reflect.get(target, key);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  }) as Database;
+  counted = countingDetections(gw.db);
+  counting = counted.db;
 }, 120_000);
 afterAll(async () => {
   vi.restoreAllMocks();
@@ -44,7 +34,7 @@ describe(`owner detection under concurrent searches (${backend})`, () => {
     const service = new RelationshipService(counting, { refreshHours: 0 });
     try {
       const first = await Promise.all(Array.from({ length: 8 }, () => service.selfIds()));
-      expect(detections).toBe(1);
+      expect(detections()).toBe(1);
       for (const ids of first) expect(ids).toEqual([h.ids.me]);
 
       // A minute later the list and the self person are stale: eight more callers get it at once, one refresh runs.
@@ -57,10 +47,10 @@ describe(`owner detection under concurrent searches (${backend})`, () => {
       // Answered from the last list before the refresh's first statement could come back.
       expect(answered).toBe(8);
       for (const ids of await Promise.all(later)) expect(ids).toEqual([h.ids.me]);
-      await vi.waitFor(() => expect(detections).toBe(2));
+      await vi.waitFor(() => expect(detections()).toBe(2));
       // The refreshed list is cached again: nothing more runs.
       await service.selfIds();
-      expect(detections).toBe(2);
+      expect(detections()).toBe(2);
     } finally {
       vi.restoreAllMocks();
       await service.close();

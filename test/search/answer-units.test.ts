@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { hasAnswerOfType, questionFocus, questionTopics, questionType } from '../../src/search/answer-types.ts';
 import { answerUnits } from '../../src/search/answer-units.ts';
+import { rankUnits } from '../../src/search/extractive.ts';
 
 const MAIL = `Filename: CasaDoRio-confirmation-CDR-48213.pdf
 Source Path: email_local/abc/CasaDoRio.pdf
@@ -63,6 +64,12 @@ describe('what a question asks for', () => {
     expect(questionType('Where is the hotel?')).toBe('place');
     expect(questionType('What is the Casa do Rio confirmation number?')).toBe('code');
     expect(questionType('How many nights did I book?')).toBe('number');
+    // The thing asked for decides, not a code word after it (issue 46): the excess is an amount.
+    expect(questionType('What is the excess on the insurance policy?')).toBe('amount');
+    expect(questionType('What is the policy number?')).toBe('code');
+    expect(questionType('Which seat do I have on the flight?')).toBe('code');
+    expect(questionType('Booking reference?')).toBe('code');
+    expect(questionType('What is the weather like at the airport gate?')).toBeNull();
     expect(questionType('Is the budget on track?')).toBeNull();
     expect(questionType('What should I bring to the party?')).toBeNull();
   });
@@ -88,5 +95,24 @@ describe('what a question asks for', () => {
     expect(hasAnswerOfType('Check-in: 12 December 2026', 'date', 'when do i check in?')).toBe(true);
     expect(hasAnswerOfType('the followup of Sept. 19th', 'code', 'what is my library card number?')).toBe(false);
     expect(hasAnswerOfType('Confirmation number: CDR-48213', 'code', 'what is the confirmation number?')).toBe(true);
+  });
+});
+
+describe('rankUnits: the value asked for, in the sentence after the one naming the subject', () => {
+  it('answers "What is the excess on the insurance policy?" with the excess, not the policy line', () => {
+    const passage = {
+      document_id: 'd1',
+      chunk_id: 'c1',
+      score: 1,
+      rank: 0,
+      title: 'Home insurance',
+      text: 'Insurance policy HX-2231. The excess is 250 GBP per claim. Renewal is due in March.',
+      people: [],
+      addressees: [],
+    };
+    const terms = ['excess', 'insur', 'polici'].map((term) => ({ term, idf: 2 }));
+    const ranked = rankUnits('What is the excess on the insurance policy?', terms, [passage]);
+    expect(ranked.type).toBe('amount');
+    expect(ranked.candidates[0].unit.text).toMatch(/The excess is 250 GBP per claim/);
   });
 });

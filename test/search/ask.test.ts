@@ -182,6 +182,19 @@ describe('POST /v1/ask (extractive)', () => {
     expect(firstPart(signed.answer).length).toBeLessThanOrEqual(60);
   });
 
+  it('who sent it and when: the message\'s own sender and date, not a name or a day its text mentions', async () => {
+    const who = await ask(g, 'Who sent the message about the boiler repair?');
+    expect(firstPart(who.answer)).toMatch(/^Sofia Lima sent it/);
+    expect(firstPart(who.answer)).not.toMatch(/Rui Costa/);
+    expect(who.citations[0].document_id).toBe(ids.repair);
+    const stored = (await g.get(`/v1/doc/${ids.repair}`)).json();
+    const when = await ask(g, 'When did Sofia write about the boiler repair?');
+    expect(firstPart(when.answer)).toMatch(new RegExp(`^On ${stored.content_timestamp.slice(0, 10)}, from Sofia Lima`));
+    expect(when.citations[0].document_id).toBe(ids.repair);
+    // A question about what the message says is answered from its text, as before.
+    expect(firstPart((await ask(g, 'Who repaired the boiler?')).answer)).toMatch(/Rui Costa/);
+  });
+
   it('a question nothing answers: said plainly, nothing cited, though other numbers and cards are stored', async () => {
     for (const q of ['What is my passport number?', 'When does my flight to Reykjavik leave?']) {
       const body = await ask(g, q);

@@ -129,6 +129,9 @@ describe('GET /v1/search: conversations and attachments', () => {
     const body = (await g.get(q({ q: 'watchdog journal', group: 'thread' }))).json();
     expect(body.hits.map((h: any) => h.document_id)).toEqual([D.message]);
     expect(body.hits[0].conversation).toMatchObject({ matching: 1, messages: 1 });
+    // And is no conversation of its own in the count either (issue 48).
+    expect(body.total_groups).toBe(1);
+    expect(body.total).toBe(2);
   });
 
   it('422 for a grouping that does not exist', async () => {

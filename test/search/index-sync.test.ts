@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database, Queryable } from '../../src/db/types.ts';
-import { prepareIngest } from '../../src/gateway/prepare.ts';
+import { prepareIngest } from '../../src/catalog/prepare.ts';
 import { IndexSync } from '../../src/search/index-sync.ts';
 import type { LexicalIndex } from '../../src/search/lexical-index.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';

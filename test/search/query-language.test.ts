@@ -54,6 +54,11 @@ describe('GET /v1/search: the query language', () => {
     });
     threadId = t.thread_id;
     await add('thread2', 'lunch on monday instead', { source_type: 'chatapp', content_timestamp: '2026-10-11T09:00:00Z' });
+    // A message with a crash dump attached, and the dump itself stored as a file (its own one attachment).
+    const dump = { index: 0, kind: 'file', role: 'attachment', mime_type: 'text/plain', filename: 'crashdump.txt', size_bytes: 10 };
+    await add('dumpMail', 'the crashdump from last night is attached', { source_type: 'email', metadata: { attachments: [dump] } });
+    await add('treeDoc', 'The tree in the garden fell over. Please update the device tree bindings today.', { source_type: 'note' });
+    await add('dumpFile', 'crashdump: oops at 0xdeadbeef', { source_type: 'localfs', metadata: { attachments: [dump] } });
   });
   afterAll(async () => g.close());
 
@@ -100,6 +105,17 @@ describe('GET /v1/search: the query language', () => {
     expect(ids(await g.get(q({ q: 'kernel has:attachment' })))).toEqual([D.panic]);
     expect(sorted(ids(await g.get(q({ q: 'kernel -has:attachment' }))))).toEqual(sorted([D.apart, D.reversed, D.subject]));
     expect(ids(await g.get(q({ q: `lunch in:thread/${threadId}` })))).toEqual([D.thread1]);
+  });
+
+  it("a phrase's words are marked in the snippet where the phrase is, not where one of them stands alone", async () => {
+    const hit = (await g.get(q({ q: '"device tree"' }))).json().hits.find((h: any) => h.document_id === D.treeDoc);
+    expect(hit.snippet).toContain('«device» «tree» bindings');
+    expect(hit.snippet).toContain('The tree in the garden');
+  });
+
+  it('has:attachment finds messages with attachments, not stored files (a file is not its own attachment)', async () => {
+    expect(sorted(ids(await g.get(q({ q: 'crashdump' }))))).toEqual(sorted([D.dumpMail, D.dumpFile]));
+    expect(ids(await g.get(q({ q: 'crashdump has:attachment' })))).toEqual([D.dumpMail]);
   });
 
   it('before:, after: and on: take ISO dates and months (UTC; before is exclusive, after inclusive)', async () => {

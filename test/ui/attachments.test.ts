@@ -173,4 +173,23 @@ describe('previews', () => {
     expect(foreignRequests).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  it("a long PDF's own page: the file and its viewer first, the extracted text folded below", async () => {
+    const pages = Array.from({ length: 12 }, (_, i) =>
+      Array.from({ length: 8 }, (_, j) => `Page ${i + 1} line ${j + 1}: the tenancy agreement clause on repairs and rent.`),
+    );
+    const long = await makeTextPdf(pages);
+    const id = await upload(long, 'tenancy.pdf', 'application/pdf', { path: 'docs/tenancy.pdf' });
+    await page.goto(`${h.url}/#/doc/${id}`);
+    const view = page.getByRole('button', { name: 'View the PDF: tenancy.pdf' });
+    await view.waitFor();
+    const folded = page.locator('details.file-text');
+    expect(await folded.getAttribute('open')).toBeNull();
+    const y = async (l: ReturnType<Page['locator']>) => (await l.boundingBox())!.y;
+    expect(await y(view)).toBeLessThan(await y(folded));
+    expect(await page.getByText('Page 12 line 8', { exact: false }).isVisible()).toBe(false);
+    await folded.locator('summary').click();
+    expect(await page.getByText('Page 12 line 8', { exact: false }).isVisible()).toBe(true);
+    expect(errors).toEqual([]);
+  });
 });

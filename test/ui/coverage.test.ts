@@ -39,6 +39,18 @@ afterAll(async () => {
 });
 
 describe('coverage on the Sources page', () => {
+  it('fits its column on a 1,280-pixel-wide window (no sideways scrolling)', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${h.url}/#/sources`);
+    const section = page.getByRole('region', { name: 'Coverage' });
+    await section.getByRole('row', { name: /work-mail: Archive/ }).waitFor();
+    const fit = await section.locator('.table-wrap').evaluate((wrap: any) => ({
+      table: wrap.querySelector('table').scrollWidth as number,
+      column: wrap.clientWidth,
+    }));
+    expect(fit.table).toBeLessThanOrEqual(fit.column);
+  });
+
   it('shows each source’s counts, the missing list one click away, and a retry the host agent will carry out', async () => {
     await page.goto(`${h.url}/#/sources`);
     const section = page.getByRole('region', { name: 'Coverage' });

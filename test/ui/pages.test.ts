@@ -165,6 +165,8 @@ describe('relationships and people', () => {
     };
     await page.route('**/v1/crm/relationships/top?*gone_quiet*', slowQuiet);
     await page.getByRole('button', { name: 'Gone quiet' }).click();
+    // Meanwhile the page says what it is waiting for, not a blank.
+    await page.getByRole('status').filter({ hasText: 'Ranking people by the messages you exchanged' }).waitFor();
     const dora = page.locator('.ranking li', { hasText: 'Dora Marquez' });
     await dora.waitFor();
     expect(await dora.locator('.explain').textContent()).toMatch(/^You wrote 5 times, the last 4 months ago\.$/);
@@ -314,8 +316,15 @@ describe('forget', () => {
     // Cancel leaves everything in place.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect((await h.gw.request('GET', '/search/people?q=Carol')).json().results).toHaveLength(1);
-    await page.getByRole('button', { name: 'Forget this person…' }).click();
-    await page.getByRole('button', { name: 'Erase for good' }).click();
+    // A double click on "Forget…" cannot erase: the confirmation wants a typed word.
+    await page.getByRole('button', { name: 'Forget this person…' }).dblclick();
+    const erase = page.getByRole('button', { name: 'Erase for good' });
+    await erase.waitFor();
+    await erase.click({ force: true }).catch(() => {});
+    expect(await erase.isDisabled()).toBe(true);
+    expect((await h.gw.request('GET', '/search/people?q=Carol')).json().results).toHaveLength(1);
+    await page.getByLabel(/Type erase to confirm/).fill('erase');
+    await erase.click();
     await page.getByRole('status').filter({ hasText: 'Erased 1 document and 1 person' }).waitFor();
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/#\/people/);

@@ -168,7 +168,7 @@ describe('the session', () => {
     }
     const cookies = await context.cookies();
     expect(cookies).toHaveLength(1);
-    expect(cookies[0]).toMatchObject({ name: 'memex_session', httpOnly: true, sameSite: 'Strict' });
+    expect(cookies[0]).toMatchObject({ name: `memex_session_${new URL(h.url).port}`, httpOnly: true, sameSite: 'Strict' });
     expect(cookies[0].value).not.toContain(TEST_TOKEN);
     await context.close();
   });
@@ -222,7 +222,7 @@ describe('the session', () => {
       const answer = p.waitForResponse((r) => r.url().endsWith('/v1/admin/embedding/reindex-failed'));
       await p.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
       const res = await answer;
-      expect(res.request().headers().cookie ?? (await res.request().allHeaders()).cookie).toMatch(/memex_session=/);
+      expect(res.request().headers().cookie ?? (await res.request().allHeaders()).cookie).toMatch(/memex_session_\d+=/);
       expect(res.status()).toBe(403);
       const failed = await h.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM chunks WHERE embedding_status = 'failed'`);
       expect(failed.rows[0].n).toBe(1);
@@ -277,6 +277,17 @@ describe('search', () => {
     expect(await page.evaluate(() => (window as any).__empty)).toBe(0);
     await box.pressSequentially('zzq', { delay: 50 });
     await page.locator('.hits .empty').filter({ hasText: 'Nothing matches' }).waitFor();
+    await box.fill('');
+    await page.locator('#search-status').filter({ hasText: 'Recent documents' }).waitFor();
+  });
+
+  it('says when nothing matches a quoted phrase exactly, and lists what matches its words', async () => {
+    const box = page.getByRole('searchbox');
+    await box.fill('"spring train Lisbon"');
+    await page.locator('.hits .relaxed-note').filter({ hasText: 'Nothing matches this exactly' }).waitFor();
+    const titles = await page.locator('.hits .hit.relaxed .hit-link').allTextContents();
+    expect(titles).toContain('Lisbon trip 1');
+    expect(await page.locator('.hits .empty').filter({ hasText: /^Nothing matches\.$/ }).count()).toBe(0);
     await box.fill('');
     await page.locator('#search-status').filter({ hasText: 'Recent documents' }).waitFor();
   });

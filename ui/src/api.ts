@@ -125,6 +125,14 @@ export function fileUrl(sha256: string): string {
   return `/v1/files/${encodeURIComponent(sha256)}`;
 }
 
+/**
+ * A stored raster image to show in the page: the server reads its type from the bytes and serves it
+ * sandboxed (404 for SVG and everything that is not a PNG, JPEG, GIF, WebP or BMP).
+ */
+export function imageUrl(sha256: string): string {
+  return `/v1/files/${encodeURIComponent(sha256)}/image`;
+}
+
 /** A stored image's or PDF's thumbnail (a small WebP made by the server; 404 for other files). */
 export function thumbnailUrl(sha256: string): string {
   return `/v1/files/${encodeURIComponent(sha256)}/thumbnail`;

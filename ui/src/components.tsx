@@ -125,11 +125,31 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** Files the server makes a thumbnail of: images (not SVG, which is markup) and PDFs. */
+/** The essence of a type as the server stores it: `type/subtype`, lower case (else ''). */
+function essence(mimeType: string | null | undefined): string {
+  const m = /^\s*([a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+)\s*(;|$)/i.exec(mimeType ?? '');
+  return m ? m[1].toLowerCase() : '';
+}
+
+/** Raster images the server makes a thumbnail of (never SVG, which is markup and can hold script). */
+const THUMBNAIL_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/tiff', 'image/x-portable-anymap', 'image/x-portable-bitmap', 'image/x-portable-graymap', 'image/x-portable-pixmap']);
+/** Raster images a browser shows, which GET /v1/files/{sha}/image serves (it decides from the bytes). */
+const SHOWN_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp']);
+
+/**
+ * Files the server makes a thumbnail of: raster images and PDFs. An allow-list, not a deny-list: a
+ * sender's `image/svg+xml x` is no image here. The kind decides only when there is no type at all.
+ */
 export function previewable(mimeType: string | null | undefined, kind?: string | null): boolean {
-  const m = (mimeType ?? '').split(';')[0].trim().toLowerCase();
-  if (m === 'image/svg+xml') return false;
-  return m === 'application/pdf' || m.startsWith('image/') || kind === 'pdf' || kind === 'image';
+  const m = essence(mimeType);
+  if (m) return m === 'application/pdf' || THUMBNAIL_IMAGES.has(m);
+  return !mimeType && (kind === 'pdf' || kind === 'image');
+}
+
+/** Images the page offers to show at their own size (what it shows is what the server decides). */
+export function showableImage(mimeType: string | null | undefined, kind?: string | null): boolean {
+  const m = essence(mimeType);
+  return m ? SHOWN_IMAGES.has(m) : !mimeType && kind === 'image';
 }
 
 /** The SHA-256 of a file document's own file (metadata.file) when it can be previewed, else null. */

@@ -33,6 +33,14 @@ function Counts({ r }: { r: Removed }) {
 }
 
 /**
+ * Erasing cannot be undone, and a double click on "Forget…" once erased a person with 27 documents: the
+ * second click landed on the confirmation. A forget that takes a person or more than one document asks
+ * for a typed word, which no stray click can give.
+ */
+const CONFIRM_WORD = 'erase';
+const mustType = (r: Removed) => r.people > 0 || r.documents > 1;
+
+/**
  * `target` is the request body without dry_run/block, e.g. {person_id} or {source_type}. With
  * `ask` the dry run is asked for at once (the user already chose "Forget…" elsewhere).
  */
@@ -43,14 +51,17 @@ export function ForgetPanel(props: { target: Record<string, string | null>; what
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<ForgetResponseT | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [typed, setTyped] = useState('');
 
   const call = async (dryRun: boolean) => {
     setBusy(true);
     setError(null);
     try {
       const answer = await api<ForgetResponseT>('/v1/forget', { method: 'POST', body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
-      if (dryRun) setPlan(answer);
-      else {
+      if (dryRun) {
+        setTyped('');
+        setPlan(answer);
+      } else {
         setDone(answer);
         setPlan(null);
       }
@@ -95,12 +106,30 @@ export function ForgetPanel(props: { target: Record<string, string | null>; what
           </p>
           <p id="forget-d">This removes, with everything derived from it:</p>
           <Counts r={plan.removed} />
+          {mustType(plan.removed) && (
+            <label class="forget-type">
+              Type <kbd>{CONFIRM_WORD}</kbd> to confirm:{' '}
+              <input
+                type="text"
+                autoComplete="off"
+                spellcheck={false}
+                value={typed}
+                onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+                ref={(el) => el?.focus()}
+              />
+            </label>
+          )}
           <label>
             <input type="checkbox" checked={block} onChange={(e) => setBlock((e.target as HTMLInputElement).checked)} /> Keep it from
             coming back (collectors' documents from it are skipped)
           </label>
           <p class="actions">
-            <button type="button" class="danger" disabled={busy} onClick={() => void call(false)}>
+            <button
+              type="button"
+              class="danger"
+              disabled={busy || (mustType(plan.removed) && typed.trim().toLowerCase() !== CONFIRM_WORD)}
+              onClick={() => void call(false)}
+            >
               Erase for good
             </button>{' '}
             <button type="button" class="link" disabled={busy} onClick={() => setPlan(null)}>

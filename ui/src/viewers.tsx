@@ -10,7 +10,7 @@
 import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
 import workerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { fileUrl } from './api.ts';
+import { fileUrl, imageUrl } from './api.ts';
 
 type PdfJs = typeof import('pdfjs-dist');
 let pdfjsLoading: Promise<PdfJs> | null = null;
@@ -103,36 +103,24 @@ export function PdfViewer({ sha256, name }: { sha256: string; name: string }) {
 }
 
 /**
- * A stored image at its own size (up to the column's width), in the page. Downloads are served as
- * attachments (never rendered on the app's origin), so the bytes are fetched and shown from a blob: URL
- * of the image's type, which the CSP's img-src allows; an <img> never runs script, SVG included.
+ * A stored image at its own size (up to the column's width), in the page. The <img> loads
+ * GET /v1/files/{sha}/image, which the server answers only for a raster image, with the type it read
+ * from the bytes and a sandboxing CSP; the page never makes a blob: of stored bytes with a type a sender
+ * chose (an SVG opened from such a blob runs on the app's origin: issue 47 item 1).
  */
-export function ImageViewer({ sha256, name, mimeType }: { sha256: string; name: string; mimeType: string }) {
-  const [url, setUrl] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let gone = false;
-    let made: string | null = null;
-    fetch(fileUrl(sha256), { credentials: 'same-origin' })
-      .then(async (res) => {
-        if (!res.ok) throw new Error(`the file could not be read (HTTP ${res.status})`);
-        const blob = new Blob([await res.arrayBuffer()], { type: mimeType });
-        if (gone) return;
-        made = URL.createObjectURL(blob);
-        setUrl(made);
-      })
-      .catch((err: Error) => gone || setError(err?.message ?? String(err)));
-    return () => {
-      gone = true;
-      if (made) URL.revokeObjectURL(made);
-    };
-  }, [sha256, mimeType]);
-  if (error) {
+export function ImageViewer({ sha256, name }: { sha256: string; name: string }) {
+  const [failed, setFailed] = useState(false);
+  useEffect(() => setFailed(false), [sha256]);
+  if (failed) {
     return (
       <p class="error" role="alert">
-        The image could not be shown: {error}
+        The image could not be shown: it is not an image the page shows (download it instead).
       </p>
     );
   }
-  return <figure class="image-viewer">{url ? <img class="full" src={url} alt={name} /> : <p class="status">Opening…</p>}</figure>;
+  return (
+    <figure class="image-viewer">
+      <img class="full" src={imageUrl(sha256)} alt={name} decoding="async" onError={() => setFailed(true)} />
+    </figure>
+  );
 }

@@ -12,6 +12,7 @@ import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
 import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
 import { repairMime } from './mime-repair.ts';
 import { isSignaturePart } from '../../util/email-signature.ts';
+import { MAX_EMAIL_FILE_BYTES } from './limits.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
 export interface EmailAttachmentInfo {
@@ -60,8 +61,8 @@ export class EmailInputError extends Error {
   }
 }
 
-/** Largest message file accepted by the parse route and the collectors. */
-export const MAX_EMAIL_FILE_BYTES = 64 * 1024 * 1024;
+/** Largest message file accepted by the parse route and the collectors (limits.ts). */
+export { MAX_EMAIL_FILE_BYTES };
 
 export interface EmlxEnvelope {
   message: Buffer;

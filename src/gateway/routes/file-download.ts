@@ -3,13 +3,21 @@
  * response is never rendered by the browser as a page (attachment disposition, nosniff, and a
  * sandboxing CSP), so a stored HTML or SVG file cannot run script on the gateway's origin.
  *
+ * GET /v1/files/{sha256}/image: the stored bytes of a raster image, for an <img> of the web UI. The type
+ * is the server's, read from the bytes (PNG, JPEG, GIF, WebP, BMP: what a browser shows and never runs),
+ * never the one the sender declared; anything else (SVG, HTML, a type that only claims to be an image)
+ * is 404. Sent inline but with nosniff and the same sandboxing CSP, so even opened in a tab of its own
+ * it is a picture in an opaque origin (issue 47 item 1).
+ *
  * GET /v1/files/{sha256}/thumbnail: a small WebP of a stored image or PDF (its first page), made on the
  * first request and kept beside the object (src/files/thumbnails.ts); 404 for other files.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/types.ts';
 import { DetailMessage as NotFound, MediaResponse } from '../../schemas/common.ts';
 import { Sha256Params } from '../../schemas/files.ts';
+import { detectType, type ImageType } from '../../files/detect.ts';
 import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
 import { storedFile } from '../../files/stored-files.ts';
 import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
@@ -18,6 +26,46 @@ import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/
 export function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/** Served inline only with one of these types, decided from the bytes: raster images a browser shows. */
+const SHOWN_IMAGE_TYPES: Partial<Record<ImageType, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+};
+/** Enough of the start of a file for its magic bytes (a BMP header is checked to 54 bytes). */
+const HEAD_BYTES = 4096;
+
+/** The first `n` bytes of `stream` (fewer at its end) and a stream of the whole, those bytes first. */
+async function peek(stream: Readable, n: number): Promise<{ head: Buffer; whole: Readable }> {
+  const chunks: Buffer[] = [];
+  let have = 0;
+  const it = stream[Symbol.asyncIterator]();
+  let done = false;
+  while (have < n) {
+    const r = await it.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    const b = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value as Uint8Array);
+    chunks.push(b);
+    have += b.length;
+  }
+  const start = Buffer.concat(chunks, have);
+  const whole = Readable.from(
+    (async function* () {
+      yield start;
+      if (done) return;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value as Buffer;
+    })(),
+    { objectMode: false },
+  );
+  whole.once('close', () => stream.destroy());
+  return { head: start.subarray(0, n), whole };
 }
 
 export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: ObjectStore; db: Queryable }): Promise<void> {
@@ -49,8 +97,59 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         .header('content-disposition', contentDisposition(row.filename ?? sha))
         .header('x-content-type-options', 'nosniff')
         .header('content-security-policy', "sandbox; default-src 'none'")
+        .header('cross-origin-resource-policy', 'same-origin')
         .header('cache-control', 'private, max-age=3600')
         .send(body);
+    },
+  );
+
+  app.get<{ Params: { sha256: string } }>(
+    '/v1/files/:sha256/image',
+    {
+      schema: {
+        tags: ['files'],
+        summary: 'A stored raster image, to show in a page',
+        description:
+          'The bytes of a stored PNG, JPEG, GIF, WebP or BMP with the type read from the bytes (never the declared one), inline, with `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`. 404 for every other file, SVG included (its download is GET /v1/files/{sha256}).',
+        params: Sha256Params,
+        response: {
+          200: {
+            description: 'The image as stored',
+            content: Object.fromEntries(
+              Object.values(SHOWN_IMAGE_TYPES).map((t) => [t, { schema: { type: 'string', format: 'binary' } }]),
+            ),
+          },
+          404: NotFound,
+        },
+      },
+    },
+    async (req, reply) => {
+      const sha = req.params.sha256.toLowerCase();
+      const row = await storedFile(db, sha);
+      if (!row) return reply.code(404).send({ detail: 'File not found' });
+      let body: Readable;
+      try {
+        body = await store.get(row.object_key);
+      } catch (err) {
+        if (err instanceof NotFoundError) return reply.code(404).send({ detail: 'File not found in the object store' });
+        throw err;
+      }
+      const { head, whole } = await peek(body, HEAD_BYTES);
+      const det = detectType(head);
+      const type = det.by === 'magic' && det.kind === 'image' && det.imageType ? SHOWN_IMAGE_TYPES[det.imageType] : undefined;
+      if (!type) {
+        whole.destroy();
+        return reply.code(404).send({ detail: 'This file is not an image that can be shown in the page: download it instead' });
+      }
+      return reply
+        .header('content-type', type)
+        .header('content-length', String(row.size_bytes))
+        .header('content-disposition', contentDisposition(row.filename ?? sha).replace(/^attachment/, 'inline'))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "sandbox; default-src 'none'")
+        .header('cross-origin-resource-policy', 'same-origin')
+        .header('cache-control', 'private, max-age=3600')
+        .send(whole);
     },
   );
 
@@ -62,7 +161,7 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         summary: 'Thumbnail of a stored image or PDF',
         description: `A WebP at most ${THUMBNAIL_MAX_PX} px on its longer side and ${THUMBNAIL_MAX_BYTES / 1024} KB: the image, or a PDF's first page. Made on the first request and kept beside the file; 404 for files of other types.`,
         params: Sha256Params,
-        response: { 404: NotFound },
+        response: { 200: MediaResponse('image/webp', 'The thumbnail'), 404: NotFound },
       },
     },
     async (req, reply) => {

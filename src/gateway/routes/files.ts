@@ -5,13 +5,13 @@
  * `metadata.attachments[0]` describing the file. See docs/files.md.
  */
 import multipart from '@fastify/multipart';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { FileIngestService, OcrUnavailableError, type FileItemResult, type StoredUpload } from '../../files/ingest-service.ts';
 import { CatalogError } from '../../catalog/types.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
-import { ObjectStoreError, type PutResult } from '../../files/object-store.ts';
-import { ErrorMessage as ErrorBody, ValidationErrorBody } from '../../schemas/common.ts';
+import { DiskFullError, EmptyFileError, ObjectStoreError, TooLargeError, type PutResult } from '../../files/object-store.ts';
+import { DiskFullBody, ErrorMessage as ErrorBody, ValidationErrorBody } from '../../schemas/common.ts';
 import {
   FILE_BATCH_MAX_FILES,
   FileBatchResponse,
@@ -21,14 +21,24 @@ import {
   type FileBatchItemResultT,
   type KnownFilesRequestT,
 } from '../../schemas/files.ts';
-import { errorEnvelope } from '../errors.ts';
+import { drainRequest, errorEnvelope, oversizedDrainBytes } from '../errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
+import { normaliseOptionalMimeType } from '../../util/mime-type.ts';
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
   const envelope = errorEnvelope(code, message, status, 'gw_ingest_file');
   if (retryable !== undefined) envelope.retryable = retryable;
   return reply.code(status).send({ detail: message, error: envelope });
+}
+
+/**
+ * An upload refused for a full disk while its body is still coming: the rest is read and dropped
+ * first, so the answer arrives and the keep-alive connection serves the next request.
+ */
+async function sendStoreError(req: FastifyRequest, reply: FastifyReply, err: ObjectStoreError) {
+  if (err instanceof DiskFullError) await drainRequest(req.raw, oversizedDrainBytes(req.server.initialConfig.bodyLimit ?? 0));
+  return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
 }
 
 function unprocessable(reply: FastifyReply, detail: ValidationIssue[]) {
@@ -122,6 +132,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           413: ErrorBody,
           422: ValidationErrorBody,
           503: ErrorBody,
+          507: DiskFullBody,
         },
       },
     },
@@ -161,7 +172,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
             // Bad meta sent first: refuse before reading (and storing) the upload.
             const early = metaIssues();
             if (early && early.length) return unprocessable(reply, early);
-            upload = { filename: part.filename || undefined, mimeType: part.mimetype || undefined };
+            upload = { filename: part.filename || undefined, mimeType: normaliseOptionalMimeType(part.mimetype) ?? undefined };
             guard.track(part.file);
             stored = await service.store(part.file, upload);
             continue;
@@ -169,7 +180,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           if (part.type === 'file') part.file.resume(); // unknown file parts are skipped (bounded by the limits)
         }
       } catch (err) {
-        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
         const e = err as { statusCode?: number; code?: string; message?: string };
         if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
           // @fastify/multipart limits (too many parts/files/fields): 413.
@@ -196,7 +207,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           reply.header('retry-after', '5');
           return sendError(reply, err.statusCode, err.code, err.message, true);
         }
-        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
         throw err; // catalog errors: the gateway's error handler
       }
     },
@@ -214,7 +225,15 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           'answer is 202 when every file was accepted, else 207. The documents are cataloged together (one batch), ' +
           'which is much cheaper than one request per file.',
         consumes: ['multipart/form-data'],
-        response: { 202: FileBatchResponse, 207: FileBatchResponse, 400: ErrorBody, 413: ErrorBody, 422: ValidationErrorBody, 503: ErrorBody },
+        response: {
+          202: FileBatchResponse,
+          207: FileBatchResponse,
+          400: ErrorBody,
+          413: ErrorBody,
+          422: ValidationErrorBody,
+          503: ErrorBody,
+          507: DiskFullBody,
+        },
       },
     },
     async (req, reply) => {
@@ -262,18 +281,19 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
               : [{ loc: ['body', 'meta'], msg: 'Field required (each upload follows its meta)', type: 'missing' }]);
             continue;
           }
-          const upload = { filename: part.filename || undefined, mimeType: part.mimetype || undefined };
+          const upload = { filename: part.filename || undefined, mimeType: normaliseOptionalMimeType(part.mimetype) ?? undefined };
           guard.track(part.file);
           try {
             accepted.push({ index, item: { meta: m.meta, stored: await service.store(part.file, upload), upload } });
           } catch (err) {
-            // Too large: this file only (the store drained and deleted it). Any other store failure ends the request.
-            if (!(err instanceof ObjectStoreError) || err.statusCode !== 413) throw err;
-            results.push({ index, status_code: 413, filename, submission: null, error: errorEnvelope(err.code, err.message, 413, 'gw_ingest_file_batch'), });
+            // Too large or empty (issue 48: one empty attachment failed its whole batch): this file only, nothing of it
+            // stored (the store drained and deleted it). Any other store failure ends the request.
+            if (!(err instanceof TooLargeError || err instanceof EmptyFileError)) throw err;
+            results.push({ index, status_code: err.statusCode, filename, submission: null, error: errorEnvelope(err.code, err.message, err.statusCode, 'gw_ingest_file_batch') });
           }
         }
       } catch (err) {
-        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
+        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
         const e = err as { statusCode?: number; code?: string; message?: string };
         if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
           return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', `${e.message ?? 'multipart limit exceeded'} (at most ${FILE_BATCH_MAX_FILES} files per request)`, false);

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { batchKeyOf, type Catalog } from '../../catalog/catalog.ts';
 import { submissionStatus } from '../../catalog/status.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
-import { DetailMessage, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { DetailMessage, DiskFullBody, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import {
   BatchIngestRequest,
   BatchIngestResponse,
@@ -18,7 +18,7 @@ import {
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
-import { PrepareError, prepareIngest } from '../prepare.ts';
+import { PrepareError, prepareIngest } from '../../catalog/prepare.ts';
 import { compileBodyValidator, toValidationDetail } from '../validation.ts';
 
 // A batch is checked in two steps (spec 4.1 rules 3–4, §7): the request must be a batch (an object
@@ -67,7 +67,7 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
         tags: ['ingest'],
         summary: 'Ingest one text document',
         body: IngestRequest,
-        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody },
+        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody, 507: DiskFullBody },
       },
     },
     async (req, reply) => {

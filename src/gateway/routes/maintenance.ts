@@ -37,6 +37,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       const grace = body.grace_seconds;
       const result = await collectGarbage(db, store, {
         dryRun: body.dry_run ?? false,
+        dataDir: config.dataDir,
         graceMs: grace === undefined ? undefined : grace * 1000,
       });
       req.log.info(result, 'garbage collected');
@@ -62,7 +63,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
     async (_req, reply) => {
       reply.header('content-type', 'application/x-ndjson; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="memex-export.ndjson"');
-      return reply.send(Readable.from(exportNdjson(db), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
+      return reply.send(Readable.from(exportNdjson(db, files ? { store: files.store, maxObjectBytes: files.maxObjectBytes } : {}), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
     },
   );
 
@@ -74,7 +75,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
         operationId: 'backup',
         summary: 'A consistent copy of everything (database and stored files) as one tar file, made while the server runs',
         response: {
-          200: MediaResponse('application/x-tar', 'The backup: database dump, stored objects and a manifest last'),
+          200: MediaResponse('application/x-tar', 'The backup (docs/forget.md): a manifest first, memex\'s table rows as NDJSON, the stored objects, an end member last'),
           409: ErrorMessage,
         },
       },
@@ -83,13 +84,12 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       if (!files) return reply.code(409).send({ detail: 'this gateway has no object store configured; back up from memex serve' });
       const source = {
         db,
-        databaseUrl: config.databaseUrl,
         store: files.store,
         maxObjectBytes: files.maxObjectBytes,
       };
       backupPreflight(source); // a BackupError is a 409 through the shared error mapping
       // From here the answer is a stream: a failure part-way cuts it short, and the file has no
-      // manifest, so `memex backup` discards it and `memex restore` refuses it.
+      // end member, so `memex backup` discards it and `memex restore` refuses it.
       const out = new PassThrough();
       writeBackup(source, out).then(
         (m) => req.log.info({ objects: m.objects, documents: m.documents }, 'backup written'),

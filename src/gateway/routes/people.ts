@@ -5,7 +5,12 @@ import { listMerges } from '../../identity/merge.ts';
 import { getPerson } from '../../identity/records.ts';
 import { searchPeople } from '../../people/search.ts';
 import { ErrorMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
+import { mergeByHand, mergeCandidates, MergeError } from '../../people/merge-candidates.ts';
 import {
+  MergeCandidatesQuery,
+  MergeCandidatesResponse,
+  MergeRecord,
+  MergeRequest,
   MergeListQuery,
   MergeListResponse,
   PeopleSearchQuery,
@@ -14,11 +19,47 @@ import {
   PersonParams,
 } from '../../schemas/people.ts';
 
-export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds?: () => Promise<string[]> }> = async (
+export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds?: () => Promise<string[]>; onMerged?: () => void }> = async (
   app,
-  { catalog, selfIds },
+  { catalog, selfIds, onMerged },
 ) => {
   const db = catalog.db;
+
+  app.get(
+    '/v1/people/merge-candidates',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'People with the same name under different addresses: offered for merging, never merged by themselves',
+        querystring: MergeCandidatesQuery,
+        response: { 200: MergeCandidatesResponse, 422: ValidationErrorBody },
+      },
+    },
+    async (req) => ({ groups: await mergeCandidates(db, { limit: req.query.limit ?? 50, onlyWith: req.query.person_id }) }),
+  );
+
+  app.post(
+    '/v1/people/merge',
+    {
+      schema: {
+        tags: ['people'],
+        summary: 'Merge one person into another (the owner says they are one); recorded with reason manual',
+        body: MergeRequest,
+        response: { 200: MergeRecord, 404: NotFound, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      try {
+        const rec = await mergeByHand(db, req.body.target, req.body.source, catalog.phoneRegion);
+        onMerged?.();
+        return rec;
+      } catch (err) {
+        if (!(err instanceof MergeError)) throw err;
+        if (err.status === 404) return reply.code(404).send({ detail: err.message });
+        return reply.code(422).send({ detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: 'value_error' }] });
+      }
+    },
+  );
 
   app.get(
     '/search/people',

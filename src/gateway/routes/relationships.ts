@@ -13,7 +13,8 @@ import {
   resolveSelf,
   writeSelfSetting,
 } from '../../relationships/self.ts';
-import { parseWindow, topRelationships } from '../../relationships/top.ts';
+import { newestMessageAt, parseWindow, topRelationships, topRelationshipsAsOf } from '../../relationships/top.ts';
+import { parseTimestamp } from '../../util/timestamp.ts';
 import { ErrorMessage as Detail, ValidationErrorBody } from '../../schemas/common.ts';
 import {
   DEFAULT_WINDOW,
@@ -30,7 +31,7 @@ function windowError(raw: string) {
     detail: [
       {
         loc: ['query', 'window'],
-        msg: `window must look like <days>d with 1 to ${MAX_WINDOW_DAYS} days (e.g. 90d), got "${raw.slice(0, 32)}"`,
+        msg: `window must look like <days>d with 1 to ${MAX_WINDOW_DAYS} days (e.g. 90d) or be all, got "${raw.slice(0, 32)}"`,
         type: 'value_error',
       },
     ],
@@ -54,6 +55,16 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
       const raw = q.window ?? DEFAULT_WINDOW;
       const days = parseWindow(raw);
       if (days === null) return reply.code(422).send(windowError(raw));
+      let asOf: Date | null = null;
+      if (q.as_of !== undefined) {
+        const v = q.as_of.trim().toLowerCase();
+        asOf = v === 'latest' ? ((await newestMessageAt(service.db)) ?? new Date()) : parseTimestamp(q.as_of);
+        if (!asOf) {
+          return reply.code(422).send({
+            detail: [{ loc: ['query', 'as_of'], msg: 'as_of must be latest or an ISO 8601 date or date-time', type: 'value_error' }],
+          });
+        }
+      }
       let selfId: string | null;
       if (q.self_person_id) {
         selfId = await resolvePerson(service.db, q.self_person_id);
@@ -65,7 +76,7 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
       if (selfId) await service.ensureEdges(selfId);
       const limit = q.limit ?? 50;
       const offset = q.offset ?? 0;
-      const top = await topRelationships(service.db, selfId, {
+      const ask = {
         days,
         limit,
         offset,
@@ -73,8 +84,13 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
         includeAutomated: q.include_automated ?? false,
         goneQuiet: q.gone_quiet ?? false,
         excludePersons: await ownerBesides(service, selfId),
-      });
-      return { self_person_id: selfId, ...top, window: `${days}d`, limit, offset };
+      };
+      // As of a moment: the ranking as it stood then, computed now (an archive's circle); else the stored edges.
+      const top =
+        asOf && selfId
+          ? await topRelationshipsAsOf(service.db, selfId, { ...ask, asOf, halfLifeDays: service.config.halfLifeDays })
+          : await topRelationships(service.db, selfId, { ...ask, now: asOf ?? undefined });
+      return { self_person_id: selfId, ...top, window: Number.isFinite(days) ? `${days}d` : 'all', limit, offset };
     },
   );
 };

@@ -12,12 +12,15 @@ import type { EmbeddingWorker } from '../../embedding/worker.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { MediaResponse } from '../../schemas/common.ts';
 import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
+import { diskReport } from '../../util/disk-full.ts';
 
 export const statusRoutes: FastifyPluginAsyncTypebox<{
   db: Database;
   /** The embedding worker in this process, once there is one (it starts with the model threads). */
   worker?: () => EmbeddingWorker | undefined;
   metrics: GatewayMetrics;
+  /** DATA_DIR, whose disk the report describes (a full disk answers 507 on ingest). */
+  dataDir?: string;
 }> = async (app, opts) => {
   const { db, metrics } = opts;
   const ended = new WeakSet<EmbeddingWorker>();
@@ -41,7 +44,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: StatusResponse },
       },
     },
-    async () => serverStatus(db, local()),
+    async () => ({ ...(await serverStatus(db, local())), ...(opts.dataDir ? { disk: diskReport(opts.dataDir) } : {}) }),
   );
 
   app.get(

@@ -9,7 +9,7 @@ import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { upsertPerson } from '../../people/upsert.ts';
 import { personFromV2, v2PeopleSource, type PersonPayloadV2 } from '../../people/v2-person.ts';
-import { ErrorMessage, SOURCE_TYPES, THREAD_SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { DiskFullBody, ErrorMessage, SOURCE_TYPES, THREAD_SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
 import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
 import {
   DocumentEnvelope,
@@ -28,10 +28,11 @@ import { errorEnvelope } from '../errors.ts';
 import { compileBodyValidator } from '../validation.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { toUtcIso } from '../../util/timestamp.ts';
-import { accountKeyPart, PrepareError } from '../prepare.ts';
+import { accountKeyPart, PrepareError } from '../../catalog/prepare.ts';
 import { toValidationDetail } from '../validation.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
+import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../../util/disk-full.ts';
 
 
 /** Failure of one envelope: a status and a 422-style detail list or a message. */
@@ -155,7 +156,7 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
         tags: ['v2'],
         summary: 'Ingest a document envelope (schema_version 2.x, kind document)',
         body: DocumentEnvelope,
-        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody },
+        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody, 507: DiskFullBody },
       },
     },
     async (req, reply) => {
@@ -250,6 +251,11 @@ async function batchItem(catalog: Catalog, index: number, env: unknown): Promise
     if (err instanceof PrepareError) return fail(err.status, err.code, err.message);
     const e = err as { status?: number; code?: string; message?: string };
     if (typeof e.status === 'number' && e.status < 500) return fail(e.status, e.code ?? 'INGEST.REJECTED', e.message ?? 'rejected');
+    const full = fullDiskOf(err);
+    if (full) {
+      noteDiskFull(full);
+      return fail(DISK_FULL_STATUS, DISK_FULL_CODE, diskFullMessage(full));
+    }
     return fail(500, 'INGEST.BATCH_UNEXPECTED_ERROR', 'unexpected error while cataloging');
   }
 }

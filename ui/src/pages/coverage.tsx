@@ -20,6 +20,8 @@ const COMMAND_OF: Record<string, string> = {
   import_mail: 'memex import mail PATH',
   ingest: 'memex ingest PATH',
   contacts: 'memex import FILE.vcf',
+  import_notes: 'memex import VAULT',
+  import_browser: 'memex import HISTORY-FILE',
 };
 const COLLECTOR_NAMES: Record<string, string> = {
   email_local: 'Apple Mail (.emlx)',
@@ -29,6 +31,8 @@ const COLLECTOR_NAMES: Record<string, string> = {
   import_mail: 'memex import mail',
   ingest: 'memex ingest',
   contacts: 'Contacts import',
+  import_notes: 'Notes import',
+  import_browser: 'Browser history import',
 };
 
 export const sourceName = (s: SourceCoverage) => (s.collector === 'email_imap' && s.source_account_id ? `${s.source_account_id}: ${s.source_ref}` : s.source_ref);

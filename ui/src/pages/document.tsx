@@ -1,11 +1,15 @@
 /** Document view: the whole text, people, attachments (OCR text, captions, download), versions and thread. */
+import { TagEditor } from '../organize.tsx';
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { DocumentAttachmentT, DocumentViewResponseT } from '../../../src/schemas/documents.ts';
 import { api, ApiError, fileUrl, qs } from '../api.ts';
-import { ErrorNote, formatBytes, isUuid, NotFound, previewable, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
+import { ErrorNote, formatBytes, isUuid, NotFound, previewable, showableImage, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { ImageViewer, PdfViewer } from '../viewers.tsx';
+import { CalendarFacts } from '../calendar.tsx';
 import { href, navigate } from '../router.ts';
+// A pure module of the server's (no Node APIs): the same validation of stored spans the embedding worker uses.
+import { validBodyParts, type BodyPart } from '../../../src/util/mail-body-parts.ts';
 
 type DocView = DocumentViewResponseT;
 
@@ -17,19 +21,74 @@ function quotedSpan(at: string | null | undefined, text: string): { start_char: 
   return start < end && end <= text.length ? { start_char: start, end_char: end } : null;
 }
 
-/** The text with the cited span (the quoted sentence, else the cited chunk) as a <mark> (text nodes only). */
-function DocumentText({ text, cited }: { text: string; cited: Pick<NonNullable<DocView['cited']>, 'start_char' | 'end_char'> | null }) {
-  if (!cited || cited.end_char <= cited.start_char || cited.start_char >= text.length) return <pre class="text">{text}</pre>;
+type Cited = Pick<NonNullable<DocView['cited']>, 'start_char' | 'end_char'> | null;
+
+/** text[from, to) with the part of the cited span inside it as a <mark> (the first one carries id="cited"). */
+function withMark(text: string, from: number, to: number, cited: Cited) {
+  if (!cited || cited.end_char <= from || cited.start_char >= to || cited.end_char <= cited.start_char) return text.slice(from, to);
+  const a = Math.max(from, cited.start_char);
+  const b = Math.min(to, cited.end_char);
   return (
-    <pre class="text">
-      {text.slice(0, cited.start_char)}
-      <mark id="cited" class="cited" aria-label="cited passage">
-        {text.slice(cited.start_char, cited.end_char)}
+    <>
+      {text.slice(from, a)}
+      <mark id={a === cited.start_char ? 'cited' : undefined} class="cited" aria-label="cited passage">
+        {text.slice(a, b)}
       </mark>
-      {text.slice(cited.end_char)}
-    </pre>
+      {text.slice(b, to)}
+    </>
   );
 }
+
+/** The text with the cited span (the quoted sentence, else the cited chunk) as a <mark> (text nodes only). */
+function DocumentText({ text, cited, parts }: { text: string; cited: Cited; parts: BodyPart[] }) {
+  if (parts.length > 0) return <MailText text={text} cited={cited} parts={parts} />;
+  if (!cited || cited.end_char <= cited.start_char || cited.start_char >= text.length) return <pre class="text">{text}</pre>;
+  return <pre class="text">{withMark(text, 0, text.length, cited)}</pre>;
+}
+
+const lineCount = (s: string) => s.split('\n').length;
+
+/**
+ * An e-mail stored whole (issue 40): every line is here. Quotes are folded (a <details> that opens on a
+ * click, and open when the cited passage is in it), patches in a monospace block, signatures, attributions,
+ * forwarded headers and list footers dimmed. Text nodes only: the stored text is data, never HTML.
+ */
+function MailText({ text, cited, parts }: { text: string; cited: Cited; parts: BodyPart[] }) {
+  const out = [];
+  let at = 0;
+  const own = (from: number, to: number) => {
+    if (to > from) out.push(<span key={`o${from}`} class="part-own">{withMark(text, from, to, cited)}</span>);
+  };
+  for (const p of parts) {
+    own(at, p.start);
+    const body = withMark(text, p.start, p.end, cited);
+    const key = `${p.kind}${p.start}`;
+    if (p.kind === 'quote') {
+      const n = lineCount(text.slice(p.start, p.end));
+      const holdsCited = !!cited && cited.start_char < p.end && cited.end_char > p.start;
+      out.push(
+        <details key={key} class="part part-quote" open={holdsCited || undefined}>
+          <summary>{n === 1 ? '1 quoted line' : `${n} quoted lines`}</summary>
+          <div class="part-body">{body}</div>
+        </details>,
+      );
+    } else if (p.kind === 'patch') {
+      out.push(
+        <pre key={key} class="part part-patch" aria-label="patch">
+          <code>{body}</code>
+        </pre>,
+      );
+    } else {
+      out.push(<span key={key} class={`part part-${p.kind}`}>{body}</span>);
+    }
+    at = p.end;
+  }
+  own(at, text.length);
+  return <div class="text mail-text">{out}</div>;
+}
+
+/** A stored file's extracted text longer than this is folded below the file (about two screens). */
+const FOLDED_FILE_TEXT = 4000;
 
 export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | null; at?: string | null }) {
   const [view, setView] = useState<DocView | null>(null);
@@ -67,6 +126,20 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
   if (!view) return <p class="status">Loading…</p>;
   const d = view.document;
   const attachments = view.attachments ?? [];
+  // A stored file is its own attachment: shown first, with its text below.
+  const isFile = attachments.some((a) => a.doc_id === d.doc_id);
+  const cited = quotedSpan(at, d.text) ?? view.cited;
+  const text = <DocumentText text={d.text} cited={cited} parts={validBodyParts((d.metadata as Record<string, unknown>)?.body_parts, d.text.length)} />;
+  const attachmentList = attachments.length > 0 && (
+    <section aria-labelledby="att-h">
+      <h2 id="att-h">{isFile ? 'File' : 'Attachments'}</h2>
+      <ul class="attachments">
+        {attachments.map((a, i) => (
+          <AttachmentItem key={a.doc_id ?? a.sha256 ?? i} a={a} docId={d.doc_id} />
+        ))}
+      </ul>
+    </section>
+  );
   return (
     <article class="document">
       <p class="back">
@@ -98,6 +171,12 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
         <dd>
           <When iso={d.ingested_at} withTime />
         </dd>
+        <CalendarFacts
+          sourceType={d.source_type}
+          metadata={d.metadata}
+          due={(d as { due_date?: string | null }).due_date}
+          completedAt={(d as { completed_at?: string | null }).completed_at}
+        />
         {view.attached_to && (
           <>
             <dt>Attached to</dt>
@@ -125,18 +204,28 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
         )}
       </dl>
 
-      <DocumentText text={d.text} cited={quotedSpan(at, d.text) ?? view.cited} />
+      <TagEditor docId={d.doc_id} threadId={d.thread_id ?? null} />
 
-      {attachments.length > 0 && (
-        <section aria-labelledby="att-h">
-          <h2 id="att-h">Attachments</h2>
-          <ul class="attachments">
-            {attachments.map((a, i) => (
-              <AttachmentItem key={a.doc_id ?? a.sha256 ?? i} a={a} docId={d.doc_id} />
-            ))}
-          </ul>
-        </section>
+      {view.original && (
+        <p class="original">
+          {/* The message as it was collected, a download (the server never lets the browser render it). */}
+          <a class="button" href={view.original.url} download={`${d.doc_id}.eml`}>
+            View original
+          </a>{' '}
+          <span class="hint">the message as received (.eml, {Math.max(1, Math.round(view.original.size_bytes / 1024))} KB)</span>
+        </p>
       )}
+      {isFile && attachmentList}
+      {isFile && d.text.length > FOLDED_FILE_TEXT ? (
+        // An 88-page PDF's text would push its preview and "View the PDF" far down: the file first, its text folded.
+        <details class="file-text" open={cited != null}>
+          <summary>Text read from the file ({d.text.length.toLocaleString('en')} characters)</summary>
+          {text}
+        </details>
+      ) : (
+        text
+      )}
+      {!isFile && attachmentList}
 
       {view.thread && view.thread.messages.length > 0 && (
         <section aria-labelledby="thread-h">
@@ -184,7 +273,7 @@ function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string })
   const name = a.filename ?? '(no name)';
   const file = a.stored && a.sha256 ? a.sha256 : null;
   const isPdf = a.kind === 'pdf' || /pdf/i.test(a.mime_type ?? '');
-  const image = !isPdf && previewable(a.mime_type, a.kind) ? (a.mime_type?.startsWith('image/') ? a.mime_type : 'image/*') : null;
+  const image = !isPdf && showableImage(a.mime_type, a.kind);
   const own = a.doc_id !== null && a.doc_id !== docId ? a.doc_id : null;
   return (
     <li class="attachment">
@@ -237,7 +326,7 @@ function AttachmentItem({ a, docId }: { a: DocumentAttachmentT; docId: string })
         )}
       </div>
       {viewing && file && isPdf && <PdfViewer sha256={file} name={name} />}
-      {viewing && file && image && <ImageViewer sha256={file} name={name} mimeType={image} />}
+      {viewing && file && image && <ImageViewer sha256={file} name={name} />}
     </li>
   );
 }

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { DocumentListResponseT } from '../../../src/schemas/documents.ts';
-import type { MergeListResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../../../src/schemas/people.ts';
+import type { MergeCandidatesResponseT, MergeListResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../../../src/schemas/people.ts';
 import type { RelationshipT, TopResponseT } from '../../../src/schemas/relationships.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
@@ -22,12 +22,63 @@ const SORTS: { value: string; label: string }[] = [
   { value: 'last_contact', label: 'Last contact' },
 ];
 
+/**
+ * People with one name under several addresses (issue 40): offered for merging, merged only on a click. The first
+ * of a group (the one with most messages) stays and takes the others' addresses.
+ */
+function MergeCandidates({ onMerged }: { onMerged: () => void }) {
+  const [groups, setGroups] = useState<MergeCandidatesResponseT['groups']>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [reload, setReload] = useState(0);
+  useEffect(() => {
+    const ctl = new AbortController();
+    api<MergeCandidatesResponseT>('/v1/people/merge-candidates', { signal: ctl.signal })
+      .then((r) => setGroups(r.groups))
+      .catch((err) => ctl.signal.aborted || setError(err));
+    return () => ctl.abort();
+  }, [reload]);
+  if (!groups.length && !error) return null;
+  async function merge(target: string, source: string) {
+    try {
+      await api('/v1/people/merge', { method: 'POST', body: { target, source } });
+      setReload((n) => n + 1);
+      onMerged();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <section class="merge-candidates" aria-labelledby="merge-h">
+      <h2 id="merge-h">Possibly the same person</h2>
+      <p class="meta">The same name under different addresses. Nothing is merged unless you say so.</p>
+      <ul>
+        {groups.map((g) => (
+          <li key={g.people[0].person_id}>
+            <bdi>{g.display_name}</bdi>:{' '}
+            {g.people.map((p, i) => (
+              <span key={p.person_id} class="meta">
+                {i > 0 && ' · '}
+                {[...p.emails, ...p.phones].join(', ') || p.person_id} ({p.message_count})
+              </span>
+            ))}{' '}
+            <button type="button" onClick={async () => { for (const p of g.people.slice(1)) await merge(g.people[0].person_id, p.person_id); }}>
+              Merge into one
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={error} />
+    </section>
+  );
+}
+
 export function PeoplePage({ params }: { params: URLSearchParams }) {
   const [q, setQ] = useState(params.get('q') ?? '');
   const asked = params.get('sort') ?? '';
   const [sort, setSort] = useState(SORTS.some((s) => s.value === asked) ? asked : '');
   const [hits, setHits] = useState<PeopleSearchResponseT | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [merged, setMerged] = useState(0);
   const hasQuery = q.trim() !== '';
   // Without a query "Best match" is the name order; the API's default for each case otherwise.
   const current = sort === '' || (sort === 'relevance' && !hasQuery) ? (hasQuery ? 'relevance' : 'name') : sort;
@@ -46,7 +97,7 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
       clearTimeout(t);
       ctl.abort();
     };
-  }, [q, current]);
+  }, [q, current, merged]);
 
   const pick = (value: string) => {
     setSort(value);
@@ -76,6 +127,7 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
         ))}
       </div>
       <ErrorNote error={error} />
+      {!hasQuery && <MergeCandidates onMerged={() => setMerged((n) => n + 1)} />}
       {hits && (
         <>
           <p class="status" aria-live="polite">
@@ -138,7 +190,7 @@ export function PersonPage({ id }: { id: string }) {
   }, [id]);
 
   if (error) return <ErrorNote error={error} />;
-  if (!person) return <p class="status">Loading…</p>;
+  if (!person) return <p class="status" role="status">Loading this person…</p>;
   return (
     <Page title={person.display_name}>
       {person.organization && <p>{person.organization}</p>}
@@ -161,7 +213,7 @@ export function PersonPage({ id }: { id: string }) {
       <section aria-labelledby="rel-h">
         <h2 id="rel-h">Relationship</h2>
         {rel === null ? (
-          <p class="status">Loading…</p>
+          <p class="status" role="status">Scoring the messages you exchanged…</p>
         ) : rel === 'none' ? (
           <p class="meta">No relationship score yet (no messages exchanged, or the self person is not known: see Relationships).</p>
         ) : (

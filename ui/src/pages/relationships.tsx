@@ -6,11 +6,12 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { TopResponseT } from '../../../src/schemas/relationships.ts';
+import type { MergeCandidatesResponseT } from '../../../src/schemas/people.ts';
 import { api, ApiError, qs } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
-const WINDOWS = ['30d', '90d', '365d'];
+const WINDOWS = ['30d', '90d', '365d', 'all'];
 /** The tab for people you have stopped writing to (GET …/top?gone_quiet=true). */
 const QUIET = 'quiet';
 
@@ -104,14 +105,62 @@ function SelfPerson({ onSet }: { onSet: () => void }) {
   );
 }
 
+/**
+ * The owner's other addresses (issue 40): people with the owner's name under another address, each claimed with
+ * "This is also me" (a manual merge into the self person). Nothing is merged without the click.
+ */
+function OtherAddresses({ selfId, onClaimed }: { selfId: string; onClaimed: () => void }) {
+  const [groups, setGroups] = useState<MergeCandidatesResponseT['groups'] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [reload, setReload] = useState(0);
+  useEffect(() => {
+    const ctl = new AbortController();
+    api<MergeCandidatesResponseT>(`/v1/people/merge-candidates${qs({ person_id: selfId })}`, { signal: ctl.signal })
+      .then((r) => setGroups(r.groups))
+      .catch((err) => ctl.signal.aborted || setError(err));
+    return () => ctl.abort();
+  }, [selfId, reload]);
+  const others = (groups ?? []).flatMap((g) => g.people).filter((p) => p.person_id !== selfId);
+  if (!others.length && !error) return null;
+  async function claim(personId: string) {
+    try {
+      await api('/v1/people/merge', { method: 'POST', body: { target: selfId, source: personId } });
+      await api('/v1/admin/relationships/recompute', { method: 'POST' });
+      setReload((n) => n + 1);
+      onClaimed();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <section class="other-addresses" aria-labelledby="other-h">
+      <h2 id="other-h">Also you?</h2>
+      <p class="meta">These have your name under another address. They stay separate unless you say they are you.</p>
+      <ul>
+        {others.map((p) => (
+          <li key={p.person_id}>
+            <bdi>{p.display_name}</bdi> <span class="meta">{[...p.emails, ...p.phones].join(', ')} · {plural(p.message_count, 'message')}</span>{' '}
+            <button type="button" onClick={() => claim(p.person_id)}>
+              This is also me
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorNote error={error} />
+    </section>
+  );
+}
+
 export function RelationshipsPage({ params }: { params: URLSearchParams }) {
   const asked = params.get('window') ?? '';
   const win = WINDOWS.includes(asked) || asked === QUIET ? asked : '90d';
   const automated = params.get('automated') === '1';
+  // An archive (mail that ends years ago) is ranked as of its newest message rather than today.
+  const latest = params.get('as_of') === 'latest';
   // The answer with the tab it was asked for: until this tab's answer arrives nothing is shown, not even
   // for the one render between a click and the effect below (the previous tab's list under "Gone quiet",
   // with gone-quiet notes on last year's ranking, stood there while the request ran).
-  const tab = `${win}|${automated ? 1 : 0}`;
+  const tab = `${win}|${automated ? 1 : 0}|${latest ? 1 : 0}`;
   const [answer, setAnswer] = useState<{ tab: string; top: TopResponseT } | null>(null);
   const data = answer?.tab === tab ? answer.top : null;
   const [noSelf, setNoSelf] = useState(false);
@@ -123,8 +172,8 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
     setError(null);
     const query =
       win === QUIET
-        ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined }
-        : { window: win, limit: 100, include_automated: automated || undefined };
+        ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined, as_of: latest ? 'latest' : undefined }
+        : { window: win, limit: 100, include_automated: automated || undefined, as_of: latest ? 'latest' : undefined };
     api<TopResponseT>(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
       .then((r) => {
         setAnswer({ tab, top: r });
@@ -137,15 +186,16 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
         else setError(err);
       });
     return () => ctl.abort();
-  }, [win, automated, reload]);
-  const go = (w: string, auto = automated) => navigate(href('relationships', { window: w, ...(auto ? { automated: '1' } : {}) }));
+  }, [win, automated, latest, reload]);
+  const go = (w: string, auto = automated, asOfLatest = latest) =>
+    navigate(href('relationships', { window: w, ...(auto ? { automated: '1' } : {}), ...(asOfLatest ? { as_of: 'latest' } : {}) }));
 
   return (
     <Page title="Relationships">
       <div class="tabs" role="group" aria-label="Window">
         {WINDOWS.map((w) => (
           <button key={w} type="button" class={w === win ? 'tab active' : 'tab'} aria-pressed={w === win} onClick={() => go(w)}>
-            {parseInt(w, 10)} days
+            {w === 'all' ? 'All time' : `${parseInt(w, 10)} days`}
           </button>
         ))}
         <button type="button" class={win === QUIET ? 'tab active' : 'tab'} aria-pressed={win === QUIET} onClick={() => go(QUIET)}>
@@ -155,9 +205,19 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
       <label class="check">
         <input type="checkbox" checked={automated} onChange={(e) => go(win, e.currentTarget.checked)} /> Include automated senders
       </label>
+      <label class="check">
+        <input type="checkbox" checked={latest} onChange={(e) => go(win, automated, e.currentTarget.checked)} /> Count back from the newest
+        message (for an archive)
+      </label>
+      {data && latest && <p class="meta as-of">As of {data.window_end.slice(0, 10)}, the date of the newest message.</p>}
       {win === QUIET && <p class="meta">People you used to write to often and have not written to for two months or more.</p>}
       <ErrorNote error={error} />
       {noSelf && <SelfPerson onSet={() => setReload((n) => n + 1)} />}
+      {!data && !noSelf && !error && (
+        <p class="status" role="status">
+          Ranking people by the messages you exchanged…
+        </p>
+      )}
       {data && !noSelf && (
         <ol class="ranking">
           {data.relationships.map((r) => (
@@ -169,9 +229,22 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
               {automatedNote(r.features) && <p class="meta automated">{automatedNote(r.features)}</p>}
             </li>
           ))}
-          {data.relationships.length === 0 && <li class="empty">{win === QUIET ? 'Nobody has gone quiet.' : 'Nobody in this window.'}</li>}
+          {data.relationships.length === 0 && (
+            <li class="empty">
+              {win === QUIET ? 'Nobody has gone quiet.' : 'Nobody in this window.'}
+              {!latest && (
+                <>
+                  {' '}
+                  <button type="button" onClick={() => go(win, automated, true)}>
+                    Count back from the newest message
+                  </button>
+                </>
+              )}
+            </li>
+          )}
         </ol>
       )}
+      {data && !noSelf && data.self_person_id && <OtherAddresses selfId={data.self_person_id} onClaimed={() => setReload((n) => n + 1)} />}
     </Page>
   );
 }

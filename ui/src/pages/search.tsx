@@ -15,6 +15,7 @@ import { ErrorNote, formatDate, PeopleList, previewOf, Snippet, SourceBadge, Thu
 import { Icon } from '../icons.tsx';
 import { MeaningNote, notReadyError, preparingText, useReadiness } from '../readiness.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
+import { OrganizeSidebar, TagSelection } from '../organize.tsx';
 
 const DEBOUNCE_MS = 120;
 /** An empty answer replaces results on screen only once typing paused this long (no "Nothing matches" mid-word). */
@@ -216,6 +217,20 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
     }
   }
 
+  // Results ticked for tagging (document ids), cleared with a new answer.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  useEffect(() => setPicked(new Set()), [result]);
+  const togglePick = (id: string, on: boolean) => {
+    const next = new Set(picked);
+    if (on) next.add(id);
+    else next.delete(id);
+    setPicked(next);
+  };
+  const runQuery = (nextQ: string, nextFilters: Filters) => {
+    setQ(nextQ);
+    navigate(routeFor(nextQ, nextFilters));
+    setNow((n) => n + 1); // the same query again (a saved search run twice) asks again
+  };
   const active = FILTERS.filter((k) => k !== 'person_name' && k !== 'each' && filters[k]);
   const grouped = !filters.each;
   return (
@@ -254,7 +269,9 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
         </label>
         <p class="syntax hint" id="search-syntax">
           <code>"exact phrase"</code> · <code>-word</code> · <code>a OR b</code> · <code>from:ann</code> · <code>to:</code> · <code>subject:</code> ·{' '}
-          <code>has:attachment</code> · <code>type:email</code> · <code>before:2026-01</code> · <code>after:</code> · <code>on:</code>
+          <code>has:attachment</code> · <code>type:email</code> (or <code>file</code>, <code>chat</code>, <code>note</code>) · <code>list:linux-mips</code> ·{' '}
+          <code>tag:finance</code> · <code>tag:finance/*</code> · <code>-tag:done</code> ·{' '}
+          <code>before:2026-01</code> · <code>after:</code> · <code>on:</code> · an address finds the mail it is on
         </p>
       </div>
 
@@ -288,7 +305,10 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
       <MeaningNote />
       <ErrorNote error={error} />
 
+      <TagSelection docIds={[...picked]} onDone={() => setNow((n) => n + 1)} />
       <div class="results-layout">
+        <div class="sidebar">
+        <OrganizeSidebar onQuery={runQuery} query={q} filters={filters} />
         {result && (
           <aside class="facets" aria-label="Filters">
             <FacetGroup title="Source" items={result.facets.source_type} label={(f) => String(f.value)} onPick={(f) => setFilter('source_type', String(f.value))} />
@@ -304,12 +324,37 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
               label={(f) => f.display_name ?? String(f.value)}
               onPick={(f) => setFilter('person', String(f.value), { person_name: f.display_name ?? undefined })}
             />
+            {result.facets.list && result.facets.list.length > 0 && (
+              // Mailing lists are venues, not people: picking one adds list:NAME to the query.
+              <FacetGroup
+                title="Lists"
+                items={result.facets.list}
+                label={(f) => f.display_name ?? String(f.value)}
+                onPick={(f) => {
+                  const next = `${q.trim()} list:${String(f.value)}`.trim();
+                  setQ(next);
+                  navigate(routeFor(next, filters));
+                }}
+              />
+            )}
+            {result.facets.tag && result.facets.tag.length > 0 && (
+              // Picking a tag adds tag:NAME to the query.
+              <FacetGroup title="Tags" items={result.facets.tag} label={(f) => String(f.value)} onPick={(f) => runQuery(`${q.trim()} tag:${String(f.value)}`.trim(), filters)} />
+            )}
           </aside>
         )}
+        </div>
         {result ? (
           <ol class="hits" ref={list} data-query={result.query}>
             {result.hits.map((h, i) => (
               <li key={h.document_id} class={i === selected ? 'hit selected' : 'hit'} data-thread={h.conversation ? '' : undefined}>
+                <input
+                  type="checkbox"
+                  class="pick"
+                  aria-label="Select for tagging"
+                  checked={picked.has(h.document_id)}
+                  onChange={(e) => togglePick(h.document_id, e.currentTarget.checked)}
+                />
                 <HitThumb metadata={h.metadata} />
                 <a class="hit-link" href={href(`doc/${h.document_id}`)} onFocus={() => setSelected(i)} onClick={() => remembered && (remembered.selected = i)}>
                   {titleOf(h.title, h.snippet.replace(/[«»]/g, ''))}
@@ -342,7 +387,30 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
                 </p>
               </li>
             ))}
-            {result.hits.length === 0 && <li class="empty">Nothing matches.</li>}
+            {result.hits.length === 0 && !result.relaxed && <li class="empty">Nothing matches.</li>}
+            {result.hits.length === 0 && result.relaxed && (
+              <>
+                <li class="empty relaxed-note">
+                  Nothing matches this exactly (its quotes, exclusions and operators). Documents that match its words:
+                </li>
+                {result.relaxed.hits.filter((h) => !h.context).map((h) => (
+                  <li key={h.document_id} class="hit relaxed">
+                    <HitThumb metadata={h.metadata} />
+                    <a class="hit-link" href={href(`doc/${h.document_id}`)}>
+                      {titleOf(h.title, h.snippet.replace(/[«»]/g, ''))}
+                    </a>
+                    <p class="snip">
+                      <Snippet text={h.snippet} />
+                    </p>
+                    <p class="meta">
+                      <SourceBadge type={h.source_type} /> · <When iso={h.content_timestamp} />
+                      {h.people.length > 0 && ' · '}
+                      <PeopleList people={h.people} />
+                    </p>
+                  </li>
+                ))}
+              </>
+            )}
           </ol>
         ) : (
           recent && (
@@ -400,6 +468,12 @@ function ConversationLine({ c }: { c: NonNullable<Hit['conversation']> }) {
           <bdi>{names.join(', ')}</bdi>
           {more > 0 && ` +${more}`}
         </>
+      )}
+      {c.lists && c.lists.length > 0 && (
+        <span class="venue">
+          {' · on '}
+          <bdi>{c.lists.map((l) => l.name).join(', ')}</bdi>
+        </span>
       )}
       {' · '}
       <When iso={c.first} />

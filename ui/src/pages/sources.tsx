@@ -132,6 +132,16 @@ export function SourcesPage() {
 
       <ErrorNote error={error} />
 
+      {status?.disk?.full && (
+        <section aria-labelledby="disk-full-h" class="notice" role="alert">
+          <h2 id="disk-full-h">The disk is full</h2>
+          <p>
+            {status.disk.message} Uploads and imports are refused with 507 until there is room; nothing already stored is lost.
+            {status.disk.data_dir_free_bytes !== null && ` Free now: ${(status.disk.data_dir_free_bytes / 1e6).toFixed(1)} MB.`}
+          </p>
+        </section>
+      )}
+
       {status?.stored_redaction && status.stored_redaction.documents > 0 && (
         <section aria-labelledby="redacted-h">
           <h2 id="redacted-h">Redacted text in the store</h2>

@@ -42,11 +42,35 @@ function label(start: string, bucket: Bucket): string {
   return d.toLocaleDateString(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
 }
 
+/** Documents at the far ends that the first view may leave out: a few stray dates must not squeeze the rest. */
+const OUTLIER_SHARE = 0.01;
+
+/**
+ * The buckets to show first: the span holding all but OUTLIER_SHARE of the documents, trimmed from both ends,
+ * when that span is at most half of the whole (three months of mail beside one message of 2019 took 3 % of the
+ * width). Null when the whole span is the right view.
+ */
+export function dataSpan(totals: number[]): { from: number; to: number; outside: number } | null {
+  const all = totals.reduce((a, b) => a + b, 0);
+  const allowed = Math.floor(all * OUTLIER_SHARE);
+  let from = 0;
+  let to = totals.length - 1;
+  let outside = 0;
+  while (from < to && outside + totals[from] <= allowed) outside += totals[from++];
+  while (to > from && outside + totals[to] <= allowed) outside += totals[to--];
+  // Empty buckets at the ends cost nothing to leave out.
+  while (from < to && totals[from] === 0) from++;
+  while (to > from && totals[to] === 0) to--;
+  if ((to - from + 1) * 2 > totals.length) return null;
+  return { from, to, outside };
+}
+
 export function TimelinePage() {
   const [bucket, setBucket] = useState<Bucket>('month');
   const [rows, setRows] = useState<Row[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [brush, setBrush] = useState<[number, number] | null>(null);
+  const [showAll, setShowAll] = useState(false);
   const dragging = useRef(false);
 
   useEffect(() => {
@@ -75,9 +99,14 @@ export function TimelinePage() {
       if (!per.has(r.start)) per.set(r.start, new Map());
       per.get(r.start)!.set(r.source_type, r.count);
     }
-    const totals = starts.map((s) => [...per.get(s)!.values()].reduce((a, b) => a + b, 0));
-    return { starts, sources, per, totals, max: Math.max(1, ...totals) };
-  }, [rows, bucket]);
+    const allTotals = starts.map((s) => [...per.get(s)!.values()].reduce((a, b) => a + b, 0));
+    // Zoomed to where the documents are, unless asked for everything.
+    const span = dataSpan(allTotals);
+    const shown = span && !showAll ? { from: span.from, to: span.to } : { from: 0, to: starts.length - 1 };
+    const visible = starts.slice(shown.from, shown.to + 1);
+    const totals = allTotals.slice(shown.from, shown.to + 1);
+    return { starts: visible, sources, per, totals, max: Math.max(1, ...totals), span };
+  }, [rows, bucket, showAll]);
 
   function searchRange(a: number, b: number) {
     if (!chart) return;
@@ -101,6 +130,16 @@ export function TimelinePage() {
       {chart && chart.starts.length > 0 && (
         <>
           <p class="hint">Click a bar, or drag across bars, to search that time range.</p>
+          {chart.span && (
+            <p class="timeline-span">
+              {showAll
+                ? 'Showing every year. '
+                : `Showing ${label(chart.starts[0], bucket)} to ${label(chart.starts[chart.starts.length - 1], bucket)}, where the documents are; ${chart.span.outside} ${chart.span.outside === 1 ? 'document lies' : 'documents lie'} outside. `}
+              <button type="button" class="link" onClick={() => setShowAll(!showAll)}>
+                {showAll ? 'Zoom to the documents' : 'Show all'}
+              </button>
+            </p>
+          )}
           <svg
             class="timeline"
             viewBox={`0 0 ${W} ${H + PAD}`}

@@ -21,6 +21,8 @@ import { reconcileSource } from '../../../coverage/reconcile.ts';
 import type { RunCountsT } from '../../../schemas/coverage.ts';
 import { createChatOcr } from './ocr.ts';
 import { createGatewaySubmit } from './submit.ts';
+import { ScheduledSource } from '../../sources/scheduled.ts';
+import { SourceBusyError } from '../../sources/source.ts';
 
 export const CHAT_DISABLED = 'iMessage collector module is disabled';
 const MAX_BATCH_SIZE = 10_000;
@@ -126,6 +128,28 @@ export function chatappModule(ctx: AgentContext): AgentModule {
 
   return {
     name: 'chatapp',
+    // With modules.chatapp.schedule: a tail run at its times; the route's `running` guard keeps the two apart (409).
+    sources: () =>
+      cfg.schedule
+        ? [
+            new ScheduledSource({
+              identity: chatCoverageSource(cfg.chat_db_path),
+              label: 'chatapp',
+              schedule: cfg.schedule,
+              log: ctx.log,
+              run: async () => {
+                if (running) throw new SourceBusyError('Collector is already running');
+                running = true;
+                try {
+                  lastStats = await runOnce({ mode: 'tail', batch: false, batchSize: cfg.batch_size });
+                  if (lastStats.status === 'error') throw new Error(`Collection stopped: ${lastStats.errors[lastStats.errors.length - 1]?.error ?? 'gateway did not accept the documents'}`);
+                } finally {
+                  running = false;
+                }
+              },
+            }),
+          ]
+        : [],
     coverage: {
       collector: 'chatapp',
       configured: () => (cfg.enabled ? [chatCoverageSource(cfg.chat_db_path)] : []),

@@ -53,7 +53,7 @@ function retryableStatus(status: number): boolean {
 
 export function errorResult(err: unknown): SubmitResult {
   if (err instanceof GatewayHttpError) {
-    const detail = err.status === -1 ? 'gateway unavailable (Exceeded retry attempts)' : `gateway answered ${err.status}`;
+    const detail = err.status === -1 ? `gateway unavailable: ${err.describe()}` : `gateway answered ${err.status}`;
     return { ok: false, retryable: retryableStatus(err.status), error: err.body ? `${detail}: ${err.body.slice(0, 300)}` : detail };
   }
   return { ok: false, retryable: true, error: (err as Error)?.message ?? String(err) };

@@ -12,7 +12,9 @@ import type { RedactOptions } from '../../config.ts';
 import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
 import type { FileUploadMeta } from '../../gateway-client.ts';
 import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../util/email-thread.ts';
-import { cleanEmailBody } from './clean-body.ts';
+import { bodyParts, type BodyPart } from '../../../util/mail-body-parts.ts';
+import { emailBodyText } from './body-text.ts';
+import { isListSender, listOfRecipient, mailListOf, type MailList } from './mail-list.ts';
 
 export { normaliseMessageId, uuidFromName };
 import type { CollectedMessage, MailAddress, MailAttachment } from './message.ts';
@@ -33,18 +35,31 @@ export interface EmailPerson {
   identifier_type: 'email';
   role: 'sender' | 'recipient';
   display_name: string | null;
+  /** A mailing list's address (issue 40): `{list: <list id>}`; the gateway keeps it as a list, not a person. */
+  metadata?: { list: string };
 }
 
-/** From and Sender are senders; To, Cc and Bcc recipients. Lower-cased, first occurrence wins. */
-export function emailPeople(msg: Pick<CollectedMessage, 'from' | 'sender' | 'to' | 'cc' | 'bcc'>): EmailPerson[] {
+/**
+ * From is the sender, To, Cc and Bcc recipients; lower-cased, each address once per role, so a person who
+ * writes to themselves (or is in Cc of their own mail) is both sender and recipient and `to:` finds it.
+ * `Sender:` is a sender only when it is someone writing on the author's behalf: a list's bounce address
+ * (`linux-mips-owner@…`) or the list itself is the venue, not a sender beside the author. A list's own
+ * address among the recipients is marked with its list id.
+ */
+export function emailPeople(msg: Pick<CollectedMessage, 'from' | 'sender' | 'to' | 'cc' | 'bcc'>, list: MailList | null = null): EmailPerson[] {
   const out: EmailPerson[] = [];
   const seen = new Set<string>();
-  const add = (list: MailAddress[], role: EmailPerson['role']) => {
-    for (const a of list) {
+  const from = new Set(msg.from.map((a) => a.address.trim().toLowerCase()));
+  const add = (addrs: MailAddress[], role: EmailPerson['role']) => {
+    for (const a of addrs) {
       const id = a.address.trim().toLowerCase();
-      if (!id || seen.has(id)) continue;
-      seen.add(id);
-      out.push({ identifier: id, identifier_type: 'email', role, display_name: a.name?.trim() || null });
+      if (!id || seen.has(`${role}:${id}`)) continue;
+      if (role === 'sender' && !from.has(id) && isListSender(id, list)) continue;
+      seen.add(`${role}:${id}`);
+      const person: EmailPerson = { identifier: id, identifier_type: 'email', role, display_name: a.name?.trim() || null };
+      const listId = role === 'recipient' ? listOfRecipient(a, list) : null;
+      if (listId) person.metadata = { list: listId };
+      out.push(person);
     }
   };
   add(msg.from, 'sender');
@@ -136,14 +151,18 @@ export function documentKey(sourceType: string, sourceId: string, textHash: stri
  * source id (two different messages with one Message-ID must not overwrite each other).
  */
 export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, opts: { sourceIdOverride?: string } = {}): BuiltEmail {
-  const body = cleanEmailBody(msg.text, msg.html);
+  // The whole body as written (issue 40): quotes, signatures, patches and footers are marked, not cut.
+  const body = emailBodyText(msg.text, msg.html);
   let text = normaliseBody(body.text);
   const bodyEmpty = text === '';
   // The gateway refuses an empty text. A message with no words (only attachments, or empty) still is a
   // message: its subject (or a marker) stands in, flagged in metadata, instead of losing it.
   if (bodyEmpty) text = normaliseBody(msg.subject ?? '') || '(no text)';
   const textHash = sha256(text);
-  const redacted = redactPii(text, src.redaction);
+  // Parts are spans of the text as stored (redaction may change lengths), so they are found after it.
+  const redacted = normaliseBody(redactPii(text, src.redaction));
+  const parts = bodyEmpty ? [] : bodyParts(redacted);
+  const own = ownWords(redacted, parts);
 
   const messageId = normaliseMessageId(msg.messageId);
   const fromFirst = msg.from[0]?.address.toLowerCase() ?? null;
@@ -157,7 +176,8 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
 
   const noise = isNoiseEmail({ subject: msg.subject, from: msg.from.map((a) => a.address), listUnsubscribe: msg.listUnsubscribe });
   // Intent runs on the redacted text so extracted entities never carry what redaction removed.
-  const intent = classifyIntent({ subject: msg.subject ?? '', body: redacted, sender: msg.from[0]?.address ?? null });
+  // and on the author's own words: what a quoted message asked is that message's intent.
+  const intent = classifyIntent({ subject: msg.subject ?? '', body: own, sender: msg.from[0]?.address ?? null });
   const relevance = relevanceScore(noise, intent);
   const intentSnake = {
     primary_intent: intent.primaryIntent,
@@ -165,7 +185,8 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
     secondary_intents: intent.secondaryIntents,
     extracted_entities: intent.extractedEntities,
   };
-  const people = emailPeople(msg);
+  const list = mailListOf(msg);
+  const people = emailPeople(msg, list);
   const references = msg.references.map(normaliseMessageId).filter((r): r is string => r !== null);
   const inReplyTo = normaliseMessageId(msg.inReplyTo);
   const attachments = msg.attachments;
@@ -173,7 +194,7 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   const metadata: Record<string, unknown> = {
     message_id: messageId,
     subject: msg.subject,
-    snippet: Array.from(redacted).length > SNIPPET_CHARS ? `${Array.from(redacted).slice(0, SNIPPET_CHARS).join('')}...` : redacted,
+    snippet: Array.from(own).length > SNIPPET_CHARS ? `${Array.from(own).slice(0, SNIPPET_CHARS).join('')}...` : own,
     content_hash: textHash,
     in_reply_to: inReplyTo,
     references,
@@ -185,13 +206,15 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
     is_noise: noise,
     list_unsubscribe: msg.listUnsubscribe,
     date_offset: msg.dateOffset,
-    body_processed: true,
     body_source: body.source,
+    body_parts: parts,
   };
   // Only when present: documents of mail without them keep the metadata (and idempotency key) they always had.
   if (msg.precedence) metadata.precedence = msg.precedence;
   if (msg.autoSubmitted) metadata.auto_submitted = msg.autoSubmitted;
   if (msg.listId) metadata.list_id = msg.listId;
+  // The list the message came through (mail-list.ts): the thread's venue and what `list:` finds.
+  if (list) metadata.list = list;
   if (src.mailbox) metadata.mailbox = src.mailbox;
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
   if (bodyEmpty) metadata.body_empty = true;
@@ -236,6 +259,23 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
     messageId,
     messageKey,
   };
+}
+
+/**
+ * The author's own words: the text without its quoted, attribution, forward, signature, footer and
+ * patch parts (for the snippet and the intent); the whole text when nothing else is left.
+ */
+function ownWords(text: string, parts: BodyPart[]): string {
+  if (parts.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const p of parts) {
+    out += text.slice(at, p.start);
+    at = p.end;
+  }
+  out += text.slice(at);
+  const own = out.replace(/\n{3,}/g, '\n\n').trim();
+  return own || text;
 }
 
 /** Spec §2.1 attachment kind from a MIME type. */

@@ -33,6 +33,7 @@ import type { Census, LastRunView } from '../../../coverage/reconcile.ts';
 import { reconcileSource } from '../../../coverage/reconcile.ts';
 import type { CoverageReporter } from '../../../coverage/reporter.ts';
 import type { RunCountsT } from '../../../schemas/coverage.ts';
+import type { ImapStateStore } from './imap-state.ts';
 
 export interface ImapRunRequest {
   accountId: string;
@@ -135,6 +136,8 @@ export interface ImapCollectorDeps {
   /** Connection timeouts (ms); tests may shorten them. */
   timeouts?: { connection?: number; greeting?: number; socket?: number };
   coverage?: CoverageReporter;
+  /** The persisted per-folder state (imap-state.ts): a run skips what is stored there and records what it stores. */
+  store?: ImapStateStore;
 }
 
 /** What became of a UID handled earlier: stored, a copy of another UID's message, kept out by the block list. */
@@ -148,18 +151,19 @@ interface FolderMemory {
 export class ImapEmailCollector {
   /** In-memory state (spec §4.7): per account+folder, UIDVALIDITY and UIDs already accepted. */
   private readonly memory = new Map<string, FolderMemory>();
-  private readonly running = new Set<string>();
+  /** Folders with a run under way (account NUL folder): the route and the continuous sync (imap-sync.ts) share it. */
+  readonly running = new Set<string>();
 
   constructor(private readonly deps: ImapCollectorDeps) {}
 
-  private source(accountId: string): MailSourceConfig {
+  source(accountId: string): MailSourceConfig {
     const s = this.deps.config.modules.mail.sources.find((x) => x.id === accountId && x.type === 'imap');
     if (!s) throw new CollectorHttpError(400, 'IMAP account not found');
     if (!s.enabled) throw new CollectorHttpError(400, `IMAP account ${accountId} is disabled in configuration`);
     return s;
   }
 
-  private async credentials(src: MailSourceConfig, req: ImapRunRequest): Promise<{ kind: 'app_password' | 'xoauth2'; secret: string }> {
+  async credentials(src: MailSourceConfig, req: ImapRunRequest): Promise<{ kind: 'app_password' | 'xoauth2'; secret: string }> {
     const kind = req.credentials?.kind ?? src.auth?.kind ?? 'app_password';
     if (req.credentials?.secret) return { kind, secret: req.credentials.secret };
     const ref = req.credentials?.secretRef ?? src.auth?.secret_ref;
@@ -187,7 +191,7 @@ export class ImapEmailCollector {
     }
   }
 
-  private async connect(src: MailSourceConfig, cred: { kind: 'app_password' | 'xoauth2'; secret: string }): Promise<ImapFlow> {
+  async connect(src: MailSourceConfig, cred: { kind: 'app_password' | 'xoauth2'; secret: string }, extra: Partial<ImapFlowOptions> = {}): Promise<ImapFlow> {
     const user = src.username ?? '';
     const t = this.deps.timeouts ?? {};
     const opts: ImapFlowOptions = {
@@ -200,6 +204,7 @@ export class ImapEmailCollector {
       greetingTimeout: t.greeting ?? 16_000,
       socketTimeout: t.socket ?? 300_000,
       disableAutoIdle: true,
+      ...extra,
     };
     if (!src.tls && src.starttls) opts.doSTARTTLS = true;
     const client = new ImapFlow(opts);
@@ -311,6 +316,11 @@ export class ImapEmailCollector {
           mem = { uidValidity, done: new Map() };
           this.memory.set(memKey, mem);
         }
+        // What an earlier agent (or the continuous sync) stored under this UIDVALIDITY is done too.
+        const kept = this.deps.store?.get(src.id, folder);
+        if (kept && kept.uidvalidity === uidValidity) {
+          for (const [u, e] of Object.entries(kept.uids)) if (e.k !== 'skipped' && !mem.done.has(Number(u))) mem.done.set(Number(u), e.k);
+        }
         const query: Record<string, unknown> = {};
         if (req.since) query.since = req.since;
         // IMAP BEFORE is day-granular and exclusive; one second of slack as the original did.
@@ -421,12 +431,18 @@ export class ImapEmailCollector {
             res.results.push({ uid, messageId: built.messageId, status: 'dry_run', submissionId: null, docId: null, duplicate: false });
             continue;
           }
-          const out = await submitEmail(this.deps.gateway, built);
+          const out = await submitEmail(this.deps.gateway, built, { original: msg.original });
           coverage?.answered(ref(uid), out satisfies GatewayVerdict);
           if (out.status === 'accepted') {
             res.submitted++;
             if (out.duplicate) res.duplicates++;
             mem.done.set(uid, out.skipped ? 'blocked' : 'stored');
+            if (this.deps.store) {
+              const st = this.deps.store.open(src.id, folder, uidValidity).state;
+              st.uids[uid] = { k: out.skipped ? 'blocked' : out.duplicate ? 'duplicate' : 'stored', s: built.document.source_id, f: [] };
+              this.deps.store.touch();
+              this.deps.store.save(true);
+            }
             res.results.push({
               uid,
               messageId: built.messageId,
@@ -448,6 +464,7 @@ export class ImapEmailCollector {
     } finally {
       await client.logout().catch(() => client.close());
     }
+    this.deps.store?.save();
     if (coverage) {
       res.coverage = coverage.counts();
       if (this.deps.coverage) {

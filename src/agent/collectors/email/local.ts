@@ -404,7 +404,7 @@ export class LocalEmailCollector {
         entry.mailbox = mailbox;
         state.entries[key] = entry;
 
-        const item: PendingItem = { built, attachments: msg.attachments, entry, file, st, copies: [], coverage };
+        const item: PendingItem = { built, attachments: msg.attachments, original: msg.original, entry, file, st, copies: [], coverage };
         unanswered.set(key, item);
         pending.push(item);
         if (pending.length >= mail.batch_size) await flush();

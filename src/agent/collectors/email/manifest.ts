@@ -29,6 +29,20 @@ export interface ManifestEntry {
   redaction?: string;
   /** Messages (by position in `ids`) that were not stored: copies of another message, or blocked (coverage). */
   skipped?: Record<number, 'duplicate' | 'blocked'>;
+  /** An mbox: where its last message starts, so a file that was only appended to is read from there. */
+  resume?: MboxResume;
+}
+
+/**
+ * The last message of an mbox as read: its byte offset, how many messages come before it, and a digest of the
+ * bytes around it (the file's start, the 4 KiB before and its `From `). A file that grew and still has them
+ * was appended to: it is read from `offset` (the last message again, in case it was half written). Otherwise
+ * (rewritten, truncated) it is read whole.
+ */
+export interface MboxResume {
+  offset: number;
+  before: number;
+  check: string;
 }
 
 interface GatewayPart {
@@ -67,9 +81,9 @@ export class MailManifest {
     readonly file: string,
     readonly gateway: string,
     private data: ManifestFile,
-    private previous: GatewayPart,
+    private known: GatewayPart,
   ) {
-    this.confirmIds = [...previous.confirm];
+    this.confirmIds = [...known.confirm];
   }
 
   static async load(file: string, gateway: string): Promise<MailManifest> {
@@ -86,27 +100,32 @@ export class MailManifest {
 
   /** Submission ids to confirm with the gateway before trusting the manifest. */
   get confirmations(): string[] {
-    return this.previous.confirm;
+    return this.known.confirm;
   }
 
   get size(): number {
-    return Object.keys(this.previous.sources).length;
+    return Object.keys(this.known.sources).length;
   }
 
   /** Drops what the manifest remembers for this gateway (the gateway no longer holds it). */
   reset(): void {
-    this.previous = { confirm: [], sources: {} };
+    this.known = { confirm: [], sources: {} };
     this.confirmIds = [];
   }
 
   /** The redaction policy of the last import to this gateway; undefined before the first (or an old manifest). */
   get lastRedaction(): string | undefined {
-    return this.previous.redaction;
+    return this.known.redaction;
+  }
+
+  /** What the last import recorded of a source (changed or not), or null. */
+  previous(key: string): ManifestEntry | null {
+    return this.known.sources[key] ?? null;
   }
 
   /** The entry of a source unchanged and sent under the redaction policy `redaction`, else null. */
   unchanged(key: string, size: number, mtime: number, redaction: string): ManifestEntry | null {
-    const e = this.previous.sources[key];
+    const e = this.known.sources[key];
     if (!e || e.size !== size || e.mtime !== mtime || e.redaction !== redaction) return null;
     this.seen.set(key, e);
     return e;
@@ -121,19 +140,33 @@ export class MailManifest {
   /**
    * Writes the manifest: sources under `roots` are replaced by what this run saw (a vanished or failed
    * source is forgotten); sources elsewhere stay as they were; `redaction` is this import's policy. Written
-   * to a temporary file, then renamed.
+   * to a temporary file, then renamed; not written when nothing changed (false). After a save the manifest
+   * answers as the file now reads, so a watcher can save after every run.
    */
-  async save(roots: string[], redaction?: string): Promise<void> {
+  async save(roots: string[], redaction?: string): Promise<boolean> {
     const under = (key: string) => roots.some((r) => key === r || key.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
     const sources: Record<string, ManifestEntry> = {};
-    for (const [k, e] of Object.entries(this.previous.sources)) if (!under(k)) sources[k] = e;
-    for (const [k, e] of this.seen) sources[k] = e;
+    let changed = false;
+    for (const [k, e] of Object.entries(this.known.sources)) {
+      if (!under(k)) sources[k] = e;
+      else if (this.seen.get(k) !== e) changed = true; // gone, or read again
+    }
+    for (const [k, e] of this.seen) {
+      if (this.known.sources[k] !== e) changed = true;
+      sources[k] = e;
+    }
     // Confirmation ids must name submissions this gateway still holds: keep the old ones only with old entries.
     const confirm = Object.keys(sources).length ? this.confirmIds : [];
-    this.data.gateways[this.gateway] = { confirm, sources, redaction: redaction ?? this.previous.redaction };
+    const sameConfirm = confirm.length === this.known.confirm.length && confirm.every((c, i) => c === this.known.confirm[i]);
+    // Nothing new (an unchanged rescan): the file is not written again.
+    if (!changed && sameConfirm && (redaction ?? this.known.redaction) === this.known.redaction && this.data.gateways[this.gateway]) return false;
+    this.data.gateways[this.gateway] = { confirm, sources, redaction: redaction ?? this.known.redaction };
     await fsp.mkdir(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.${process.pid}.tmp`;
     await fsp.writeFile(tmp, JSON.stringify(this.data), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
+    this.known = this.data.gateways[this.gateway];
+    this.seen.clear();
+    return true;
   }
 }

@@ -32,6 +32,8 @@ export interface MboxMessage {
 export interface MboxOptions {
   /** Largest message kept in memory; larger ones are yielded as `oversized`. */
   maxMessageBytes: number;
+  /** Byte offset to start reading at (where a message starts); offsets stay the file's. Default 0. */
+  start?: number;
 }
 
 const FROM_ = /^From \S+/;
@@ -71,7 +73,7 @@ interface Current {
 /** Splits an mbox byte stream into messages. */
 export async function* splitMbox(input: AsyncIterable<Buffer>, opts: MboxOptions): AsyncGenerator<MboxMessage> {
   let index = 0;
-  let offset = 0; // byte offset of the line being handled
+  let offset = opts.start ?? 0; // byte offset of the line being handled
   let prevBlank = true; // the start of the file counts as after an empty line
   let cur: Current | null = null;
   // Counted (Content-Length) body: lines taken on trust, and the empty lines seen after the count ran out.
@@ -202,7 +204,7 @@ export async function* splitMbox(input: AsyncIterable<Buffer>, opts: MboxOptions
   while (out.length) yield out.shift()!;
 }
 
-/** Splits the mbox file at `file`. */
+/** Splits the mbox file at `file` (from `opts.start`, numbering the first message read 1). */
 export function readMboxFile(file: string, opts: MboxOptions): AsyncGenerator<MboxMessage> {
-  return splitMbox(fs.createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, opts);
+  return splitMbox(fs.createReadStream(file, { highWaterMark: 1 << 20, start: opts.start ?? 0 }) as AsyncIterable<Buffer>, opts);
 }

@@ -40,11 +40,17 @@ export interface CollectedMessage
   precedence?: string | null;
   autoSubmitted?: string | null;
   listId?: string | null;
+  /** List-Post, X-Mailing-List and Errors-To: how a mailing list is recognised (mail-list.ts). */
+  listPost?: string | null;
+  mailingList?: string | null;
+  errorsTo?: string | null;
   attachments: MailAttachment[];
   /** `.partial.emlx` attachments whose file is not in the mailbox's Attachments folder. */
   attachmentsMissing: MissingAttachment[];
   /** Size of the RFC 822 message in bytes. */
   size: number;
+  /** The RFC 822 message as read (an .emlx file's message part): what the gateway keeps as its original. */
+  original: Buffer;
 }
 
 /** "+0900" / "-0800" at the end of a Date header (an optional "(PST)" comment after it) as "+09:00". */
@@ -85,6 +91,9 @@ export async function parseCollectedMessage(
     precedence: headerValues(parsed.headerLines, 'precedence')[0] ?? null,
     autoSubmitted: headerValues(parsed.headerLines, 'auto-submitted')[0] ?? null,
     listId: headerValues(parsed.headerLines, 'list-id')[0] ?? null,
+    listPost: headerValues(parsed.headerLines, 'list-post')[0] ?? null,
+    mailingList: headerValues(parsed.headerLines, 'x-mailing-list')[0] ?? null,
+    errorsTo: headerValues(parsed.headerLines, 'errors-to')[0] ?? null,
     text: parsed.text,
     html: parsed.html,
     attachments: parsed.attachments.map((a) => ({
@@ -98,5 +107,6 @@ export async function parseCollectedMessage(
     })),
     attachmentsMissing,
     size: message.length,
+    original: message,
   };
 }

@@ -7,25 +7,10 @@
 import { GatewayHttpError, type GatewayClient } from '../../gateway-client.ts';
 import { attachmentUploads, type AttachmentUpload, type BuiltEmail } from './document.ts';
 import type { MailAttachment } from './message.ts';
+import { uploadOriginals } from './originals.ts';
 
-export interface SubmitOutcome {
-  status: 'accepted' | 'rejected' | 'retry';
-  duplicate: boolean;
-  httpStatus: number;
-  docId: string | null;
-  submissionId: string | null;
-  gatewayStatus: string | null;
-  /** The version the gateway stored (1 for a new document), when it answered one. */
-  versionNumber: number | null;
-  /** Why the gateway stored nothing although it accepted (a forget's block list: blocked_source, blocked_identifier). */
-  skipped: string | null;
-  error: string | null;
-  /** Response body text of a rejection (truncated by the client). */
-  responseBody: string | null;
-  attachmentsUploaded: number;
-  attachmentsSkipped: string[];
-  latencyMs: number;
-}
+export type { SubmitOutcome } from './outcome.ts';
+import type { SubmitOutcome } from './outcome.ts';
 
 interface IngestAnswer {
   submission_id?: string;
@@ -39,13 +24,15 @@ interface IngestAnswer {
 function classify(err: unknown): { status: 'rejected' | 'retry'; httpStatus: number; message: string; body: string | null } {
   if (err instanceof GatewayHttpError) {
     const retry = err.status === -1 || err.status === 429 || err.status >= 500;
-    return { status: retry ? 'retry' : 'rejected', httpStatus: err.status, message: `${err.message}${err.body ? `: ${err.body.slice(0, 300)}` : ''}`, body: err.body ?? null };
+    return { status: retry ? 'retry' : 'rejected', httpStatus: err.status, message: `${err.describe()}${err.body ? `: ${err.body.slice(0, 300)}` : ''}`, body: err.body ?? null };
   }
   return { status: 'retry', httpStatus: 0, message: (err as Error).message, body: null };
 }
 
 export interface SubmitOptions {
   attachments?: MailAttachment[];
+  /** The message's raw RFC 5322 bytes, kept by the gateway as its original (originals.ts). */
+  original?: Buffer;
   uploadAttachments?: boolean;
   maxAttachmentBytes?: number;
   /**
@@ -98,6 +85,7 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
 
   const attachments = opts.attachments ?? [];
   if (opts.uploadAttachments && attachments.length) await uploadAttachments(gateway, [{ built, attachments, outcome: out }], opts);
+  if (opts.original) await uploadOriginals(gateway, [{ original: opts.original, outcome: out }]);
   return out;
 }
 
@@ -117,6 +105,8 @@ interface BatchAnswer {
 export interface BatchItem {
   built: BuiltEmail;
   attachments?: MailAttachment[];
+  /** The message's raw bytes (its original). */
+  original?: Buffer;
 }
 
 /**
@@ -125,7 +115,7 @@ export interface BatchItem {
  * gateway without the batch route (404/405) gets single submissions instead (spec-notes B4.8).
  */
 export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[], opts: Omit<SubmitOptions, 'attachments'> = {}): Promise<SubmitOutcome[]> {
-  if (items.length === 1) return [await submitEmail(gateway, items[0].built, { ...opts, attachments: items[0].attachments })];
+  if (items.length === 1) return [await submitEmail(gateway, items[0].built, { ...opts, attachments: items[0].attachments, original: items[0].original })];
   const started = performance.now();
   let answer: BatchAnswer;
   try {
@@ -133,7 +123,7 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
   } catch (err) {
     if (err instanceof GatewayHttpError && (err.status === 404 || err.status === 405)) {
       const out: SubmitOutcome[] = [];
-      for (const it of items) out.push(await submitEmail(gateway, it.built, { ...opts, onAnswered: undefined, attachments: it.attachments }));
+      for (const it of items) out.push(await submitEmail(gateway, it.built, { ...opts, onAnswered: undefined, attachments: it.attachments, original: it.original }));
       opts.onAnswered?.();
       return out;
     }
@@ -179,6 +169,8 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     const jobs = items.flatMap((it, i) => (outs[i].status === 'accepted' && it.attachments?.length ? [{ built: it.built, attachments: it.attachments, outcome: outs[i] }] : []));
     await uploadAttachments(gateway, jobs, opts);
   }
+  // One request for the batch's originals (usually): the same bytes are one object on the gateway.
+  await uploadOriginals(gateway, items.flatMap((it, i) => (it.original ? [{ original: it.original, outcome: outs[i] }] : [])));
   return outs;
 }
 
@@ -204,6 +196,9 @@ async function uploadAttachments(gateway: GatewayClient, jobs: AttachmentJob[], 
     job.outcome.attachmentsUploaded = 0;
     job.outcome.attachmentsSkipped = [];
     for (const up of attachmentUploads(job.built, job.attachments)) {
+      // An empty part has no file to store (the gateway answers 400 upload is empty): the message's
+      // metadata.attachments entry (size_bytes 0) is its record; nothing is lost, so it is no failure (issue 48).
+      if (up.data.length === 0) continue;
       if (up.data.length > max) job.outcome.attachmentsSkipped.push(`${up.meta.filename} (${up.data.length} bytes > ${max})`);
       else files.push({ up, job });
     }

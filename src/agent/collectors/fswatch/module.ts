@@ -31,10 +31,11 @@ const MAX_WATCHES = 256;
  * Soft delete through the catalog route (guarded by the gateway's CATALOG_TOKEN, which defaults to its
  * AUTH_TOKEN). Retries 429/503/transport like the gateway client (0.5 s, 1 s), then status -1.
  */
-export function catalogDeleter(config: AgentConfig, fetchImpl: typeof fetch = fetch): DeleteDocumentFn {
+export function catalogDeleter(config: AgentConfig, fetchImpl: typeof fetch = fetch, warn: (problem: string) => void = () => undefined): DeleteDocumentFn {
   const base = config.gateway.base_url.replace(/\/+$/, '');
-  const token = config.modules.fswatch.catalog_token ?? config.gateway.auth_token;
+  const token = catalogToken(config);
   const timeoutMs = Math.round(config.gateway.timeout * 1000);
+  let warned = false;
   return async (docId) => {
     const url = `${base}/v1/catalog/documents/${encodeURIComponent(docId)}`;
     const backoff = [500, 1000];
@@ -58,10 +59,49 @@ export function catalogDeleter(config: AgentConfig, fetchImpl: typeof fetch = fe
       if (res.ok) return 'deleted';
       if (res.status === 404) return 'gone';
       if (res.status === 429 || res.status === 503) continue;
+      // Refused deletions wait and are retried, which helps nobody until the token is fixed: say why, once.
+      if ((res.status === 401 || res.status === 403) && !warned) {
+        warned = true;
+        warn(catalogRefusal(config, res.status));
+      }
       throw new GatewayHttpError(res.status, `Gateway answered ${res.status}`, body.slice(0, 2000), statuses);
     }
     throw new GatewayHttpError(-1, 'Exceeded retry attempts', undefined, statuses);
   };
+}
+
+function catalogToken(config: AgentConfig): string | undefined {
+  return config.modules.fswatch.catalog_token ?? config.gateway.auth_token;
+}
+
+function catalogRefusal(config: AgentConfig, status: number): string {
+  const which = config.modules.fswatch.catalog_token ? 'modules.fswatch.catalog_token' : 'gateway.auth_token (modules.fswatch.catalog_token is not set)';
+  return (
+    `the gateway's catalog API refused this agent's token (${status}): deleted files in watched folders cannot ` +
+    `remove their documents. The agent sends ${which}; set modules.fswatch.catalog_token to the gateway's ` +
+    `CATALOG_TOKEN. Deletions wait and are retried until then.`
+  );
+}
+
+/**
+ * Whether the gateway's catalog API takes the token watched-folder deletions use, asked once at start: a GET of a
+ * submission nobody has (404 when the token is taken, 401/403 when not). Null when it is taken or the gateway
+ * does not answer (then the first refused deletion says so).
+ */
+export async function catalogAccessProblem(config: AgentConfig, fetchImpl: typeof fetch = fetch): Promise<string | null> {
+  const base = config.gateway.base_url.replace(/\/+$/, '');
+  const token = catalogToken(config);
+  try {
+    const res = await fetchImpl(`${base}/v1/catalog/submissions/00000000-0000-4000-8000-000000000000`, {
+      headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      signal: AbortSignal.timeout(Math.round(config.gateway.timeout * 1000)),
+      redirect: 'error',
+    });
+    await res.body?.cancel();
+    return res.status === 401 || res.status === 403 ? catalogRefusal(config, res.status) : null;
+  } catch {
+    return null;
+  }
 }
 
 function configWatchId(path: string, glob: string): string {
@@ -92,11 +132,18 @@ export function fswatchModule(ctx: AgentContext, extra: FsWatchModuleOptions = {
   let manager: FsWatchManager | undefined;
   const configRoots: string[] = [];
 
+  // One warning for a token the catalog API refuses, whether the start probe or a deletion finds it first.
+  let tokenWarned = false;
+  const warnToken = (problem: string) => {
+    if (tokenWarned) return;
+    tokenWarned = true;
+    ctx.log.warn(problem);
+  };
   if (cfg.enabled) {
     manager = new FsWatchManager({
       statePath: cfg.state_path,
       gateway: ctx.gateway,
-      deleteDocument: extra.deleteDocument ?? catalogDeleter(ctx.config),
+      deleteDocument: extra.deleteDocument ?? catalogDeleter(ctx.config, fetch, warnToken),
       debounceMs: cfg.debounce_ms,
       maxFileBytes: cfg.max_file_bytes,
       queueSize: cfg.event_queue_size,
@@ -147,6 +194,7 @@ export function fswatchModule(ctx: AgentContext, extra: FsWatchModuleOptions = {
     extraInfo: () => ({ watches_count: manager?.list().length ?? cfg.watches.length }),
     registerRoutes(app: FastifyInstance) {
       manager?.startAll();
+      if (manager && !extra.deleteDocument) void catalogAccessProblem(ctx.config).then((p) => p && warnToken(p));
       app.register(async (scoped) => {
         scoped.addHook('preHandler', async (_req, reply) => {
           if (!manager) return fail(reply, 501, FSWATCH_DISABLED);

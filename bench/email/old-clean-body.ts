@@ -1,4 +1,8 @@
 /**
+ * FROZEN COPY, for bench/email/whole-body.ts only: the body cleaner memex used until issue 40 (it was
+ * src/agent/collectors/email/clean-body.ts), so the bench can print what it kept of the same corpus.
+ * Not used by memex.
+ *
  * Body cleaning before hashing and submission (spec-notes B2.7): the text a person wrote in this
  * message, without the quoted conversation below it and without the signature.
  *

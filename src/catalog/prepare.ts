@@ -2,7 +2,7 @@
  * Turns a v1 ingest request into a catalog document (gateway spec 4.1 rule 1): text extracted
  * and normalised, timestamps in UTC with a type, people kept, idempotency key computed.
  */
-import type { CatalogDocumentRequest } from '../catalog/types.ts';
+import type { CatalogDocumentRequest } from './types.ts';
 import { TIMESTAMP_TYPES } from '../schemas/common.ts';
 import type { IngestRequestT } from '../schemas/ingest.ts';
 import { canonicalJson, normaliseText, sha256Hex } from '../util/hash.ts';

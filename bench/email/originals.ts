@@ -1,0 +1,95 @@
+/**
+ * What keeping every message's original costs `memex import mail` (issue 40 item 1): messages/s of a first
+ * import of a generated Maildir, and disk per 1,000 messages (database + object store), for this checkout and
+ * another one (`--base DIR`, e.g. an export of main) in alternating runs, so both see the same machine:
+ *
+ *   node --import tsx bench/email/originals.ts [--messages 5000] [--backend pglite|postgres] [--runs 2] [--base DIR]
+ *
+ * The importer is this checkout's `runMailImport` for both servers (the wire format is the same; against an
+ * older server the originals route answers 404 and nothing more is sent), unless `--base-importer` is given:
+ * then the base checkout's importer runs against the base server, which is the "before" a person upgrading sees.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { ROOT, machineLine, startBenchServer, type BenchServer } from '../lib/server.ts';
+import { generateCorpus, writeMaildir } from './corpus.ts';
+
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '5000' },
+    backend: { type: 'string', default: 'pglite' },
+    runs: { type: 'string', default: '2' },
+    base: { type: 'string' },
+    seed: { type: 'string', default: '17' },
+  },
+});
+const total = Number(values.messages);
+const backend = values.backend as 'pglite' | 'postgres';
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  if (!fs.existsSync(dir)) return 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) n += fs.statSync(path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)).size;
+  }
+  return n;
+}
+
+async function databaseBytes(server: BenchServer): Promise<number> {
+  if (!server.databaseUrl) return dirBytes(path.join(server.dataDir, 'pglite'));
+  const c = new pg.Client({ connectionString: server.databaseUrl });
+  await c.connect();
+  try {
+    await c.query('CHECKPOINT').catch(() => undefined);
+    return Number((await c.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0].n);
+  } finally {
+    await c.end();
+  }
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-originals-'));
+const corpus = generateCorpus({ messages: total, seed: Number(values.seed), domain: `orig${values.seed}.example`, quoting: true });
+const maildir = writeMaildir(path.join(work, 'Maildir'), corpus.messages);
+const warmup = writeMaildir(path.join(work, 'Warmup'), generateCorpus({ messages: 200, seed: 99, domain: 'warmup.example' }).messages);
+console.log(`${machineLine()}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`corpus: ${total} messages (${(dirBytes(maildir) / 2 ** 20).toFixed(1)} MiB Maildir), ${backend}`);
+
+const checkouts = [{ name: 'this checkout', root: ROOT }, ...(values.base ? [{ name: `base (${values.base})`, root: path.resolve(values.base) }] : [])];
+const rows: { name: string; rate: number; dbPerK: number; objectsPerK: number; objects: number }[] = [];
+for (let run = 0; run < Number(values.runs); run++) {
+  for (const c of run % 2 === 0 ? checkouts : [...checkouts].reverse()) {
+    const { runMailImport } = (await import(pathToFileURL(path.join(c.root, 'src', 'cli', 'import-mail.ts')).href)) as typeof import('../../src/cli/import-mail.ts');
+    const server = await startBenchServer(backend, { EMBEDDING_WORKER: 'off', GC_INTERVAL_HOURS: '0' }, c.root);
+    try {
+      // healthz answers while the server still starts (the early listener): wait until it takes requests.
+      for (const deadline = Date.now() + 300_000; (await fetch(`${server.url}/v1/readyz`).then((r) => r.status, () => 0)) !== 200; ) {
+        if (Date.now() > deadline) throw new Error('server not ready within 300 s');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const env = { ...process.env, MEMEX_URL: server.url, AUTH_TOKEN: server.token, MEMEX_MAIL_IMPORT_STATE: path.join(work, `state-${run}-${rows.length}.json`) };
+      let said = '';
+      const sink = { write: (s: string) => ((said += s), true), isTTY: false };
+      // A warm-up of a few other messages: the first requests of a fresh server (and its model threads starting)
+      // are not what an import costs.
+      await runMailImport([warmup], { stdout: { write: () => true, isTTY: false }, stderr: { write: () => true, isTTY: false }, env: { ...env, MEMEX_MAIL_IMPORT_STATE: `${env.MEMEX_MAIL_IMPORT_STATE}.warm` } });
+      const t = performance.now();
+      const code = await runMailImport([maildir], { stdout: sink, stderr: sink, env });
+      const seconds = (performance.now() - t) / 1000;
+      if (code !== 0) console.error(`import exited with ${code}: ${said.split('\n').filter((l) => l.startsWith('mail import done')).join('')}`);
+      const objectsDir = path.join(server.dataDir, 'objects');
+      const objects = fs.existsSync(path.join(objectsDir, 'sha256')) ? fs.readdirSync(path.join(objectsDir, 'sha256'), { recursive: true }).filter((n) => /[0-9a-f]{64}$/.test(String(n))).length : 0;
+      rows.push({ name: c.name, rate: total / seconds, dbPerK: (await databaseBytes(server)) / total * 1000, objectsPerK: dirBytes(objectsDir) / total * 1000, objects });
+    } finally {
+      await server.stop();
+    }
+  }
+}
+console.log('\n| checkout | messages/s | database per 1,000 messages | objects per 1,000 messages | objects |\n|---|---:|---:|---:|---:|');
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
+for (const r of rows) console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${mib(r.dbPerK)} | ${mib(r.objectsPerK)} | ${r.objects} |`);
+console.log(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+fs.rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,202 @@
+/**
+ * `memex tag …` and `memex saved …` (issue 44, docs/organize.md): tags, tagging rules and saved searches on
+ * the running server (POST /v1/tags/add|remove, GET /v1/tags, /v1/tags/rules, /v1/saved), found and
+ * authenticated by the client rule (src/client/target.ts). A saved search runs as `memex search @NAME`.
+ */
+import { parseArgs } from 'node:util';
+import { UsageError } from '../util/errors.ts';
+import { runVerb, splitQueryArgs, targetOptions, type CommandIo } from './search.ts';
+
+const COMMON = `  --url URL          server URL (default: MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
+  --token TOKEN      bearer token (default: AUTH_TOKEN, else the file DATA_DIR/auth-token)
+  --json             print the server's JSON answer
+  -h, --help         this text`;
+
+export const TAG_USAGE = `usage: memex tag add NAME QUERY...       tag every document QUERY matches (every word required)
+       memex tag remove NAME QUERY...    take the tag off every document QUERY matches
+       memex tag list                    every tag with its documents, conversations and rules
+       memex tag rule add NAME QUERY...  tag what QUERY matches now and every document ingested later
+       memex tag rule list               the rules, with the documents each tagged
+       memex tag rule remove ID [--remove-tags]
+                                         remove a rule (--remove-tags: and the tags it gave)
+
+Tag names are case-insensitive; '/' makes levels (finance/bank). QUERY is the search
+language of docs/search.md, tag:NAME and tag:NAME/* included.
+
+options:
+${COMMON}`;
+
+export const SAVED_USAGE = `usage: memex saved list                  saved searches: documents each matches, new since last looked at
+       memex saved add NAME QUERY... [--type T] [--person P] [--since D] [--until D]
+                                         save a search (replaces one of the same name)
+       memex saved remove NAME
+
+Run one with memex search @NAME.
+
+options:
+${COMMON}`;
+
+interface TagCount {
+  name: string;
+  documents: number;
+  conversations: number;
+  rules: number;
+}
+interface Rule {
+  rule_id: string;
+  tag: string;
+  query: string;
+  documents: number;
+}
+interface Saved {
+  name: string;
+  query: string;
+  filters: Record<string, unknown>;
+  count?: number;
+  new_since_seen?: number;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+export async function runTagCommand(argv: string[], io: CommandIo = {}): Promise<number> {
+  let values: Record<string, string | boolean | undefined> = {};
+  let words: string[] = [];
+  const options = { ...targetOptions, 'remove-tags': { type: 'boolean' } } as const;
+  return runVerb(
+    'tag',
+    TAG_USAGE,
+    io,
+    async (client, out) => {
+      const json = (v: unknown) => out.write(`${JSON.stringify(v, null, 2)}\n`);
+      const [sub, ...rest] = words;
+      if (sub === 'add' || sub === 'remove') {
+        const res = await client.request<{ tag: string; matched: number; changed: number }>('POST', `/v1/tags/${sub}`, {
+          json: { tag: rest[0], query: rest.slice(1).join(' ') },
+        });
+        if (values.json) return json(res), 0;
+        out.write(
+          sub === 'add'
+            ? `tagged ${plural(res.changed, 'document')} ${res.tag} (${res.matched} matched; ${res.matched - res.changed} had it already)\n`
+            : `took ${res.tag} off ${plural(res.changed, 'document')} (${res.matched} matched)\n`,
+        );
+        return 0;
+      }
+      if (sub === 'list') {
+        const res = await client.request<{ tags: TagCount[] }>('GET', '/v1/tags');
+        if (values.json) return json(res), 0;
+        if (res.tags.length === 0) out.write('no tags yet (memex tag add NAME QUERY)\n');
+        for (const t of res.tags) {
+          const extra = [t.conversations ? plural(t.conversations, 'conversation') : '', t.rules ? plural(t.rules, 'rule') : ''].filter(Boolean);
+          out.write(`${t.name}\t${plural(t.documents, 'document')}${extra.length ? `, ${extra.join(', ')}` : ''}\n`);
+        }
+        return 0;
+      }
+      // rule add | list | remove
+      const [op, ...args] = rest;
+      if (op === 'add') {
+        const res = await client.request<{ rule: Rule; tagged: number }>('POST', '/v1/tags/rules', {
+          json: { tag: args[0], query: args.slice(1).join(' ') },
+        });
+        if (values.json) return json(res), 0;
+        out.write(`rule ${res.rule.rule_id}: ${res.rule.tag} <- ${res.rule.query}\ntagged ${plural(res.tagged, 'document')} now; new documents are tagged as they arrive\n`);
+        return 0;
+      }
+      if (op === 'list') {
+        const res = await client.request<{ rules: Rule[] }>('GET', '/v1/tags/rules');
+        if (values.json) return json(res), 0;
+        if (res.rules.length === 0) out.write('no rules (memex tag rule add NAME QUERY)\n');
+        for (const r of res.rules) out.write(`${r.rule_id}\t${r.tag}\t${r.query}\t${plural(r.documents, 'document')}\n`);
+        return 0;
+      }
+      const res = await client.request<{ rule_id: string; tags_removed: number }>('DELETE', `/v1/tags/rules/${encodeURIComponent(args[0])}`, {
+        query: { remove_tags: values['remove-tags'] ? true : undefined },
+      });
+      if (values.json) return json(res), 0;
+      out.write(`removed rule ${res.rule_id}${values['remove-tags'] ? ` and the ${plural(res.tags_removed, 'tag')} it gave` : ''}\n`);
+      return 0;
+    },
+    () => {
+      const { optionArgs, words: w } = splitQueryArgs(argv, options);
+      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
+      values = p.values;
+      words = w;
+      if (!p.values.help) {
+        const [sub, a, b] = words;
+        if (sub === 'add' || sub === 'remove') {
+          if (!a || words.length < 3) throw new UsageError(`tag ${sub} needs NAME and QUERY`);
+        } else if (sub === 'rule') {
+          if (a === 'add' && (!b || words.length < 4)) throw new UsageError('tag rule add needs NAME and QUERY');
+          if (a === 'remove' && !b) throw new UsageError('tag rule remove needs the rule ID (memex tag rule list)');
+          if (!['add', 'list', 'remove'].includes(a ?? '')) throw new UsageError('tag rule takes add, list or remove');
+        } else if (sub !== 'list') {
+          throw new UsageError(sub ? `unknown tag command "${sub}"` : 'tag takes add, remove, list or rule');
+        }
+      }
+      return { help: Boolean(p.values.help), target: p.values };
+    },
+  );
+}
+
+export async function runSavedCommand(argv: string[], io: CommandIo = {}): Promise<number> {
+  let values: Record<string, string | boolean | undefined> = {};
+  let words: string[] = [];
+  const options = {
+    ...targetOptions,
+    type: { type: 'string' },
+    person: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    attachments: { type: 'boolean' },
+  } as const;
+  return runVerb(
+    'saved',
+    SAVED_USAGE,
+    io,
+    async (client, out) => {
+      const json = (v: unknown) => out.write(`${JSON.stringify(v, null, 2)}\n`);
+      const [sub, name, ...query] = words;
+      if (sub === 'list') {
+        const res = await client.request<{ saved: Saved[] }>('GET', '/v1/saved');
+        if (values.json) return json(res), 0;
+        if (res.saved.length === 0) out.write('no saved searches (memex saved add NAME QUERY)\n');
+        for (const s of res.saved) {
+          out.write(`@${s.name}\t${plural(s.count ?? 0, 'document')}, ${s.new_since_seen ?? 0} new\t${s.query}\n`);
+        }
+        return 0;
+      }
+      if (sub === 'add') {
+        const filters = {
+          source_type: values.type,
+          person: values.person,
+          start_date: values.since,
+          end_date: values.until,
+          has_attachments: values.attachments ? true : undefined,
+        };
+        const res = await client.request<Saved>('PUT', `/v1/saved/${encodeURIComponent(name)}`, {
+          json: { query: query.join(' '), filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) },
+        });
+        if (values.json) return json(res), 0;
+        out.write(`saved @${res.name}: ${plural(res.count ?? 0, 'document')} match now (memex search @${res.name})\n`);
+        return 0;
+      }
+      await client.request('DELETE', `/v1/saved/${encodeURIComponent(name)}`);
+      if (values.json) return json({ removed: name }), 0;
+      out.write(`removed @${name}\n`);
+      return 0;
+    },
+    () => {
+      const { optionArgs, words: w } = splitQueryArgs(argv, options);
+      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
+      values = p.values;
+      words = w;
+      if (!p.values.help) {
+        const [sub, name] = words;
+        if (sub === 'add' && (!name || words.length < 3)) throw new UsageError('saved add needs NAME and QUERY');
+        if (sub === 'remove' && !name) throw new UsageError('saved remove needs NAME');
+        if (!['add', 'list', 'remove'].includes(sub ?? '')) throw new UsageError(sub ? `unknown saved command "${sub}"` : 'saved takes list, add or remove');
+        if (name?.startsWith('@')) words[1] = name.slice(1);
+      }
+      return { help: Boolean(p.values.help), target: p.values };
+    },
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * The gateway's side of source freshness (issue 41, docs/sources.md): each agent's report of its sources
+ * (state, last success, newest at the source and stored, next run, last error), the pauses people ask for, and
+ * what changed at the source for stored documents (folder, flags, deleted_at_source), recorded in place on the
+ * active version: a flag change is not a new version of the message.
+ */
+import type { Database, Queryable } from '../db/types.ts';
+import type { SourceStateUpdateT, SourceStatusReportT } from '../schemas/sources.ts';
+import { coverageSourceId } from './identity.ts';
+
+export async function recordStatus(db: Database, agent: string, reports: SourceStatusReportT[]): Promise<Array<{ source_id: string; paused: boolean }>> {
+  return db.transaction(async (tx) => {
+    const out: Array<{ source_id: string; paused: boolean }> = [];
+    for (const r of reports) {
+      const identity = { collector: r.collector, source_type: r.source_type, source_account_id: r.source_account_id ?? null, source_ref: r.source_ref };
+      const id = coverageSourceId(identity);
+      await tx.query(
+        `INSERT INTO coverage_sources (source_id, collector, source_type, source_account_id, source_ref)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source_id) DO NOTHING`,
+        [id, identity.collector, identity.source_type, identity.source_account_id, identity.source_ref],
+      );
+      const row = await tx.query<{ paused: boolean }>(
+        `INSERT INTO source_status (source_id, agent, label, state, mode, last_success_at, newest_at_source, newest_stored, next_run_at, last_error, detail, reported_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, now())
+         ON CONFLICT (source_id) DO UPDATE SET agent = EXCLUDED.agent, label = EXCLUDED.label, state = EXCLUDED.state, mode = EXCLUDED.mode,
+           last_success_at = EXCLUDED.last_success_at, newest_at_source = EXCLUDED.newest_at_source, newest_stored = EXCLUDED.newest_stored,
+           next_run_at = EXCLUDED.next_run_at, last_error = EXCLUDED.last_error, detail = EXCLUDED.detail, reported_at = now()
+         RETURNING paused`,
+        [id, agent, r.label, r.state, r.mode, r.last_success_at, r.newest_at_source, r.newest_stored, r.next_run_at, r.last_error, r.detail ? JSON.stringify(r.detail) : null],
+      );
+      out.push({ source_id: id, paused: row.rows[0]?.paused === true });
+    }
+    return out;
+  });
+}
+
+/** Pauses or resumes a source; false when no source has that id. A source no agent reported yet is paused when it first does. */
+export async function setPaused(db: Queryable, sourceId: string, paused: boolean): Promise<boolean> {
+  const known = await db.query('SELECT 1 FROM coverage_sources WHERE source_id = $1', [sourceId]);
+  if (!known.rows.length) return false;
+  await db.query(
+    `INSERT INTO source_status (source_id, state, paused, paused_at) VALUES ($1, $2, $3, CASE WHEN $3 THEN now() END)
+     ON CONFLICT (source_id) DO UPDATE SET paused = $3, paused_at = CASE WHEN $3 THEN now() END`,
+    [sourceId, paused ? 'paused' : 'stopped', paused],
+  );
+  return true;
+}
+
+/** Sources with a reported status, for /metrics. */
+export async function statusForMetrics(db: Queryable): Promise<
+  Array<{ source_id: string; collector: string; source_ref: string; state: string; paused: boolean; last_success_at: Date | null; newest_at_source: Date | null; newest_stored: Date | null }>
+> {
+  return (
+    await db.query(
+      `SELECT st.source_id, s.collector, s.source_ref, st.state, st.paused, st.last_success_at, st.newest_at_source, st.newest_stored
+         FROM source_status st JOIN coverage_sources s ON s.source_id = st.source_id ORDER BY s.collector, s.source_ref`,
+    )
+  ).rows as never;
+}
+
+/**
+ * Records what changed at the source on the active version of each document, in place (no new version): metadata
+ * `folder`, `flags`, `deleted_at_source`. An expunge (deleted_at_source set) from a folder other than the
+ * document's current one is a move's leftover and changes nothing; with `delete`, the document is deleted.
+ */
+export async function applySourceState(
+  db: Database,
+  updates: SourceStateUpdateT[],
+  deleteDocument: (docId: string) => Promise<unknown>,
+): Promise<{ updated: number; deleted: number; not_found: number }> {
+  const out = { updated: 0, deleted: 0, not_found: 0 };
+  for (const u of updates) {
+    const cur = await db.query<{ doc_id: string; folder: string | null }>(
+      `SELECT doc_id, metadata->>'folder' AS folder FROM documents
+        WHERE source_type = $1 AND external_id = $2 AND is_active_version ORDER BY version_number DESC LIMIT 1`,
+      [u.source_type, u.source_id],
+    );
+    const doc = cur.rows[0];
+    if (!doc) {
+      out.not_found++;
+      continue;
+    }
+    const expunged = u.deleted_at_source != null;
+    if (expunged && u.folder && doc.folder && doc.folder !== u.folder) continue; // moved: it lives on in its new folder
+    if (expunged && u.delete) {
+      await deleteDocument(doc.doc_id);
+      out.deleted++;
+      continue;
+    }
+    const patch: Record<string, unknown> = {};
+    if (u.folder !== undefined && !expunged) patch.folder = u.folder;
+    if (u.flags !== undefined) patch.flags = u.flags;
+    if (u.deleted_at_source !== undefined) patch.deleted_at_source = u.deleted_at_source ? new Date(u.deleted_at_source).toISOString() : null;
+    if (!Object.keys(patch).length) continue;
+    await db.query(`UPDATE documents SET metadata = coalesce(metadata, '{}'::jsonb) || $2::jsonb WHERE doc_id = $1`, [doc.doc_id, JSON.stringify(patch)]);
+    out.updated++;
+  }
+  return out;
+}
