@@ -54,6 +54,16 @@ export interface DovecotServer {
   deliver(user: string, mailbox: string, message: SeedMessage): string;
   /** Dovecot's log so far (for failure messages). */
   log(): string;
+  /** Delivers a message through Dovecot itself (doveadm save, as LMTP would): IDLE sessions hear of it at once. */
+  save(user: string, mailbox: string, raw: string | Buffer): Promise<void>;
+  /** Message bodies fetched per finished IMAP session, from the logout lines (imap_logout_format): their sum. */
+  bodiesFetched(): number;
+  /** IMAP sessions logged in and not yet ended (login lines minus logout lines): 0 once every count is in. */
+  openSessions(): number;
+  /** Ends every IMAP session of `user` (doveadm kick): a dropped connection as clients see one. */
+  kick(user: string): Promise<void>;
+  /** Stops Dovecot and starts it again on the same port and mail (a server restart). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -249,6 +259,8 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
     `auth_failure_delay = 0`,
     `auth_mechanisms = plain login${useOauth ? ' xoauth2 oauthbearer' : ''}`,
     `log_path = ${logFile}`,
+    // Counted by tests: message bodies fetched in a session (bodiesFetched()).
+    `imap_logout_format = in=%i out=%o fetch_body=%{fetch_body_count} fetch_hdr=%{fetch_hdr_count}`,
     ...(opts.debug || process.env.MEMEX_DOVECOT_DEBUG === '1' ? ['auth_verbose = yes', 'auth_debug = yes'] : []),
     `mail_location = maildir:~/Maildir`,
     `first_valid_uid = ${owner.uid}`,
@@ -289,21 +301,27 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
   ].join('\n');
   fs.writeFileSync(confFile, conf, { mode: 0o644 });
 
-  const child: ChildProcess = spawn(DOVECOT_BIN, ['-F', '-c', confFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let child: ChildProcess;
   let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
   let exitInfo: string | null = null;
-  const exited = new Promise<void>((resolve) => {
-    child.on('exit', (code, signal) => {
-      exitInfo = `dovecot exited (code ${code}, signal ${signal})`;
-      resolve();
+  let exited: Promise<void>;
+  const launch = () => {
+    exitInfo = null;
+    child = spawn(DOVECOT_BIN, ['-F', '-c', confFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (d) => (output += d));
+    child.stderr?.on('data', (d) => (output += d));
+    exited = new Promise<void>((resolve) => {
+      child.on('exit', (code, signal) => {
+        exitInfo = `dovecot exited (code ${code}, signal ${signal})`;
+        resolve();
+      });
+      child.on('error', (err) => {
+        exitInfo = `dovecot failed to start: ${err.message}`;
+        resolve();
+      });
     });
-    child.on('error', (err) => {
-      exitInfo = `dovecot failed to start: ${err.message}`;
-      resolve();
-    });
-  });
+  };
+  launch();
   const readLog = () => {
     try {
       return output + fs.readFileSync(logFile, 'utf8');
@@ -311,17 +329,20 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
       return output;
     }
   };
-
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
+  const halt = async () => {
     if (exitInfo === null) {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
     }
+  };
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await halt();
     await introspection?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   };
@@ -340,6 +361,32 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
     maildirRoot,
     deliver: (user, mailbox, message) => writeMessage(maildirRoot(user), mailbox, message, owner),
     log: readLog,
+    bodiesFetched: () => [...readLog().matchAll(/fetch_body=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0),
+    openSessions: () => {
+      const log = readLog();
+      return [...log.matchAll(/imap-login: (?:Info: )?Login: /g)].length - [...log.matchAll(/fetch_body=/g)].length;
+    },
+    save: (user, mailbox, raw) =>
+      new Promise<void>((resolve, reject) => {
+        const p = spawn('/usr/bin/doveadm', ['-c', confFile, 'save', '-u', user, '-m', mailbox], { stdio: ['pipe', 'pipe', 'pipe'] });
+        let err = '';
+        p.stderr?.on('data', (d) => (err += d));
+        p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`doveadm save exited ${code}: ${err}`))));
+        p.stdin?.end(raw);
+      }),
+    kick: async (user) => {
+      await new Promise<void>((resolve, reject) => {
+        const p = spawn('/usr/bin/doveadm', ['-c', confFile, 'kick', user], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let err = '';
+        p.stderr?.on('data', (d) => (err += d));
+        p.on('exit', (code) => (code === 0 || code === 68 ? resolve() : reject(new Error(`doveadm kick exited ${code}: ${err}`))));
+      });
+    },
+    restart: async () => {
+      await halt();
+      launch();
+      await waitForGreeting(port, Date.now() + 15_000, () => (exitInfo ? `${exitInfo}: ${readLog()}` : null));
+    },
     stop,
   };
 }
