@@ -2,11 +2,13 @@
  * The gateway's side of source freshness (issue 41, docs/sources.md): each agent's report of its sources
  * (state, last success, newest at the source and stored, next run, last error), the pauses people ask for, and
  * what changed at the source for stored documents (folder, flags, deleted_at_source), recorded in place on the
- * active version: a flag change is not a new version of the message.
+ * active version: a flag change is not a new version of the message. Mail flags also set the tags `unread`,
+ * `flagged`, `replied` (src/organize/source-tags.ts).
  */
 import type { Database, Queryable } from '../db/types.ts';
 import type { SourceStateUpdateT, SourceStatusReportT } from '../schemas/sources.ts';
 import { coverageSourceId } from './identity.ts';
+import { syncMailFlagTags } from '../organize/source-tags.ts';
 
 export async function recordStatus(db: Database, agent: string, reports: SourceStatusReportT[]): Promise<Array<{ source_id: string; paused: boolean }>> {
   return db.transaction(async (tx) => {
@@ -92,7 +94,11 @@ export async function applySourceState(
     if (u.flags !== undefined) patch.flags = u.flags;
     if (u.deleted_at_source !== undefined) patch.deleted_at_source = u.deleted_at_source ? new Date(u.deleted_at_source).toISOString() : null;
     if (!Object.keys(patch).length) continue;
-    await db.query(`UPDATE documents SET metadata = coalesce(metadata, '{}'::jsonb) || $2::jsonb WHERE doc_id = $1`, [doc.doc_id, JSON.stringify(patch)]);
+    await db.transaction(async (tx) => {
+      await tx.query(`UPDATE documents SET metadata = coalesce(metadata, '{}'::jsonb) || $2::jsonb WHERE doc_id = $1`, [doc.doc_id, JSON.stringify(patch)]);
+      // Flags of mail are tags too (unread, flagged, replied), in the same transaction as the flags themselves.
+      if (u.flags !== undefined && u.source_type === 'email') await syncMailFlagTags(tx, doc.doc_id, u.flags);
+    });
     out.updated++;
   }
   return out;

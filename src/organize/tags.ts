@@ -5,6 +5,7 @@
  * lexical index, which holds every document's tags and its conversation's (tag:, the tag facet).
  */
 import type { Database, Queryable } from '../db/types.ts';
+import { SOURCE_TAG_ORIGIN } from './source-tags.ts';
 
 /** Rows written per statement. */
 export const WRITE_CHUNK = 10_000;
@@ -27,18 +28,24 @@ async function inChunks(ids: string[], fn: (part: string[]) => Promise<number>):
   return n;
 }
 
-/** Gives `tag` to the active documents and the threads named; the number given now (not had before). */
+/**
+ * Gives `tag` to the active documents and the threads named; the number given now (not had before). A tag given by
+ * hand that a mail flag gave already becomes the person's (origin manual): no later flag change takes it off.
+ */
 export async function addTag(db: Queryable, tag: string, t: TagTargets, origin = 'manual'): Promise<number> {
-  const docs = await inChunks([...new Set(t.docIds ?? [])], async (ids) =>
-    (
+  const docs = await inChunks([...new Set(t.docIds ?? [])], async (ids) => {
+    if (origin === 'manual') {
+      await db.query(`UPDATE document_tags SET origin = 'manual' WHERE tag = $2 AND origin = $3 AND doc_id = ANY($1::uuid[])`, [ids, tag, SOURCE_TAG_ORIGIN]);
+    }
+    return (
       await db.query(
         `INSERT INTO document_tags (doc_id, tag, origin)
          SELECT d.doc_id, $2, $3 FROM documents d WHERE d.doc_id = ANY($1::uuid[]) AND d.is_active_version
          ON CONFLICT (doc_id, tag) DO NOTHING`,
         [ids, tag, origin],
       )
-    ).rowCount,
-  );
+    ).rowCount;
+  });
   const threads = await inChunks([...new Set(t.threadIds ?? [])], async (ids) =>
     (
       await db.query(

@@ -57,7 +57,7 @@ export const TagsOnQuery = Type.Object(
   },
   { additionalProperties: false, description: 'One of doc_id or thread_id' },
 );
-const TagOn = Type.Object({ name: Type.String(), origin: Type.String({ description: "manual, import, or rule:RULE_ID" }) });
+const TagOn = Type.Object({ name: Type.String(), origin: Type.String({ description: 'manual, import, source (mail flags: unread, flagged, replied) or rule:RULE_ID' }) });
 export const TagsOn = Type.Object(
   {
     document: Type.Array(TagOn, { description: "The document's own tags (doc_id)" }),
