@@ -44,3 +44,44 @@ export const CalendarIngestResponse = Type.Object({
   results: Type.Array(CalendarIngestItemResult),
 });
 export type CalendarIngestResponseT = Static<typeof CalendarIngestResponse>;
+
+/** Longest agenda range, and most entries in one answer (GET /v1/calendar/agenda). */
+export const AGENDA_MAX_DAYS = 92;
+export const AGENDA_MAX_ENTRIES = 2000;
+
+export const AgendaQuery = Type.Object(
+  {
+    from: Type.String({ ...Timestamp, description: 'Start of the range, included (a date alone is 00:00 UTC)', examples: ['2026-12-07'] }),
+    to: Type.String({ ...Timestamp, description: `End of the range, left out; at most ${AGENDA_MAX_DAYS} days after from`, examples: ['2026-12-14'] }),
+  },
+  { additionalProperties: false },
+);
+export type AgendaQueryT = Static<typeof AgendaQuery>;
+
+export const AgendaEntry = Type.Object(
+  {
+    doc_id: Uuid,
+    kind: Type.Union([Type.Literal('event'), Type.Literal('task')]),
+    title: Type.String(),
+    starts_at: Type.String({ description: 'ISO 8601; a task: its due date' }),
+    ends_at: Type.String({ description: 'ISO 8601; equal to starts_at for a task or a point in time' }),
+    all_day: Type.Boolean(),
+    recurring: Type.Boolean({ description: 'One occurrence of a recurring series' }),
+    location: Nullable(Type.String()),
+    status: Nullable(Type.String({ description: 'The event\'s or task\'s status at its source (confirmed, tentative, cancelled, completed, …)' })),
+    completed: Nullable(Type.Boolean({ description: 'A task: done; an event: null' })),
+  },
+  { title: 'AgendaEntry' },
+);
+export type AgendaEntryT = Static<typeof AgendaEntry>;
+
+export const AgendaAnswer = Type.Object(
+  {
+    from: Type.String(),
+    to: Type.String(),
+    entries: Type.Array(AgendaEntry),
+    truncated: Type.Boolean({ description: `More than ${AGENDA_MAX_ENTRIES} entries: the first ${AGENDA_MAX_ENTRIES} by start` }),
+  },
+  { title: 'AgendaAnswer' },
+);
+export type AgendaAnswerT = Static<typeof AgendaAnswer>;

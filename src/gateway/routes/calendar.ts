@@ -1,11 +1,38 @@
-/** Calendar ingest (issue 42): `memex import FILE.ics` and the agent's calendar sources post here. */
+/**
+ * Calendars (issue 42): ingest (`memex import FILE.ics` and the agent's calendar sources post here) and the agenda,
+ * what happens between two instants (docs/calendar.md).
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
+import { agenda } from '../../calendar/agenda.ts';
 import { ingestCalendar } from '../../calendar/store.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
-import { CalendarIngestRequest, CalendarIngestResponse } from '../../schemas/calendar.ts';
+import { AGENDA_MAX_DAYS, AgendaAnswer, AgendaQuery, CalendarIngestRequest, CalendarIngestResponse } from '../../schemas/calendar.ts';
+import { parseTimestamp } from '../../util/timestamp.ts';
 
 export const calendarRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
+  app.get(
+    '/v1/calendar/agenda',
+    {
+      schema: {
+        tags: ['documents'],
+        operationId: 'calendarAgenda',
+        summary: `Events (each occurrence of a recurring one) and tasks due between two instants, by start; at most ${AGENDA_MAX_DAYS} days`,
+        querystring: AgendaQuery,
+        response: { 200: AgendaAnswer, 422: ValidationErrorBody },
+      },
+    },
+    async (req, reply) => {
+      // The schema checked both are timestamps (a date alone is its day's 00:00 UTC).
+      const from = parseTimestamp(req.query.from)!;
+      const to = parseTimestamp(req.query.to)!;
+      const refuse = (msg: string) => reply.code(422).send({ detail: [{ loc: ['query', 'to'], msg, type: 'value_error' }] });
+      if (to.getTime() <= from.getTime()) return refuse('to must be after from');
+      if (to.getTime() - from.getTime() > AGENDA_MAX_DAYS * 86_400_000) return refuse(`the range may be at most ${AGENDA_MAX_DAYS} days`);
+      return agenda(catalog.db, from, to);
+    },
+  );
+
   app.post(
     '/v1/calendar/ingest',
     {
