@@ -10,6 +10,7 @@ import { AskPage } from './pages/ask.tsx';
 import { PeoplePage, PersonPage } from './pages/people.tsx';
 import { RelationshipsPage } from './pages/relationships.tsx';
 import { TimelinePage } from './pages/timeline.tsx';
+import { AgendaPage } from './pages/agenda.tsx';
 import { SourcesPage } from './pages/sources.tsx';
 
 const NAV: [string, string][] = [
@@ -18,6 +19,7 @@ const NAV: [string, string][] = [
   ['people', 'People'],
   ['relationships', 'Relationships'],
   ['timeline', 'Timeline'],
+  ['agenda', 'Agenda'],
   ['sources', 'Sources'],
 ];
 
@@ -143,6 +145,9 @@ function App({ firstError }: { firstError: string | null }) {
       break;
     case 'timeline':
       body = <TimelinePage />;
+      break;
+    case 'agenda':
+      body = <AgendaPage params={route.params} />;
       break;
     case 'sources':
       body = <SourcesPage />;
