@@ -12,6 +12,7 @@ import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.t
 import { ForgetPanel } from '../forget.tsx';
 import { href } from '../router.ts';
 import { CoverageSection } from './coverage.tsx';
+import { RunningSourcesSection } from './running-sources.tsx';
 
 type SourceRow = SourcesResponseT['sources'][number];
 interface Upload {
@@ -189,6 +190,8 @@ export function SourcesPage() {
           {retried && <p role="status">{retried}</p>}
         </section>
       )}
+
+      <RunningSourcesSection />
 
       <CoverageSection />
 
