@@ -117,6 +117,11 @@ export interface GatewayClient {
    * Optional: a client without it (a test double, another gateway) sends no originals.
    */
   uploadOriginals?<T = unknown>(originals: OriginalUpload[]): Promise<GatewayResponse<T>>;
+  /**
+   * What changed at the source for stored documents (POST /v1/documents/source-state: folder, flags,
+   * deleted_at_source), at most 1,000 per call. Optional, as uploadOriginals.
+   */
+  sourceState?<T = unknown>(updates: object[]): Promise<GatewayResponse<T>>;
 }
 
 /** One message's original: the document version it was built into, and its bytes. */
@@ -234,6 +239,10 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     submitBatch(docs) {
       const body = JSON.stringify({ documents: docs });
       return send(`${ingestPath}:batch`, () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+    },
+    sourceState(updates) {
+      const body = JSON.stringify({ updates });
+      return send('/v1/documents/source-state', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
     },
     uploadFile(meta, data, o = {}) {
       const extra: Record<string, string> = {};

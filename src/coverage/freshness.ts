@@ -9,6 +9,7 @@ import type { Database, Queryable } from '../db/types.ts';
 import type { SourceStateUpdateT, SourceStatusReportT } from '../schemas/sources.ts';
 import { coverageSourceId } from './identity.ts';
 import { syncMailFlagTags } from '../organize/source-tags.ts';
+import { EMAIL_SOURCE_TYPES } from '../catalog/email-threads.ts';
 
 export async function recordStatus(db: Database, agent: string, reports: SourceStatusReportT[]): Promise<Array<{ source_id: string; paused: boolean }>> {
   return db.transaction(async (tx) => {
@@ -97,7 +98,7 @@ export async function applySourceState(
     await db.transaction(async (tx) => {
       await tx.query(`UPDATE documents SET metadata = coalesce(metadata, '{}'::jsonb) || $2::jsonb WHERE doc_id = $1`, [doc.doc_id, JSON.stringify(patch)]);
       // Flags of mail are tags too (unread, flagged, replied), in the same transaction as the flags themselves.
-      if (u.flags !== undefined && u.source_type === 'email') await syncMailFlagTags(tx, doc.doc_id, u.flags);
+      if (u.flags !== undefined && EMAIL_SOURCE_TYPES.includes(u.source_type)) await syncMailFlagTags(tx, doc.doc_id, u.flags);
     });
     out.updated++;
   }

@@ -18,7 +18,7 @@ import { MAX_EMAIL_FILE_BYTES } from '../../email/limits.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
 import { readMboxFile } from './mbox.ts';
-import { sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
+import { FLAGS_UNTOLD, maildirFlags, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
 import type { BatchItem, SubmitWindow } from './submit.ts';
 import type { SubmitOutcome } from './outcome.ts';
 import { storeRedaction, type StoreRedaction } from './store-redaction.ts';
@@ -189,6 +189,8 @@ export interface ImportSummary {
   duplicates: number;
   /** Of the duplicates: messages of unchanged sources, not read again (manifest). */
   unchanged: number;
+  /** Maildir messages whose flags (read, flagged, replied) the gateway was told as new. */
+  flagsUpdated: number;
   rejected: number;
   unreadable: number;
   retryLater: number;
@@ -243,6 +245,8 @@ interface SourceProgress {
 
 interface Pending {
   item: BatchItem;
+  /** A Maildir message: its flags now (from the file name), told to the gateway once it is stored. */
+  flags?: string[];
   location: string;
   bytes: number;
   source: SourceProgress;
@@ -261,7 +265,7 @@ interface Pending {
  */
 export async function importMail(sources: ImportSource[], opts: ImportOptions): Promise<ImportSummary> {
   const sum: ImportSummary = {
-    messages: 0, accepted: 0, duplicates: 0, unchanged: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0,
+    messages: 0, accepted: 0, duplicates: 0, unchanged: 0, flagsUpdated: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0,
     newVersions: 0, originalsStored: 0, sourcesRead: 0, answeredOnRetry: 0,
   };
   const policy = opts.redaction ?? storeRedaction({ module: opts.config.modules.mail.redact_pii, gatewayUrl: opts.config.gateway.base_url });
@@ -280,6 +284,14 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   let holding = retryDelays.length > 0;
   const retried = new Set<Pending>();
 
+  // Maildir flags (the file name's letters) the gateway is to be told as source state once the messages are
+  // stored: the tags unread, flagged, replied follow them (docs/organize.md). Recorded in the manifest only when told.
+  const flagNews: Array<{ entry: ManifestEntry; flags: string[]; update: { source_type: string; source_id: string; flags: string[] } }> = [];
+  const tellFlags = (entry: ManifestEntry, flags: string[], sourceType: string, sourceIds: string[]) => {
+    if (sameFlags(flags, entry.flags ?? FLAGS_UNTOLD)) return;
+    for (const id of sourceIds) flagNews.push({ entry, flags, update: { source_type: sourceType, source_id: id, flags } });
+  };
+
   const settle = (src: SourceProgress) => {
     if (src.read && src.outstanding === 0 && !src.failed) manifest?.record(src.key, src.entry, src.submissionId);
   };
@@ -295,6 +307,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       it.source.submissionId ??= out.submissionId;
       // Kept out by the block list: an unchanged source counts it skipped again without reading it.
       if (out.skipped) (it.source.entry.skipped ??= {})[it.index] = 'blocked';
+      else if (it.flags) tellFlags(it.source.entry, it.flags, it.item.built.document.source_type, [it.item.built.document.source_id]);
     } else {
       if (out.status === 'rejected') sum.rejected++;
       else sum.retryLater++;
@@ -340,6 +353,8 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     const coverage = opts.coverage?.(s);
     if (known && (!opts.limit || sum.messages + known.ids.length <= opts.limit)) {
       if (coverage) recordUnchanged(coverage, s, known);
+      // A rename (read, flagged, answered elsewhere) keeps the message unchanged; its flags are news.
+      if (s.kind === 'maildir') tellFlags(known, maildirFlags(s.path), 'email_local', known.ids.filter((_, i) => !known.skipped?.[i]).map((id) => `email:${id}`));
       const n = known.ids.length;
       sum.messages += n;
       sum.accepted += n;
@@ -425,7 +440,11 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         continue;
       }
       src.outstanding++;
-      batch.push({ item: { built, attachments: msg.attachments, original: msg.original }, location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage });
+      batch.push({
+        item: { built, attachments: msg.attachments, original: msg.original },
+        flags: s.kind === 'maildir' ? maildirFlags(s.path) : undefined,
+        location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage,
+      });
       if (batch.length >= batchSize) await flush();
     }
     src.read = true;
@@ -452,7 +471,32 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   if (stoppedAt >= 0) {
     for (const s of sources.slice(stoppedAt)) opts.coverage?.(s)?.pending(s.path, `not read: the import stopped at --limit ${opts.limit}`, 'not_reached');
   }
+  await sendFlagNews(opts, flagNews, sum);
   return sum;
+}
+
+/**
+ * Tells the gateway the Maildir flags that changed (POST /v1/documents/source-state, 1,000 per call) and records
+ * them in the manifest entries once told. A call that fails is said as a problem and its flags stay untold in the
+ * manifest, so the next import tells them again; the messages themselves are stored either way.
+ */
+async function sendFlagNews(
+  opts: ImportOptions,
+  news: Array<{ entry: ManifestEntry; flags: string[]; update: object }>,
+  sum: ImportSummary,
+): Promise<void> {
+  if (news.length === 0 || !opts.gateway.sourceState || opts.dryRun) return;
+  for (let i = 0; i < news.length; i += 1000) {
+    const part = news.slice(i, i + 1000);
+    try {
+      await opts.gateway.sourceState(part.map((n) => n.update));
+      for (const n of part) n.entry.flags = n.flags;
+      sum.flagsUpdated += part.length;
+    } catch (err) {
+      opts.onProblem?.('mail flags', `not recorded (the next import tries again): ${(err as Error).message}`);
+      return;
+    }
+  }
 }
 
 /** The messages of a source the manifest knows unchanged (not read again): stored, or skipped as they were. */

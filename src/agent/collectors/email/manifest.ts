@@ -31,6 +31,11 @@ export interface ManifestEntry {
   skipped?: Record<number, 'duplicate' | 'blocked'>;
   /** An mbox: where its last message starts, so a file that was only appended to is read from there. */
   resume?: MboxResume;
+  /**
+   * A Maildir message: the flags (IMAP names, from the file name's letters) the gateway was last told
+   * (POST /v1/documents/source-state). Absent: none were sent, which the gateway takes as read and unflagged.
+   */
+  flags?: string[];
 }
 
 /**
@@ -72,6 +77,23 @@ export function sourceKey(kind: 'mbox' | 'maildir' | 'file', file: string): stri
   const unique = path.basename(file).replace(/:2,[^/]*$/, '');
   return path.join(path.dirname(path.dirname(file)), unique);
 }
+
+const MAILDIR_FLAG_NAMES: Record<string, string> = { D: '\\Draft', F: '\\Flagged', R: '\\Answered', S: '\\Seen' };
+
+/**
+ * The flags of a Maildir message file, from the letters after `:2,` (D draft, F flagged, R replied, S seen; T and
+ * the rest are left out), as IMAP names, sorted. A file in new/ has none yet: unread.
+ */
+export function maildirFlags(file: string): string[] {
+  const m = /:2,([A-Za-z]*)$/.exec(path.basename(file));
+  if (!m) return [];
+  return [...new Set([...m[1]].map((c) => MAILDIR_FLAG_NAMES[c]).filter((f): f is string => f !== undefined))].sort();
+}
+
+/** What the gateway takes a message's flags to be when none were sent: read, nothing else. */
+export const FLAGS_UNTOLD = ['\\Seen'];
+
+export const sameFlags = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export class MailManifest {
   private readonly seen = new Map<string, ManifestEntry>();
