@@ -59,7 +59,8 @@ export interface ScrubReport {
  * began before the forget committed (another session's search, the embedding worker's claim) keeps the
  * erased rows in the rewritten table, and so does a transaction that began before it and is still open.
  * On a server, wait until every other session of this database holds no snapshot or transaction older than
- * now. PGlite has one session: nothing to wait for. Sessions of other roles show no xmin without
+ * now, and no session of any database runs a transaction older than now (it bounds every snapshot's xmin).
+ * PGlite has one session: nothing to wait for. Sessions of other roles show no xmin or xid without
  * pg_read_all_stats; they cannot be waited for.
  */
 async function waitForOlderSnapshots(db: Database, timeoutMs: number): Promise<boolean> {
@@ -68,11 +69,14 @@ async function waitForOlderSnapshots(db: Database, timeoutMs: number): Promise<b
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     // backend_xid too: a transaction that wrote and now sits between statements (the embedding worker
-    // storing a batch) holds no snapshot, yet its xid holds the horizon back all the same.
+    // storing a batch) holds no snapshot, yet its xid holds the horizon back all the same. And a running
+    // transaction of ANY database: a snapshot's xmin is the oldest xid running in the whole cluster, so
+    // while one runs (another database's CREATE or DROP DATABASE, a long write) the VACUUM's own snapshot,
+    // and every new one here, holds the erased rows as "recently dead" (seen in CI: 2 files kept the word).
     const older = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid()
-          AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::xid))
+        WHERE pid <> pg_backend_pid()
+          AND ((datname = current_database() AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::xid))
             OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::xid)))`,
       [now],
     );

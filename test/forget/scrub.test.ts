@@ -28,6 +28,19 @@ function filesHolding(dir: string, needle: string): string[] {
   return found;
 }
 
+/** PostgreSQL: the relation each file is (by its relfilenode), so a failure says which table kept the word. */
+async function named(files: string[]): Promise<string[]> {
+  if (backend === 'pglite' || files.length === 0) return files;
+  const nodes = files.map((f) => path.basename(f).split(/[._]/)[0]);
+  const r = await gw.db.query<{ node: string; rel: string }>(
+    `SELECT pg_relation_filenode(c.oid)::text AS node, c.oid::regclass::text AS rel FROM pg_class c
+      WHERE pg_relation_filenode(c.oid)::text = ANY($1::text[])`,
+    [nodes],
+  );
+  const rel = new Map(r.rows.map((x) => [x.node, x.rel]));
+  return files.map((f, i) => `${f} (${rel.get(nodes[i]) ?? 'unknown relation'})`);
+}
+
 let gw: TestGateway;
 let tmp: string;
 /** Where this test database's files are. */
@@ -77,7 +90,7 @@ describe(`forget on ${backend}`, () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().removed.documents).toBe(1);
 
-    expect(filesHolding(dbFiles, WORD)).toEqual([]);
+    expect(await named(filesHolding(dbFiles, WORD))).toEqual([]);
     if (backend === 'pglite') {
       // What `memex backup` carries of an embedded database: its data directory as a gzipped tar.
       const dump = Buffer.from(await (await gw.db.dumpDataDir!()).arrayBuffer());
