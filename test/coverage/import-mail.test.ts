@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { startLiveGateway, tmpDir, type LiveGateway } from '../email-collectors/helpers.ts';
+import { startLiveGateway, tmpDir, type LiveGateway, textSink } from '../email-collectors/helpers.ts';
 import { simpleMessage } from '../email-collectors/fixtures.ts';
 
 let live: LiveGateway;
@@ -19,11 +19,6 @@ afterAll(async () => {
   await live?.close();
 });
 
-function sink() {
-  let text = '';
-  return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
-}
-
 function maildir(): string {
   const md = tmpDir('memex-cov-maildir-');
   for (const sub of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(md, sub));
@@ -31,8 +26,8 @@ function maildir(): string {
 }
 
 async function importMail(dir: string, state: string, ...extra: string[]) {
-  const out = sink();
-  const err = sink();
+  const out = textSink();
+  const err = textSink();
   const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, ...extra], {
     stdout: out,
     stderr: err,

@@ -111,3 +111,9 @@ export async function agentWith(config: ReturnType<typeof testConfig>, gateway: 
   await app.ready();
   return app;
 }
+
+/** An output stream for a CLI verb that keeps what it was given (not a terminal). */
+export function textSink(): { write(s: string): boolean; isTTY: false; readonly text: string } {
+  let text = '';
+  return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
+}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { startLiveGateway, tmpDir, type LiveGateway } from './helpers.ts';
+import { startLiveGateway, tmpDir, type LiveGateway, textSink } from './helpers.ts';
 import { simpleMessage } from './fixtures.ts';
 
 let live: LiveGateway;
@@ -20,11 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await live?.close();
 });
-
-function sink() {
-  let text = '';
-  return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
-}
 
 /** Tags of the domain's messages, by the message's number in simpleMessage: "0:flagged", … */
 async function tags(domain: string): Promise<string[]> {
@@ -43,8 +38,8 @@ describe('Maildir flags as tags', () => {
   const md = path.join(tmpDir('memex-mdflags-'), 'Maildir');
   const env = { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(path.dirname(md), 'state.json') };
   const run = async (url = live.url) => {
-    const out = sink();
-    const err = sink();
+    const out = textSink();
+    const err = textSink();
     const code = await runMailImport(['mail', md, '--url', url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env });
     return { code, out: out.text, err: err.text };
   };

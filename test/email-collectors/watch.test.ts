@@ -16,7 +16,7 @@ import { createAgentServer } from '../../src/agent/server.ts';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { testConfig } from '../agent/helpers.ts';
-import { mailConfig, startLiveGateway, tmpDir, type LiveGateway } from './helpers.ts';
+import { mailConfig, startLiveGateway, tmpDir, type LiveGateway, textSink } from './helpers.ts';
 import { simpleMessage } from './fixtures.ts';
 
 let live: LiveGateway;
@@ -26,11 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await live?.close();
 });
-
-function sink() {
-  let text = '';
-  return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
-}
 
 /** Waits until `check` holds (checked every 100 ms), or fails after `ms`. */
 async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
@@ -70,8 +65,8 @@ describe('memex import mail --watch', () => {
     const stop = new AbortController();
     let watching!: () => void;
     const on = new Promise<void>((r) => (watching = r));
-    const out = sink();
-    const done = runMailImport(['mail', md, '--watch', '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: sink(), env, signal: stop.signal, onWatching: watching });
+    const out = textSink();
+    const done = runMailImport(['mail', md, '--watch', '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: textSink(), env, signal: stop.signal, onWatching: watching });
     await on;
     expect(out.text).toMatch(/done: 3 messages, 3 new/);
     expect(out.text).toMatch(/^watching /m);
@@ -91,8 +86,8 @@ describe('memex import mail --watch', () => {
   }, 120_000);
 
   it('usage: --watch goes with neither --dry-run nor --limit', async () => {
-    const e = sink();
-    expect(await runMailImport(['mail', '/tmp', '--watch', '--dry-run'], { stdout: sink(), stderr: e, env: {} })).toBe(2);
+    const e = textSink();
+    expect(await runMailImport(['mail', '/tmp', '--watch', '--dry-run'], { stdout: textSink(), stderr: e, env: {} })).toBe(2);
     expect(e.text).toMatch(/--watch goes with neither/);
   });
 });
