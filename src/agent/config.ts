@@ -19,12 +19,28 @@ import { parseAllowedHosts } from '../util/request-host.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
 import { AGENT_SETTINGS, LOG_LEVELS, type AgentLogLevel } from './settings.ts';
 import { parseDuration, parseSchedule, ScheduleError, type Schedule } from './sources/schedule.ts';
+import type { DavSourceConfig } from './collectors/dav/sync.ts';
+import { isKnownZone } from '../calendar/zones.ts';
 
 export const SECRET_MASK = '********';
 
 export type { AgentLogLevel };
 
 export type { RedactOptions };
+
+export type { DavSourceConfig };
+
+/** The calendar, reminders and contacts modules: CalDAV/CardDAV sources polled on their own. */
+export interface DavModuleConfig {
+  enabled: boolean;
+  sources: DavSourceConfig[];
+  /** Sync-tokens, ETags and the documents made of each member (dav/state.ts). */
+  state_path: string;
+  /** Zone of floating times (calendar, reminders); default the host's. */
+  zone?: string;
+  /** contacts: token of POST /catalog/contacts/ingest (the gateway's CATALOG_TOKEN); default gateway.auth_token. */
+  catalog_token?: string;
+}
 
 export interface MailSourceConfig {
   id: string;
@@ -118,9 +134,12 @@ export interface AgentConfig {
       /** Token for DELETE /v1/catalog/documents/{id} (the gateway's CATALOG_TOKEN); default gateway.auth_token. */
       catalog_token?: string;
     };
-    contacts: { enabled: boolean };
-    calendar: { enabled: boolean };
-    reminders: { enabled: boolean };
+    /** CardDAV address books (src/agent/collectors/dav/, docs/calendar.md). */
+    contacts: DavModuleConfig;
+    /** CalDAV calendars: their events. */
+    calendar: DavModuleConfig;
+    /** CalDAV task lists: their to-dos. */
+    reminders: DavModuleConfig;
     notes: { enabled: boolean };
     faces: { enabled: boolean };
     mail: {
@@ -216,9 +235,9 @@ export function defaultAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentC
         state_path: path.join(state, 'fswatch_state.json'),
         max_file_bytes: 10 * 1024 * 1024,
       },
-      contacts: { enabled: false },
-      calendar: { enabled: false },
-      reminders: { enabled: false },
+      contacts: { enabled: false, sources: [], state_path: path.join(state, 'contacts_dav_state.json') },
+      calendar: { enabled: false, sources: [], state_path: path.join(state, 'calendar_dav_state.json') },
+      reminders: { enabled: false, sources: [], state_path: path.join(state, 'reminders_dav_state.json') },
       notes: { enabled: false },
       faces: { enabled: false },
       mail: {
@@ -309,6 +328,15 @@ class Reader {
     const v = o[key];
     if (v === undefined || v === null) return undefined;
     return this.str(o, key, at, '');
+  }
+
+  /** `secret_ref` of an auth mapping: keychain://, env:// or file:// (the value is read when used, never here). */
+  secretRef(o: Obj, at: string): string | undefined {
+    const ref = this.optStr(o, 'secret_ref', at);
+    if (ref !== undefined && !/^(keychain:\/\/[^/]+\/.+|env:\/\/[A-Za-z_][A-Za-z0-9_]*|file:\/\/.+)$/.test(ref)) {
+      this.fail(`${at}.secret_ref`, 'must look like keychain://<service>/<account>, env://NAME or file://PATH', ref);
+    }
+    return ref;
   }
 
   oneOf<T extends string>(o: Obj, key: string, at: string, def: T, values: readonly T[]): T {
@@ -424,7 +452,63 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
   r.onlyKeys(ocr, ['enabled', 'languages', 'timeout_ms', 'pool_size', 'max_pixels', 'max_image_bytes', 'lang_paths', 'allowed_url_hosts', 'url_timeout_ms', 'recognition_level', 'include_layout'], 'modules.ocr');
   const fsw = m('fswatch');
   r.onlyKeys(fsw, ['enabled', 'watches', 'event_queue_size', 'debounce_ms', 'allowed_roots', 'state_path', 'max_file_bytes', 'catalog_token'], 'modules.fswatch');
-  const stub = (name: 'contacts' | 'calendar' | 'reminders' | 'notes' | 'faces') => {
+  const dav = (name: 'contacts' | 'calendar' | 'reminders'): DavModuleConfig => {
+    const o = m(name);
+    const at = `modules.${name}`;
+    r.onlyKeys(o, ['enabled', 'sources', 'state_path', 'zone', ...(name === 'contacts' ? ['catalog_token'] : [])], at);
+    const type = name === 'contacts' ? 'carddav' : 'caldav';
+    if (o.sources !== undefined && o.sources !== null && !Array.isArray(o.sources)) r.fail(`${at}.sources`, 'must be a list', o.sources);
+    const ids = new Set<string>();
+    const sources = ((o.sources as unknown[] | undefined) ?? []).map((raw, i): DavSourceConfig => {
+      const sat = `${at}.sources[${i}]`;
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) r.fail(sat, 'must be a mapping', raw);
+      const so = raw as Obj;
+      const listKey = type === 'carddav' ? 'address_books' : 'calendars';
+      r.onlyKeys(so, ['id', 'type', 'enabled', 'url', 'username', 'auth', listKey, 'poll_interval'], sat);
+      const id = r.str(so, 'id', sat, '');
+      if (!id) r.fail(`${sat}.id`, 'is required', so.id);
+      if (ids.has(id)) r.fail(`${sat}.id`, 'must be unique among sources', id);
+      ids.add(id);
+      r.oneOf(so, 'type', sat, type, [type] as const);
+      const url = r.str(so, 'url', sat, '');
+      if (!url) r.fail(`${sat}.url`, 'is required', so.url);
+      let parsed: URL | null = null;
+      try {
+        parsed = new URL(url);
+      } catch {
+        /* reported below */
+      }
+      if (!parsed || !/^https?:$/.test(parsed.protocol)) r.fail(`${sat}.url`, 'must be an http:// or https:// URL', url);
+      const src: DavSourceConfig = {
+        id,
+        type,
+        enabled: r.bool(so, 'enabled', sat, true),
+        url,
+        collections: r.strList(so, listKey, sat, []),
+        poll_interval_ms: r.duration(so, 'poll_interval', sat, 300_000),
+      };
+      const user = r.optStr(so, 'username', sat);
+      if (user !== undefined) src.username = user;
+      const a = r.obj(so, 'auth', `${sat}.auth`);
+      if (a) {
+        r.onlyKeys(a, ['kind', 'secret_ref'], `${sat}.auth`);
+        src.auth = { kind: r.oneOf(a, 'kind', `${sat}.auth`, 'password', ['password', 'bearer'] as const), secret_ref: r.secretRef(a, `${sat}.auth`) };
+      }
+      return src;
+    });
+    const cfgOut: DavModuleConfig = {
+      enabled: r.bool(o, 'enabled', at, false),
+      sources,
+      state_path: r.path(o, 'state_path', at, d.modules[name].state_path),
+    };
+    const zone = r.optStr(o, 'zone', at);
+    if (zone !== undefined && !isKnownZone(zone)) r.fail(`${at}.zone`, 'must be an IANA time zone such as Europe/Berlin', zone);
+    if (zone !== undefined) cfgOut.zone = zone;
+    const token = name === 'contacts' ? r.optStr(o, 'catalog_token', at) : undefined;
+    if (token !== undefined) cfgOut.catalog_token = token;
+    return cfgOut;
+  };
+  const stub = (name: 'notes' | 'faces') => {
     const o = m(name);
     r.onlyKeys(o, ['enabled'], `modules.${name}`);
     return { enabled: r.bool(o, 'enabled', `modules.${name}`, false) };
@@ -484,11 +568,7 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
     const a = r.obj(o, 'auth', `${at}.auth`);
     if (a) {
       r.onlyKeys(a, ['kind', 'secret_ref'], `${at}.auth`);
-      const ref = r.optStr(a, 'secret_ref', `${at}.auth`);
-      if (ref !== undefined && !/^(keychain:\/\/[^/]+\/.+|env:\/\/[A-Za-z_][A-Za-z0-9_]*|file:\/\/.+)$/.test(ref)) {
-        r.fail(`${at}.auth.secret_ref`, 'must look like keychain://<service>/<account>, env://NAME or file://PATH', ref);
-      }
-      source.auth = { kind: r.oneOf(a, 'kind', `${at}.auth`, 'app_password', ['app_password', 'xoauth2'] as const), secret_ref: ref };
+      source.auth = { kind: r.oneOf(a, 'kind', `${at}.auth`, 'app_password', ['app_password', 'xoauth2'] as const), secret_ref: r.secretRef(a, `${at}.auth`) };
     }
     const red = r.redact(o, 'redact_pii', at, undefined);
     if (red !== undefined) source.redact_pii = red;
@@ -544,9 +624,9 @@ export function validateAgentConfig(raw: unknown, file = 'agent.yaml', env: Node
         max_file_bytes: r.int(fsw, 'max_file_bytes', 'modules.fswatch', d.modules.fswatch.max_file_bytes, 1),
         catalog_token: r.optStr(fsw, 'catalog_token', 'modules.fswatch'),
       },
-      contacts: stub('contacts'),
-      calendar: stub('calendar'),
-      reminders: stub('reminders'),
+      contacts: dav('contacts'),
+      calendar: dav('calendar'),
+      reminders: dav('reminders'),
       notes: stub('notes'),
       faces: stub('faces'),
       mail: {

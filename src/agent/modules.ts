@@ -144,9 +144,6 @@ export function builtinStubs(ctx: AgentContext): AgentModule[] {
       publicConfig: () => ({ watches_count: m.fswatch.watches.length }),
       extraInfo: () => ({ watches_count: m.fswatch.watches.length }),
     }),
-    stubModule('contacts', m.contacts.enabled),
-    stubModule('calendar', m.calendar.enabled),
-    stubModule('reminders', m.reminders.enabled),
     stubModule('notes', m.notes.enabled),
     stubModule('faces', m.faces.enabled),
   ];

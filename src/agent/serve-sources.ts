@@ -16,7 +16,8 @@ import { createAgentServer, type AgentServer } from './server.ts';
 export function configRunsSources(c: AgentConfig): boolean {
   const mail = c.modules.mail;
   const mailSources = mail.enabled && mail.sources.some((s) => s.enabled && (s.type === 'imap' || s.schedule));
-  return mailSources || (c.modules.chatapp.enabled && c.modules.chatapp.schedule !== undefined);
+  const dav = (['calendar', 'reminders', 'contacts'] as const).some((n) => c.modules[n].enabled && c.modules[n].sources.some((s) => s.enabled));
+  return mailSources || dav || (c.modules.chatapp.enabled && c.modules.chatapp.schedule !== undefined);
 }
 
 export interface ServeSources {
@@ -29,12 +30,14 @@ export async function startServeSources(opts: {
   configPath?: string;
   gatewayUrl: string;
   token: string;
+  /** The server's CATALOG_TOKEN when set: CardDAV cards go to the catalog's contact route, which takes it. */
+  catalogToken?: string;
   env?: NodeJS.ProcessEnv;
   say: (line: string) => void;
 }): Promise<ServeSources | null> {
   const loaded = loadAgentConfig({ configPath: opts.configPath, env: opts.env });
   if (!configRunsSources(loaded.config)) {
-    if (opts.configPath) opts.say(`sources: ${loaded.path} enables no source to run (IMAP, or a schedule): none started`);
+    if (opts.configPath) opts.say(`sources: ${loaded.path} enables no source to run (IMAP, CalDAV/CardDAV, or a schedule): none started`);
     return null;
   }
   const config: AgentConfig = {
@@ -42,6 +45,10 @@ export async function startServeSources(opts: {
     // Never listened on: a throwaway secret keeps createAgentServer's check honest without writing a file.
     auth: { ...loaded.config.auth, secret: crypto.randomBytes(24).toString('base64url') },
     gateway: { ...loaded.config.gateway, base_url: opts.gatewayUrl, auth_token: opts.token, auth_token_source: 'memex serve' },
+    modules: {
+      ...loaded.config.modules,
+      contacts: { ...loaded.config.modules.contacts, catalog_token: loaded.config.modules.contacts.catalog_token ?? opts.catalogToken ?? opts.token },
+    },
   };
   const app = await createAgentServer(config, { runSources: true });
   const count = app.agent.sources.size;

@@ -26,6 +26,7 @@ import { emailFoldersModule, emailImapModule, emailLocalModule } from './collect
 import { ocrModule } from './routes/ocr.ts';
 import { chatappModule } from './collectors/chatapp/module.ts';
 import { fswatchModule } from './collectors/fswatch/module.ts';
+import { davModule } from './collectors/dav/module.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
 import { httpCoverageReporter, type CoverageReporter } from '../coverage/reporter.ts';
 import { AgentCoverage, coveragePollMs } from './coverage.ts';
@@ -147,6 +148,9 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
   // Collectors replace their stubs (same name).
   registry.register(chatappModule(context));
   registry.register(fswatchModule(context));
+  registry.register(davModule('calendar')(context));
+  registry.register(davModule('reminders')(context));
+  registry.register(davModule('contacts')(context));
   for (const factory of opts.modules ?? []) registry.register(factory(context));
   const runner = new SourceRunner({
     gateway: opts.sourcesGateway ?? httpSourcesGateway({ url: config.gateway.base_url, token: config.gateway.auth_token, timeoutMs: (config.gateway.timeout || 30) * 1000 }),

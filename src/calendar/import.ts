@@ -32,9 +32,11 @@ export interface ImportIcsOptions {
 
 export interface ImportIcsResult {
   file: CalendarFile;
-  totals: { stored: number; unchanged: number; stale: number; skipped: number; failed: number; occurrences: number };
+  totals: CalendarTotals;
   errors: string[];
 }
+
+export type CalendarTotals = { stored: number; unchanged: number; stale: number; skipped: number; failed: number; occurrences: number };
 
 /** Reads the text, sends its events and tasks in bounded requests. */
 export async function importIcsText(text: string, o: ImportIcsOptions): Promise<ImportIcsResult> {
@@ -42,15 +44,33 @@ export async function importIcsText(text: string, o: ImportIcsOptions): Promise<
   const file = readIcs(text, { zone: o.zone, ...win });
   const map = { zone: o.zone, account: o.account ?? null };
   const items: CalendarItem[] = [...file.events.map((e) => eventItem(e, map)), ...file.todos.map((t) => todoItem(t, map))];
-  const totals = { stored: 0, unchanged: 0, stale: 0, skipped: 0, failed: 0, occurrences: 0 };
+  const sent = await sendCalendarItems(items, o.post);
+  return { file, totals: sent.totals, errors: sent.errors };
+}
+
+/**
+ * Sends calendar items in requests of at most 500 items and about 4 MB; the answers are summed, and each item's
+ * own result is given back by its position in `items` (a CalDAV sync needs to know which member failed).
+ */
+export async function sendCalendarItems(
+  items: CalendarItem[],
+  post: ImportIcsOptions['post'],
+): Promise<{ totals: CalendarTotals; errors: string[]; results: CalendarIngestResponseT['results'] }> {
+  const totals: CalendarTotals = { stored: 0, unchanged: 0, stale: 0, skipped: 0, failed: 0, occurrences: 0 };
   const errors: string[] = [];
+  const results: CalendarIngestResponseT['results'] = [];
+  let start = 0;
   let batch: CalendarItem[] = [];
   let bytes = 0;
   const flush = async () => {
     if (!batch.length) return;
-    const r = await o.post({ items: batch });
-    for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-    for (const x of r.results) if (x.error) errors.push(`${batch[x.index].document.title ?? batch[x.index].document.external_id}: ${x.error}`);
+    const r = await post({ items: batch });
+    for (const k of Object.keys(totals) as (keyof CalendarTotals)[]) totals[k] += r[k];
+    for (const x of r.results) {
+      results.push({ ...x, index: start + x.index });
+      if (x.error) errors.push(`${batch[x.index].document.title ?? batch[x.index].document.external_id}: ${x.error}`);
+    }
+    start += batch.length;
     batch = [];
     bytes = 0;
   };
@@ -61,7 +81,7 @@ export async function importIcsText(text: string, o: ImportIcsOptions): Promise<
     bytes += size;
   }
   await flush();
-  return { file, totals, errors };
+  return { totals, errors, results };
 }
 
 /** "calendar: 120 events (14 recurring), 8 tasks; 2 skipped: …" */

@@ -126,7 +126,8 @@ async function serve(args: string[]): Promise<void> {
     const { startServeSources } = await import('../agent/serve-sources.ts');
     const { ensureAuthToken } = await import('../server.ts');
     try {
-      sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: ensureAuthToken(config).config.authToken!, say });
+      const tokens = ensureAuthToken(config).config;
+      sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: tokens.authToken!, catalogToken: tokens.catalogToken, say });
     } catch (err) {
       // A bad agent configuration stops nothing of the server: said, and the server serves on.
       say(`sources: not started: ${(err as Error).message}`);

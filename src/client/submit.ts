@@ -122,6 +122,10 @@ export interface GatewayClient {
    * deleted_at_source), at most 1,000 per call. Optional, as uploadOriginals.
    */
   sourceState?<T = unknown>(updates: object[]): Promise<GatewayResponse<T>>;
+  /** Events and tasks (POST /v1/calendar/ingest, memex's gateway), as `memex import FILE.ics` sends them. Optional. */
+  calendarIngest?<T = unknown>(body: { items: object[] }): Promise<GatewayResponse<T>>;
+  /** Contact cards (POST /catalog/contacts/ingest), as `memex import FILE.vcf` sends them. Optional. */
+  contactsIngest?<T = unknown>(body: object): Promise<GatewayResponse<T>>;
 }
 
 /** One message's original: the document version it was built into, and its bytes. */
@@ -243,6 +247,14 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     sourceState(updates) {
       const body = JSON.stringify({ updates });
       return send('/v1/documents/source-state', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+    },
+    calendarIngest(payload) {
+      const body = JSON.stringify(payload);
+      return send('/v1/calendar/ingest', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+    },
+    contactsIngest(payload) {
+      const body = JSON.stringify(payload);
+      return send('/catalog/contacts/ingest', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
     },
     uploadFile(meta, data, o = {}) {
       const extra: Record<string, string> = {};

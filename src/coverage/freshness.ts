@@ -75,8 +75,9 @@ export async function applySourceState(
   for (const u of updates) {
     const cur = await db.query<{ doc_id: string; folder: string | null }>(
       `SELECT doc_id, metadata->>'folder' AS folder FROM documents
-        WHERE source_type = $1 AND external_id = $2 AND is_active_version ORDER BY version_number DESC LIMIT 1`,
-      [u.source_type, u.source_id],
+        WHERE source_type = $1 AND external_id = $2 AND is_active_version AND ($3::text IS NULL OR source_account_id = $3)
+        ORDER BY version_number DESC LIMIT 1`,
+      [u.source_type, u.source_id, u.source_account_id ?? null],
     );
     const doc = cur.rows[0];
     if (!doc) {

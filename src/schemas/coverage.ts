@@ -8,7 +8,7 @@ import { Identifier, NO_NUL_PATTERN, Nullable, SOURCE_TYPES, StringEnum, Timesta
 import { FreshnessFields } from './freshness.ts';
 
 /** Who reads a source: the host agent's collectors and the CLI's importers. */
-export const COLLECTORS = ['email_local', 'email_imap', 'chatapp', 'fswatch', 'import_mail', 'ingest', 'contacts', 'import_notes', 'import_browser', 'import_chat'] as const;
+export const COLLECTORS = ['email_local', 'email_imap', 'chatapp', 'fswatch', 'import_mail', 'ingest', 'contacts', 'import_notes', 'import_browser', 'import_chat', 'calendar', 'reminders'] as const;
 export type Collector = (typeof COLLECTORS)[number];
 
 /**

@@ -54,7 +54,8 @@ export const PauseAnswer = Type.Object(
 export const SourceStateUpdate = Type.Object(
   {
     source_type: StringEnum(SOURCE_TYPES),
-    source_id: Identifier(1000, { description: 'The source_id the document was ingested with' }),
+    source_id: Identifier(1000, { description: "The document's external_id (the source_id it was ingested with when it has none)" }),
+    source_account_id: Type.Optional(Identifier(500, { description: 'Only the document of this account (two calendars may hold the same UID)' })),
     folder: Type.Optional(Type.String({ minLength: 1, maxLength: 500, pattern: NO_NUL_PATTERN })),
     flags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN }), { maxItems: 20 })),
     deleted_at_source: Type.Optional(Nullable(Timestamp)),

@@ -14,6 +14,10 @@ import { dovecotUnavailableReason, startDovecot, type DovecotServer } from '../h
 import { MEMEX_BIN, runMemex } from '../helpers/memex-bin.ts';
 import { tmpDir } from '../email-collectors/helpers.ts';
 import { CRLF } from '../email-collectors/fixtures.ts';
+import { waitFor as waitUntil } from '../helpers/wait.ts';
+
+// A whole `memex serve` starts here: the waits are longer than the helper's default.
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 90_000) => waitUntil(what, probe, ms, 250);
 
 const unavailable = dovecotUnavailableReason();
 const TOKEN = 'serve-sources-token-0123456789abcdef';
@@ -26,16 +30,6 @@ async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 90_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const note = (word: string) =>
