@@ -5,6 +5,7 @@
 #   maildir-utils (mu), notmuch   the mail import bench's peers (bench/email/peer.ts)
 #   zip                 the Google Takeout and chat-export tests build real archives with Info-ZIP's zip
 #   radicale            the CalDAV/CardDAV server the calendar and contact sync tests run against
+#   vdirsyncer          the CalDAV sync bench's peer (bench/calendar/caldav.ts)
 #   tesseract-ocr is not needed: OCR runs in tesseract.js.
 # Idempotent: exits in milliseconds when every binary is present.
 set -euo pipefail
@@ -18,6 +19,7 @@ command -v mu >/dev/null || missing+=(maildir-utils)
 command -v notmuch >/dev/null || missing+=(notmuch)
 command -v zip >/dev/null || missing+=(zip)
 command -v radicale >/dev/null || missing+=(radicale)
+command -v vdirsyncer >/dev/null || missing+=(vdirsyncer)
 if [ ${#missing[@]} -eq 0 ]; then
   log "present: $(chromium --version 2>/dev/null | head -1); mu $(mu --version 2>/dev/null | head -1 | awk '{print $NF}'); notmuch $(notmuch --version 2>/dev/null | awk '{print $NF}')"
   exit 0

@@ -17,6 +17,10 @@ import { radicaleUnavailableReason, startRadicale, type RadicaleServer } from '.
 import { startLiveGateway, tmpDir, type LiveGateway } from '../email-collectors/helpers.ts';
 import { testConfig } from '../agent/helpers.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
+import { createGatewayClient } from '../../src/client/submit.ts';
+import { DavClient } from '../../src/agent/collectors/dav/webdav.ts';
+import { DavStateStore } from '../../src/agent/collectors/dav/state.ts';
+import { REEXPAND_EVERY_MS, runDavSync, type DavGateway } from '../../src/agent/collectors/dav/sync.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const unavailable = radicaleUnavailableReason();
@@ -184,6 +188,41 @@ describe.skipIf(unavailable !== null)('CalDAV / CardDAV sync (real Radicale, liv
     const refs = all.json().sources.map((s: any) => s.source_ref);
     expect(refs).toContain(`${dav.url}/dana/work/`);
     expect(refs).toContain(`${dav.url}/dana/contacts/`);
+  });
+
+  it('the occurrence window moves: an unchanged series is expanded again after 30 days', async () => {
+    await dav.makeCalendar('dana', 'gym', ['VEVENT'], 'Gym');
+    await dav.put('dana', 'gym/yoga.ics', event('yoga-1@memex', 'Thursday yoga in the quince studio', '20261203T180000Z', 'RRULE:FREQ=WEEKLY'));
+    const gc = createGatewayClient({ baseUrl: live.url, authToken: TEST_TOKEN });
+    const gateway: DavGateway = {
+      calendar: async (b) => (await gc.calendarIngest!<any>(b)).body,
+      sourceState: async (u) => (await gc.sourceState!(u)).body,
+      contacts: async (r) => (await gc.contactsIngest!<any>(r)).body,
+    };
+    const state = new DavStateStore(path.join(stateDir, 'window.json'));
+    let clock = Date.UTC(2026, 11, 1);
+    const sync = () =>
+      runDavSync({
+        source: { id: 'win', type: 'caldav', enabled: true, url: `${dav.url}/`, username: 'dana', collections: ['Gym'], poll_interval_ms: 60_000 },
+        want: 'events', collector: 'calendar', client: new DavClient({ baseUrl: `${dav.url}/`, credentials: { username: 'dana' } }),
+        state, gateway, zone: 'UTC', yearsBack: 0, yearsAhead: 1, now: () => clock,
+      });
+    const lastOccurrence = async () => {
+      const r = await live.gw.db.query<{ last: Date }>(
+        `SELECT max(o.starts_at) AS last FROM calendar_occurrences o JOIN documents d ON d.doc_id = o.doc_id AND d.is_active_version WHERE d.external_id = 'yoga-1@memex'`,
+      );
+      return new Date(r.rows[0].last).getTime();
+    };
+    expect((await sync()).fetched).toBe(1);
+    const first = await lastOccurrence();
+    expect(first).toBeLessThan(Date.UTC(2027, 11, 2));
+    clock += 10 * 86_400_000;
+    expect((await sync()).fetched).toBe(0); // nothing changed, the window is young
+    clock += REEXPAND_EVERY_MS;
+    const again = await sync();
+    expect(again.fetched).toBe(1);
+    expect(again.stored).toBe(0); // the event itself is unchanged
+    expect(await lastOccurrence()).toBeGreaterThan(first + 30 * 86_400_000);
   });
 
   it('a calendar that is not on the server is an error in words; the agent goes on', async () => {

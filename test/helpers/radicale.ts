@@ -44,8 +44,30 @@ async function freePort(): Promise<number> {
 
 const basic = (user: string) => `Basic ${Buffer.from(`${user}:x`).toString('base64')}`;
 
-export async function startRadicale(): Promise<RadicaleServer> {
+export interface SeedCalendar {
+  user: string;
+  name: string;
+  displayName?: string;
+  components?: string[];
+  /** Member file name → iCalendar text. */
+  members: Record<string, string>;
+}
+
+/**
+ * Starts Radicale. `seed` writes calendars into its storage before it starts (Radicale's own layout: a folder per
+ * collection with `.Radicale.props`, a file per member), as a server that holds a big calendar already: 5,000 PUTs
+ * would take minutes.
+ */
+export async function startRadicale(opts: { seed?: SeedCalendar[] } = {}): Promise<RadicaleServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-radicale-'));
+  for (const c of opts.seed ?? []) {
+    const at = path.join(dir, 'collections', 'collection-root', c.user, c.name);
+    fs.mkdirSync(at, { recursive: true });
+    const props: Record<string, string> = { tag: 'VCALENDAR', 'C:supported-calendar-component-set': (c.components ?? ['VEVENT']).join(',') };
+    if (c.displayName) props['D:displayname'] = c.displayName;
+    fs.writeFileSync(path.join(at, '.Radicale.props'), JSON.stringify(props));
+    for (const [file, text] of Object.entries(c.members)) fs.writeFileSync(path.join(at, file), text);
+  }
   const port = await freePort();
   fs.writeFileSync(
     path.join(dir, 'config'),

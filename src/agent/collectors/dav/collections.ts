@@ -26,6 +26,8 @@ export interface KeptCollection {
   ctag: string | null;
   /** Each member by URL: its ETag and the external ids of the documents made of it. */
   members: Record<string, { etag: string | null; ids: string[] }>;
+  /** When every member was last fetched and expanded (epoch ms): the occurrence window moves with it. */
+  expanded_at?: number;
 }
 
 export interface CollectionChanges {

@@ -124,8 +124,19 @@ interface MemberItems {
   error: string | null;
 }
 
+/**
+ * Occurrences of a recurring event are expanded over a window around the time its member was fetched. A member
+ * that never changes would keep last year's window: every 30 days each member is fetched and sent again, and the
+ * gateway rewrites the occurrences whose window moved (the documents themselves are answered as unchanged).
+ */
+export const REEXPAND_EVERY_MS = 30 * 86_400_000;
+
 async function syncCollection(o: DavRunOptions, coll: DavCollection, out: DavRunResult): Promise<void> {
-  const kept = o.state.collection(o.source.id, coll.url);
+  const now = (o.now ?? Date.now)();
+  const stored = o.state.collection(o.source.id, coll.url);
+  const reexpand = o.want !== 'contacts' && stored !== undefined && now - (stored.expanded_at ?? 0) >= REEXPAND_EVERY_MS;
+  // Re-expanding: asked as if nothing were kept but the members (their ids, to retire what left).
+  const kept = reexpand ? { sync_token: null, ctag: null, members: Object.fromEntries(Object.entries(stored.members).map(([u, m]) => [u, { ...m, etag: null }])) } : stored;
   const changes = await collectionChanges(o.client, coll, kept);
   if (kept && !changes.changed.length && !changes.removed.length) {
     if (changes.syncToken !== kept.sync_token || coll.ctag !== kept.ctag) o.state.save(o.source.id, coll.url, { ...kept, sync_token: changes.syncToken, ctag: coll.ctag });
@@ -159,7 +170,7 @@ async function syncCollection(o: DavRunOptions, coll: DavCollection, out: DavRun
     else if (m.error) rec.failed(url, m.error, 'rejected');
     else rec.stored(url, prev[url] ? 'updated' : 'new');
   }
-  o.state.save(o.source.id, coll.url, { sync_token: changes.syncToken, ctag: coll.ctag, members: next });
+  o.state.save(o.source.id, coll.url, { sync_token: changes.syncToken, ctag: coll.ctag, members: next, expanded_at: !stored || reexpand ? now : stored.expanded_at });
   await o.coverage?.sendRun(rec.report({ cursor: { sync_token: changes.syncToken ? 'kept' : 'none', members: Object.keys(next).length } })).catch(() => false);
 }
 
