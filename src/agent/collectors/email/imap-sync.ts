@@ -28,9 +28,12 @@ import { imapCoverageSource, type ImapEmailCollector } from './imap.ts';
 import type { ImapFolderState, ImapStateStore, UidEntry } from './imap-state.ts';
 import { parseCollectedMessage } from './message.ts';
 import { storeRedaction } from './store-redaction.ts';
-import { submitEmail } from './submit.ts';
+import { submitEmailBatch, type BatchItem } from './submit.ts';
 
 /** The flags recorded on documents; others (keywords, \Recent) are left out. */
+/** New messages fetched and submitted together: one FETCH and one POST …:batch each (fewer with big messages). */
+const BODY_BATCH = 50;
+const BODY_BATCH_BYTES = 16 * 1024 * 1024;
 const KEPT_FLAGS = new Set(['\\Seen', '\\Flagged', '\\Answered', '\\Draft']);
 const keptFlags = (flags: Iterable<string> | undefined) => [...(flags ?? [])].filter((f) => KEPT_FLAGS.has(f)).sort();
 const sameFlags = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -261,6 +264,8 @@ export class ImapFolderSync implements Source {
     const updates: SourceStateUpdate[] = [];
     const now = new Date().toISOString();
     const modseq = box.highestModseq !== undefined ? String(box.highestModseq) : null;
+    // Set when the gateway could not take new mail: after the rest of the sync, the source backs off and tries again.
+    let gatewayGone: string | null = null;
 
     // 1. New messages: the UIDs above the highest one done with. (UIDNEXT is not updated by EXISTS, so it is not
     // asked; `n:*` answers at least the last message, one small line when nothing is new.)
@@ -279,17 +284,33 @@ export class ImapFolderSync implements Source {
       fresh.sort((a, b) => a.uid - b.uid);
       const policy = storeRedaction({ source: src.redact_pii, module: this.o.redactModule, gatewayUrl: this.o.gatewayUrl });
       const seenIds = new Map<string, string>();
-      for (const m of fresh) {
-        const entry = await this.collectOne(client, st, m, policy.options, seenIds);
-        if (entry === null) break; // the gateway is unavailable: the rest waits for the next sync
-        st.uids[m.uid] = entry;
-        st.uid_max = Math.max(st.uid_max, m.uid);
-        if (entry.s && entry.k !== 'skipped') {
-          updates.push({ source_type: 'email', source_id: entry.s, folder, flags: entry.f, deleted_at_source: null });
-          if (m.date) st.newest_stored = laterIso(st.newest_stored, m.date);
+      // In batches: one FETCH of the bodies and one POST …:batch per batch (a first sync of a big folder was one
+      // round trip of each per message). The state is saved after each batch; a cut batch is fetched again and
+      // answered as duplicates.
+      for (let i = 0; i < fresh.length; ) {
+        const batch: typeof fresh = [];
+        let bytes = 0;
+        while (i < fresh.length && batch.length < BODY_BATCH && (batch.length === 0 || bytes + fresh[i].size <= BODY_BATCH_BYTES)) {
+          bytes += fresh[i].size;
+          batch.push(fresh[i++]);
+        }
+        const entries = await this.collectBatch(client, batch, policy.options, seenIds);
+        for (const [k, m] of batch.entries()) {
+          const entry = entries[k];
+          if (entry === null) break; // the gateway is unavailable: the rest waits for the next sync
+          st.uids[m.uid] = entry;
+          st.uid_max = Math.max(st.uid_max, m.uid);
+          if (entry.s && entry.k !== 'skipped') {
+            updates.push({ source_type: 'email', source_id: entry.s, folder, flags: entry.f, deleted_at_source: null });
+            if (m.date) st.newest_stored = laterIso(st.newest_stored, m.date);
+          }
         }
         this.o.store.touch();
         this.o.store.save(true);
+        if (entries.includes(null)) {
+          gatewayGone = this.lastError ?? 'the gateway cannot take mail now';
+          break;
+        }
       }
     }
 
@@ -345,52 +366,80 @@ export class ImapFolderSync implements Source {
         this.o.log.warn({ source: this.label, err: (err as Error).message, updates: updates.length }, 'IMAP source: folder and flag changes not recorded at the gateway');
       }
     }
+    if (gatewayGone) {
+      this.o.store.save();
+      throw new Error(gatewayGone);
+    }
     st.last_success_at = new Date().toISOString();
     this.o.store.touch();
     this.o.store.save();
   }
 
-  /** Fetches, builds and submits one new message; its entry, or null when the gateway cannot take it now. */
-  private async collectOne(
+  /**
+   * Fetches, builds and submits new messages in one batch; each one's entry in order, or null from the first the
+   * gateway cannot take now (it and the rest are fetched again by the next sync).
+   */
+  private async collectBatch(
     client: ImapFlow,
-    st: ImapFolderState,
-    m: { uid: number; flags: string[]; size: number; date: string | null },
+    batch: Array<{ uid: number; flags: string[]; size: number; date: string | null }>,
     redaction: ReturnType<typeof storeRedaction>['options'],
     seenIds: Map<string, string>,
-  ): Promise<UidEntry | null> {
+  ): Promise<Array<UidEntry | null>> {
     const src = this.o.source;
-    if (m.size > MAX_EMAIL_FILE_BYTES) {
+    const entries: Array<UidEntry | null> = batch.map((m) => ({ k: 'skipped', s: null, f: m.flags }));
+    const wanted = batch.filter((m) => {
+      if (m.size <= MAX_EMAIL_FILE_BYTES) return true;
       this.o.log.warn({ source: this.label, uid: m.uid, size: m.size }, 'IMAP message larger than the limit: skipped');
-      return { k: 'skipped', s: null, f: m.flags };
+      return false;
+    });
+    const bodies = new Map<number, Buffer>();
+    if (wanted.length) {
+      for await (const one of client.fetch(wanted.map((m) => m.uid).join(','), { uid: true, source: true }, { uid: true })) {
+        if (one.source) bodies.set(one.uid, one.source);
+      }
+      this.counters.bodiesFetched += bodies.size;
     }
-    const one = await client.fetchOne(String(m.uid), { uid: true, source: true }, { uid: true });
-    this.counters.bodiesFetched++;
-    if (!one || !one.source) return { k: 'skipped', s: null, f: m.flags }; // expunged meanwhile
-    let msg;
-    try {
-      msg = await parseCollectedMessage(one.source);
-    } catch (err) {
-      this.o.log.warn({ source: this.label, uid: m.uid, err: (err as Error).message }, 'IMAP message unparsable: skipped');
-      return { k: 'skipped', s: null, f: m.flags };
+    const items: BatchItem[] = [];
+    const at: number[] = [];
+    for (const [k, m] of batch.entries()) {
+      const body = bodies.get(m.uid);
+      if (!body) continue; // too large, or expunged meanwhile
+      let msg;
+      try {
+        msg = await parseCollectedMessage(body);
+      } catch (err) {
+        this.o.log.warn({ source: this.label, uid: m.uid, err: (err as Error).message }, 'IMAP message unparsable: skipped');
+        continue;
+      }
+      const info = { sourceType: 'email' as const, prefix: `email_imap/${src.id}`, redaction, mailbox: this.o.folder, fallbackTimestamp: m.date };
+      let built = buildEmailDocument(msg, info);
+      if (built.messageId) {
+        const prev = seenIds.get(built.messageId);
+        if (prev !== undefined && prev !== built.textHash) built = buildEmailDocument(msg, info, { sourceIdOverride: disambiguatedSourceId(built.document.source_id, built.textHash) });
+        else seenIds.set(built.messageId, built.textHash);
+      }
+      items.push({ built, original: msg.original });
+      at.push(k);
     }
-    const info = { sourceType: 'email' as const, prefix: `email_imap/${src.id}`, redaction, mailbox: this.o.folder, fallbackTimestamp: m.date };
-    let built = buildEmailDocument(msg, info);
-    if (built.messageId) {
-      const prev = seenIds.get(built.messageId);
-      if (prev !== undefined && prev !== built.textHash) built = buildEmailDocument(msg, info, { sourceIdOverride: disambiguatedSourceId(built.document.source_id, built.textHash) });
-      else seenIds.set(built.messageId, built.textHash);
+    if (!items.length) return entries;
+    const outs = await submitEmailBatch(this.o.gateway, items);
+    let stopAt = batch.length;
+    for (const [j, out] of outs.entries()) {
+      const k = at[j];
+      const m = batch[k];
+      if (out.status === 'retry') {
+        this.lastError = `the gateway cannot take mail now (${out.httpStatus}): ${out.error ?? ''}`.trim();
+        stopAt = Math.min(stopAt, k);
+        continue;
+      }
+      if (out.status === 'rejected') {
+        this.o.log.warn({ source: this.label, uid: m.uid, status: out.httpStatus }, 'IMAP message rejected by the gateway: skipped');
+        continue;
+      }
+      entries[k] = { k: out.skipped ? 'blocked' : out.duplicate ? 'duplicate' : 'stored', s: items[j].built.document.source_id, f: m.flags };
     }
-    const out = await submitEmail(this.o.gateway, built, { original: msg.original });
-    if (out.status === 'retry') {
-      this.lastError = `the gateway cannot take mail now (${out.httpStatus}): ${out.error ?? ''}`.trim();
-      return null;
-    }
-    if (out.status === 'rejected') {
-      this.o.log.warn({ source: this.label, uid: m.uid, status: out.httpStatus }, 'IMAP message rejected by the gateway: skipped');
-      return { k: 'skipped', s: null, f: m.flags };
-    }
-    void st;
-    return { k: out.skipped ? 'blocked' : out.duplicate ? 'duplicate' : 'stored', s: built.document.source_id, f: m.flags };
+    for (let k = stopAt; k < batch.length; k++) entries[k] = null;
+    return entries;
   }
 }
 
