@@ -18,7 +18,7 @@ import { MAX_EMAIL_FILE_BYTES } from '../../email/limits.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
 import { readMboxFile } from './mbox.ts';
-import { FLAGS_UNTOLD, maildirFlags, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
+import { FLAGS_UNTOLD, maildirFlags, mboxFlags, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
 import type { BatchItem, SubmitWindow } from './submit.ts';
 import type { SubmitOutcome } from './outcome.ts';
 import { storeRedaction, type StoreRedaction } from './store-redaction.ts';
@@ -245,8 +245,10 @@ interface SourceProgress {
 
 interface Pending {
   item: BatchItem;
-  /** A Maildir message: its flags now (from the file name), told to the gateway once it is stored. */
+  /** A Maildir (file name) or mbox (headers) message: its flags now, told to the gateway once it is stored. */
   flags?: string[];
+  /** From an mbox: its flags are told each time it is read (the manifest has no entry per message). */
+  mbox?: boolean;
   location: string;
   bytes: number;
   source: SourceProgress;
@@ -286,9 +288,11 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
 
   // Maildir flags (the file name's letters) the gateway is to be told as source state once the messages are
   // stored: the tags unread, flagged, replied follow them (docs/organize.md). Recorded in the manifest only when told.
-  const flagNews: Array<{ entry: ManifestEntry; flags: string[]; update: { source_type: string; source_id: string; flags: string[] } }> = [];
-  const tellFlags = (entry: ManifestEntry, flags: string[], sourceType: string, sourceIds: string[]) => {
-    if (sameFlags(flags, entry.flags ?? FLAGS_UNTOLD)) return;
+  // An mbox message's flags (its Status:, X-Status:, X-Gmail-Labels: headers) are told whenever it is read: the
+  // manifest keeps one entry per mbox file, not per message (entry null).
+  const flagNews: Array<{ entry: ManifestEntry | null; flags: string[]; update: { source_type: string; source_id: string; flags: string[] } }> = [];
+  const tellFlags = (entry: ManifestEntry | null, flags: string[], sourceType: string, sourceIds: string[]) => {
+    if (entry && sameFlags(flags, entry.flags ?? FLAGS_UNTOLD)) return;
     for (const id of sourceIds) flagNews.push({ entry, flags, update: { source_type: sourceType, source_id: id, flags } });
   };
 
@@ -307,7 +311,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       it.source.submissionId ??= out.submissionId;
       // Kept out by the block list: an unchanged source counts it skipped again without reading it.
       if (out.skipped) (it.source.entry.skipped ??= {})[it.index] = 'blocked';
-      else if (it.flags) tellFlags(it.source.entry, it.flags, it.item.built.document.source_type, [it.item.built.document.source_id]);
+      else if (it.flags) tellFlags(it.mbox ? null : it.source.entry, it.flags, it.item.built.document.source_type, [it.item.built.document.source_id]);
     } else {
       if (out.status === 'rejected') sum.rejected++;
       else sum.retryLater++;
@@ -442,7 +446,8 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       src.outstanding++;
       batch.push({
         item: { built, attachments: msg.attachments, original: msg.original },
-        flags: s.kind === 'maildir' ? maildirFlags(s.path) : undefined,
+        flags: s.kind === 'maildir' ? maildirFlags(s.path) : s.kind === 'mbox' ? (mboxFlags(raw.bytes) ?? undefined) : undefined,
+        mbox: s.kind === 'mbox',
         location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage,
       });
       if (batch.length >= batchSize) await flush();
@@ -482,7 +487,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
  */
 async function sendFlagNews(
   opts: ImportOptions,
-  news: Array<{ entry: ManifestEntry; flags: string[]; update: object }>,
+  news: Array<{ entry: ManifestEntry | null; flags: string[]; update: object }>,
   sum: ImportSummary,
 ): Promise<void> {
   if (news.length === 0 || !opts.gateway.sourceState || opts.dryRun) return;
@@ -490,7 +495,7 @@ async function sendFlagNews(
     const part = news.slice(i, i + 1000);
     try {
       await opts.gateway.sourceState(part.map((n) => n.update));
-      for (const n of part) n.entry.flags = n.flags;
+      for (const n of part) if (n.entry) n.entry.flags = n.flags;
       sum.flagsUpdated += part.length;
     } catch (err) {
       opts.onProblem?.('mail flags', `not recorded (the next import tries again): ${(err as Error).message}`);

@@ -90,6 +90,30 @@ export function maildirFlags(file: string): string[] {
   return [...new Set([...m[1]].map((c) => MAILDIR_FLAG_NAMES[c]).filter((f): f is string => f !== undefined))].sort();
 }
 
+/**
+ * The flags of an mbox message, from the headers mail programs keep them in: `Status:` (R read; O, seen as new,
+ * is not read), `X-Status:` (A answered, F flagged, T draft; D deleted is left out), and Gmail's `X-Gmail-Labels:`
+ * in a Google Takeout mbox (Unread, Starred). As IMAP names, sorted; null when the message has none of these
+ * headers (nothing is known: nothing is told).
+ */
+export function mboxFlags(message: Buffer): string[] | null {
+  const ends = [message.indexOf('\n\n'), message.indexOf('\r\n\r\n')].filter((i) => i >= 0);
+  const end = ends.length ? Math.min(...ends) : -1;
+  const head = message.subarray(0, end >= 0 ? end : Math.min(message.length, 64 * 1024)).toString('latin1').replace(/\r?\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}:[ \t]*(.*)$`, 'im').exec(head)?.[1].trim() ?? null;
+  const status = header('Status');
+  const xstatus = header('X-Status');
+  const labels = header('X-Gmail-Labels');
+  if (status === null && xstatus === null && labels === null) return null;
+  const flags = new Set<string>();
+  if (status !== null ? status.includes('R') : labels !== null && !/(^|,)\s*Unread\s*(,|$)/i.test(labels)) flags.add('\\Seen');
+  if (labels !== null && /(^|,)\s*Unread\s*(,|$)/i.test(labels)) flags.delete('\\Seen');
+  if (xstatus?.includes('A')) flags.add('\\Answered');
+  if (xstatus?.includes('F') || (labels !== null && /(^|,)\s*Starred\s*(,|$)/i.test(labels))) flags.add('\\Flagged');
+  if (xstatus?.includes('T')) flags.add('\\Draft');
+  return [...flags].sort();
+}
+
 /** What the gateway takes a message's flags to be when none were sent: read, nothing else. */
 export const FLAGS_UNTOLD = ['\\Seen'];
 
