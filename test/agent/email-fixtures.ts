@@ -5,13 +5,13 @@
  */
 const CRLF = (s: string) => s.replace(/\r?\n/g, '\r\n');
 
-export function emlx(message: string | Buffer, opts: { declaredLength?: number; plist?: boolean } = {}): Buffer {
+export function emlx(message: string | Buffer, opts: { declaredLength?: number; plist?: boolean; flags?: number } = {}): Buffer {
   const body = Buffer.isBuffer(message) ? message : Buffer.from(message, 'utf8');
   const count = opts.declaredLength ?? body.length;
   const plist =
     opts.plist === false
       ? ''
-      : `<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0">\n<dict>\n\t<key>date-received</key>\n\t<integer>1700000000</integer>\n\t<key>flags</key>\n\t<integer>8590195713</integer>\n</dict>\n</plist>\n`;
+      : `<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0">\n<dict>\n\t<key>date-received</key>\n\t<integer>1700000000</integer>\n\t<key>flags</key>\n\t<integer>${opts.flags ?? 8590195713}</integer>\n</dict>\n</plist>\n`;
   return Buffer.concat([Buffer.from(`${count}\n`), body, Buffer.from(plist)]);
 }
 

@@ -71,6 +71,24 @@ export function emlxPlistDate(plist: string | null | undefined): Date | null {
   return trustworthy(ms) ? new Date(ms) : null;
 }
 
+/**
+ * The `flags` integer of an .emlx property list as IMAP flag names, sorted: Mail.app's bits 0 read, 2 answered,
+ * 4 flagged, 6 draft (1 deleted, 3 encrypted, 5 recent and the higher bits are left out). Null without one.
+ * Beside emlxPlistDate: the two facts memex reads from the trailer.
+ */
+export function emlxPlistFlags(plist: string | null | undefined): string[] | null {
+  if (!plist) return null;
+  const m = /<key>flags<\/key>\s*<integer>\s*(\d+)\s*</.exec(plist);
+  if (!m) return null;
+  const bits = Number(m[1]);
+  const flags: string[] = [];
+  if (bits & (1 << 2)) flags.push('\\Answered');
+  if (bits & (1 << 6)) flags.push('\\Draft');
+  if (bits & (1 << 4)) flags.push('\\Flagged');
+  if (bits & 1) flags.push('\\Seen');
+  return flags;
+}
+
 /** The message's date and where it came from; null when nothing trustworthy is known. */
 export function messageDate(dateHeader: string | null | undefined, clues: DateClues): { date: Date; source: DateSource } | null {
   const header = parseRfc5322Date(dateHeader);

@@ -45,6 +45,7 @@ import { RunRecorder } from '../../../coverage/recorder.ts';
 import type { CoverageReporter } from '../../../coverage/reporter.ts';
 import { reconcileSource, type Census } from '../../../coverage/reconcile.ts';
 import type { RunCountsT } from '../../../schemas/coverage.ts';
+import { FLAGS_UNTOLD, sameFlags } from './manifest.ts';
 import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOptions, type SubmitOutcome } from './submit.ts';
 
 interface PendingItem extends BatchItem {
@@ -57,6 +58,8 @@ interface PendingItem extends BatchItem {
    */
   copies: { file: string; st: fs.Stats }[];
   coverage: RunRecorder;
+  /** The .emlx file's flags (read, answered, flagged, draft): told to the gateway once the message is stored. */
+  flags: string[] | null;
 }
 
 export interface LocalRunStats {
@@ -307,6 +310,8 @@ export class LocalEmailCollector {
       // several waiting while later files are read).
       const unanswered = new Map<string, PendingItem>();
       const keysThisRun = new Set<string>();
+      // Flags of messages stored before whose .emlx changed: told after the run's messages are sent.
+      const flagNews: Array<{ key: string; flags: string[] }> = [];
       const pacer = StateSavePacer.forState(state);
       stats.files_found = files.length;
       let pending: PendingItem[] = [];
@@ -385,6 +390,9 @@ export class LocalEmailCollector {
           if (state.accepted[key]) state.files[file] = { size: st.size, mtime_ms: st.mtimeMs, key };
           else unanswered.get(key)?.copies.push({ file, st });
           if (state.accepted[key]) recordAccepted(coverage, file, state.accepted[key]);
+          // Read again because the file changed: Mail.app rewrites the .emlx when a message is read or flagged.
+          const told = state.accepted[key];
+          if (told && !told.skipped && msg.emlxFlags && !sameFlags(msg.emlxFlags, told.flags ?? FLAGS_UNTOLD)) flagNews.push({ key, flags: msg.emlxFlags });
           else coverage.skipped(file, 'duplicate', `a copy of ${unanswered.get(key)?.file ?? 'a message of this run'}, stored once`);
           continue;
         }
@@ -404,13 +412,14 @@ export class LocalEmailCollector {
         entry.mailbox = mailbox;
         state.entries[key] = entry;
 
-        const item: PendingItem = { built, attachments: msg.attachments, original: msg.original, entry, file, st, copies: [], coverage };
+        const item: PendingItem = { built, attachments: msg.attachments, original: msg.original, entry, file, st, copies: [], coverage, flags: msg.emlxFlags };
         unanswered.set(key, item);
         pending.push(item);
         if (pending.length >= mail.batch_size) await flush();
       }
       await flush();
       await window.drain();
+      await this.tellFlags(flagNews, state, warnings);
       saveState(stateCfg.run_state_path, state);
       const partial = files.filter((f) => /\.partial\.emlx$/i.test(f)).length;
       if (this.deps.coverage) {
@@ -469,6 +478,28 @@ export class LocalEmailCollector {
     }
     const outs = await submitEmailBatch(gateway, items, { uploadAttachments: mail.upload_attachments, maxAttachmentBytes: mail.max_attachment_bytes, ...window });
     items.forEach((it, i) => this.applyOutcome(it, outs[i], state, stats, warnings));
+    // Mail.app's flags become the tags unread, flagged, replied (docs/organize.md), told once the message is stored.
+    const news = items.flatMap((it, i) => (it.flags && outs[i].status === 'accepted' && !outs[i].skipped && !sameFlags(it.flags, FLAGS_UNTOLD) ? [{ key: it.entry.key, flags: it.flags }] : []));
+    await this.tellFlags(news, state, warnings);
+  }
+
+  /**
+   * Tells the gateway .emlx flags (POST /v1/documents/source-state) and records them as told. A refused call loses
+   * no mail: it is a warning, and the flags stay untold, so the next run that reads the file tells them again.
+   */
+  private async tellFlags(news: Array<{ key: string; flags: string[] }>, state: PersistedState, warnings: string[]): Promise<void> {
+    const { gateway } = this.deps;
+    if (!news.length || !gateway.sourceState) return;
+    for (let i = 0; i < news.length; i += 1000) {
+      const part = news.slice(i, i + 1000).filter((n) => state.accepted[n.key]);
+      try {
+        await gateway.sourceState(part.map((n) => ({ source_type: 'email_local', source_id: state.accepted[n.key].source_id, flags: n.flags })));
+        for (const n of part) state.accepted[n.key].flags = n.flags;
+      } catch (err) {
+        warnings.push(`Mail flags not recorded (told again when the file changes): ${(err as Error).message}`);
+        return;
+      }
+    }
   }
 
   private applyOutcome(it: PendingItem, out: SubmitOutcome, state: PersistedState, stats: LocalRunStats, warnings: string[]): void {

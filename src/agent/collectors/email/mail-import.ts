@@ -368,7 +368,12 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       opts.onMessage?.(sum, s.bytes);
       continue;
     }
-    const src: SourceProgress = { key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [], redaction: policy.label }, outstanding: 0, read: false, failed: false, submissionId: null };
+    // A file read again (it changed: Mail.app rewrites an .emlx when a message is read) keeps the flags told before,
+    // so only a change of them is told.
+    const toldBefore = s.kind === 'mbox' ? undefined : manifest?.previous(key)?.flags;
+    const src: SourceProgress = {
+      key, entry: { size: s.bytes, mtime: s.mtimeMs, ids: [], redaction: policy.label, ...(toldBefore ? { flags: toldBefore } : {}) }, outstanding: 0, read: false, failed: false, submissionId: null,
+    };
     // An mbox that was only appended to: its messages up to the last one read before are not read again.
     const resume = s.kind === 'mbox' && manifest && (!opts.limit || sum.messages + (manifest.previous(key)?.resume?.before ?? 0) <= opts.limit)
       ? await resumePoint(s, manifest.previous(key), policy.label)
@@ -446,7 +451,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       src.outstanding++;
       batch.push({
         item: { built, attachments: msg.attachments, original: msg.original },
-        flags: s.kind === 'maildir' ? maildirFlags(s.path) : s.kind === 'mbox' ? (mboxFlags(raw.bytes) ?? undefined) : undefined,
+        flags: s.kind === 'maildir' ? maildirFlags(s.path) : s.kind === 'mbox' ? (mboxFlags(raw.bytes) ?? undefined) : (msg.emlxFlags ?? undefined),
         mbox: s.kind === 'mbox',
         location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage,
       });

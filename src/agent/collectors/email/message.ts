@@ -7,6 +7,7 @@
  */
 import crypto from 'node:crypto';
 import type { DateSource } from '../../email/mail-date.ts';
+import { emlxPlistFlags } from '../../email/mail-date.ts';
 import { headerValues, type MailAddress, type MailMessage } from '../../email/mail-message.ts';
 import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
 import type { MissingAttachment } from '../../email/partial-emlx.ts';
@@ -51,6 +52,8 @@ export interface CollectedMessage
   size: number;
   /** The RFC 822 message as read (an .emlx file's message part): what the gateway keeps as its original. */
   original: Buffer;
+  /** An .emlx file's flags (read, answered, flagged, draft) from its property list, as IMAP names; else null. */
+  emlxFlags: string[] | null;
 }
 
 /** "+0900" / "-0800" at the end of a Date header (an optional "(PST)" comment after it) as "+09:00". */
@@ -108,5 +111,6 @@ export async function parseCollectedMessage(
     attachmentsMissing,
     size: message.length,
     original: message,
+    emlxFlags: emlxPlistFlags(emlxPlist),
   };
 }

@@ -45,6 +45,8 @@ export interface AcceptedRecord {
   accepted_at: string;
   /** The gateway accepted but stored nothing: the block list (blocked_source, blocked_identifier). */
   skipped?: string;
+  /** The .emlx flags the gateway was last told (absent: none told, read as far as it knows). */
+  flags?: string[];
 }
 
 export interface PersistedState {
