@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { createGatewayClient } from '../../src/client/submit.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { agentWith, auth, mailConfig, startLiveGateway, textSink, tmpDir, type LiveGateway } from './helpers.ts';
+import { agentWith, auth, localMailVersions, mailConfig, sourceTags, startLiveGateway, textSink, tmpDir, type LiveGateway } from './helpers.ts';
 import { emlx, simpleMessage } from './fixtures.ts';
 
 const READ = 1;
@@ -25,16 +25,8 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function tags(domain: string): Promise<string[]> {
-  const r = await live.gw.db.query<{ external_id: string; tag: string }>(
-    `SELECT d.external_id, t.tag FROM document_tags t JOIN documents d ON d.doc_id = t.doc_id AND d.is_active_version
-      WHERE d.external_id LIKE $1 AND t.origin = 'source' ORDER BY 1, 2`,
-    [`%@${domain}%`],
-  );
-  return r.rows.map((x) => `${/(\d+)@/.exec(x.external_id)?.[1] ?? x.external_id}:${x.tag}`);
-}
-const versions = async (domain: string) =>
-  Number((await live.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM documents WHERE source_type = 'email_local' AND external_id LIKE $1`, [`%@${domain}%`])).rows[0].n);
+const tags = (domain: string) => sourceTags(live, domain);
+const versions = (domain: string) => localMailVersions(live, domain);
 
 /** A Mail.app mailbox folder of simpleMessage(n) files with the given flags; a later call rewrites them (new mtime). */
 function writeMailbox(root: string, domain: string, flags: number[]): void {

@@ -117,3 +117,19 @@ export function textSink(): { write(s: string): boolean; isTTY: false; readonly 
   let text = '';
   return { write: (s: string) => ((text += s), true), isTTY: false, get text() { return text; } };
 }
+
+/** The source tags (unread, flagged, replied) of a test domain's mail: "n:tag", n the number of simpleMessage(n). */
+export async function sourceTags(live: LiveGateway, domain: string): Promise<string[]> {
+  const r = await live.gw.db.query<{ external_id: string; tag: string }>(
+    `SELECT d.external_id, t.tag FROM document_tags t JOIN documents d ON d.doc_id = t.doc_id AND d.is_active_version
+      WHERE d.external_id LIKE $1 AND t.origin = 'source' ORDER BY 1, 2`,
+    [`%@${domain}%`],
+  );
+  return r.rows.map((x) => `${/(\d+)@/.exec(x.external_id)?.[1] ?? x.external_id}:${x.tag}`);
+}
+
+/** How many versions of a test domain's local mail the gateway holds (a flag change is no new version). */
+export async function localMailVersions(live: LiveGateway, domain: string): Promise<number> {
+  const r = await live.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM documents WHERE source_type = 'email_local' AND external_id LIKE $1`, [`%@${domain}%`]);
+  return Number(r.rows[0].n);
+}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { startLiveGateway, tmpDir, type LiveGateway, textSink } from './helpers.ts';
+import { localMailVersions, startLiveGateway, tmpDir, type LiveGateway, textSink } from './helpers.ts';
 import { simpleMessage } from './fixtures.ts';
 
 let live: LiveGateway;
@@ -30,8 +30,7 @@ async function tags(domain: string): Promise<string[]> {
   );
   return r.rows.map((x) => `${/(\d+)@/.exec(x.external_id)?.[1] ?? x.external_id}:${x.tag}:${x.origin}`);
 }
-const versions = async (domain: string) =>
-  Number((await live.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM documents WHERE source_type = 'email_local' AND external_id LIKE $1`, [`%@${domain}%`])).rows[0].n);
+const versions = (domain: string) => localMailVersions(live, domain);
 
 describe('Maildir flags as tags', () => {
   const domain = 'flags.example';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
-import { startLiveGateway, tmpDir, type LiveGateway, textSink } from './helpers.ts';
+import { startLiveGateway, tmpDir, type LiveGateway, textSink, sourceTags, localMailVersions } from './helpers.ts';
 import { simpleMessage } from './fixtures.ts';
 
 let live: LiveGateway;
@@ -21,16 +21,8 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function tags(domain: string): Promise<string[]> {
-  const r = await live.gw.db.query<{ external_id: string; tag: string }>(
-    `SELECT d.external_id, t.tag FROM document_tags t JOIN documents d ON d.doc_id = t.doc_id AND d.is_active_version
-      WHERE d.external_id LIKE $1 AND t.origin = 'source' ORDER BY 1, 2`,
-    [`%@${domain}%`],
-  );
-  return r.rows.map((x) => `${/(\d+)@/.exec(x.external_id)?.[1] ?? x.external_id}:${x.tag}`);
-}
-const versions = async (domain: string) =>
-  Number((await live.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM documents WHERE source_type = 'email_local' AND external_id LIKE $1`, [`%@${domain}%`])).rows[0].n);
+const tags = (domain: string) => sourceTags(live, domain);
+const versions = (domain: string) => localMailVersions(live, domain);
 
 /** An mbox of simpleMessage(n) with the given extra headers each (put after From:, as mail programs write them). */
 function mbox(domain: string, headers: string[]): string {
