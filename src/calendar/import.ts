@@ -6,6 +6,7 @@
  * floating times), --years-back N / --years-ahead N (the occurrence window).
  */
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { read } from '../config/env.ts';
 import { CALENDAR_SETTINGS } from './config.ts';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
@@ -34,6 +35,9 @@ export interface ImportIcsResult {
   file: CalendarFile;
   totals: CalendarTotals;
   errors: string[];
+  /** What was sent, and the server's answer to each by position. */
+  items: CalendarItem[];
+  results: CalendarIngestResponseT['results'];
 }
 
 export type CalendarTotals = { stored: number; unchanged: number; stale: number; skipped: number; failed: number; occurrences: number };
@@ -45,7 +49,7 @@ export async function importIcsText(text: string, o: ImportIcsOptions): Promise<
   const map = { zone: o.zone, account: o.account ?? null };
   const items: CalendarItem[] = [...file.events.map((e) => eventItem(e, map)), ...file.todos.map((t) => todoItem(t, map))];
   const sent = await sendCalendarItems(items, o.post);
-  return { file, totals: sent.totals, errors: sent.errors };
+  return { file, totals: sent.totals, errors: sent.errors, items, results: sent.results };
 }
 
 /**
@@ -169,10 +173,31 @@ export async function importIcsCommand(argv: string[], env: NodeJS.ProcessEnv = 
         `${t.skipped ? `, ${t.skipped} kept out by the block list` : ''}${t.failed ? `, ${t.failed} failed` : ''}; ${t.occurrences} occurrences indexed\n`,
     );
     for (const e of r.errors.slice(0, 10)) out.write(`  failed: ${e}\n`);
+    await reportIcsCoverage(target, file, account ?? null, r, out);
     if (r.file.events.length + r.file.todos.length === 0 && r.file.problems.length > 0) return 1;
     return t.failed > 0 ? 1 : 0;
   } catch (err) {
     out.write(`import failed: ${(err as Error).message}\n`);
     return 1;
   }
+}
+
+/**
+ * The import's coverage run (docs/coverage.md): each event and task of the file by its UID — stored new or updated,
+ * unchanged (or older than what is stored), kept out by the block list, refused — and each component that could not
+ * be read, by its line. Never fails the import.
+ */
+async function reportIcsCoverage(target: ServerTarget, file: string, account: string | null, r: ImportIcsResult, out: NodeJS.WritableStream): Promise<void> {
+  const { RunRecorder } = await import('../coverage/recorder.ts');
+  const { reportCoverage } = await import('../imports/submit.ts');
+  const run = new RunRecorder({ collector: 'calendar', source_type: 'calendar_event', source_account_id: account, source_ref: path.resolve(file) });
+  r.file.problems.forEach((p, i) => run.failed(`${p.component}${p.line ? ` at line ${p.line}` : ` #${i + 1}`}`, p.reason, 'unreadable'));
+  for (const x of r.results) {
+    const ref = `${r.items[x.index].document.source_type === 'reminder' ? 'task' : 'event'} ${r.items[x.index].document.external_id}`;
+    if (x.outcome === 'failed') run.failed(ref, x.error ?? 'refused by the server', 'rejected');
+    else if (x.outcome === 'skipped') run.skipped(ref, 'blocked', 'kept out by the block list');
+    else if (x.outcome === 'stored') run.stored(ref, (x.version_number ?? 1) > 1 ? 'updated' : 'new');
+    else run.stored(ref, 'unchanged');
+  }
+  await reportCoverage({ target }, run, out);
 }

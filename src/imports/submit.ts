@@ -204,7 +204,7 @@ function detailText(detail: unknown): string {
 }
 
 /** Sends the run's coverage report and prints its one line; never throws. */
-export async function reportCoverage(conn: Connection, run: RunRecorder, out: Output, error?: string | null): Promise<void> {
+export async function reportCoverage(conn: Pick<Connection, 'target'>, run: RunRecorder, out: Output, error?: string | null): Promise<void> {
   const reporter = httpCoverageReporter({
     url: conn.target.url,
     token: conn.target.token,

@@ -82,6 +82,12 @@ describe('memex import FILE.ics', () => {
     const r = await run(path.join(FIX, 'google.ics'));
     expect(r.text).toContain('stored 0 new or changed, 4 unchanged');
     expect(await count(`SELECT count(*)::int AS n FROM documents`)).toBe(before);
+    // Each import is a coverage run of the file: 4 events in it, all stored, unchanged this time.
+    expect(r.text).toContain(`coverage of ${path.join(FIX, 'google.ics')}:`);
+    const cov = await g.get('/v1/coverage?missing_limit=10');
+    const src = cov.json().sources.find((x: any) => x.collector === 'calendar' && x.source_ref === path.join(FIX, 'google.ics'));
+    expect(src).toMatchObject({ in_source: 4, stored: 4, failed: 0 });
+    expect(src.stored_detail).toMatchObject({ unchanged: 4 });
   }, 120_000);
 
   it('a higher SEQUENCE is a new version of the same document; an older copy afterwards is kept out', async () => {
@@ -137,6 +143,12 @@ describe('memex import FILE.ics', () => {
     expect(r.text).toContain('2 events (0 recurring), 1 task; 2 skipped: VEVENT at line 10 (no-start@example): no DTSTART');
     expect(r.code).toBe(0);
     expect(titles(await g.get(q({ q: 'readable' })))).toEqual(['Also readable', 'Still readable']);
+    // The unreadable components are the run's missing items, each with its reason.
+    const cov = await g.get('/v1/coverage?missing_limit=10');
+    const src = cov.json().sources.find((x: any) => x.collector === 'calendar' && x.source_ref === path.join(FIX, 'broken.ics'));
+    expect(src.failed).toBe(2);
+    expect(src.missing.map((m: any) => m.ref)).toContain('VEVENT at line 10');
+    expect(src.missing.find((m: any) => m.ref === 'VEVENT at line 10').reason).toMatch(/^no DTSTART/);
   }, 120_000);
 
   it('refuses a file that is no calendar, and a bad request body with the 422 detail', async () => {
