@@ -1,14 +1,14 @@
 /**
  * The gateway's side of source freshness (issue 41, docs/sources.md): each agent's report of its sources
  * (state, last success, newest at the source and stored, next run, last error), the pauses people ask for, and
- * what changed at the source for stored documents (folder, flags, deleted_at_source), recorded in place on the
+ * what changed at the source for stored documents (folder, flags, labels, deleted_at_source), recorded in place on the
  * active version: a flag change is not a new version of the message. Mail flags also set the tags `unread`,
  * `flagged`, `replied` (src/organize/source-tags.ts).
  */
 import type { Database, Queryable } from '../db/types.ts';
 import type { SourceStateUpdateT, SourceStatusReportT } from '../schemas/sources.ts';
 import { coverageSourceId } from './identity.ts';
-import { syncMailFlagTags } from '../organize/source-tags.ts';
+import { syncLabelTags, syncMailFlagTags, tagsOfLabels } from '../organize/source-tags.ts';
 import { EMAIL_SOURCE_TYPES } from '../catalog/email-threads.ts';
 
 export async function recordStatus(db: Database, agent: string, reports: SourceStatusReportT[]): Promise<Array<{ source_id: string; paused: boolean }>> {
@@ -73,8 +73,8 @@ export async function applySourceState(
 ): Promise<{ updated: number; deleted: number; not_found: number }> {
   const out = { updated: 0, deleted: 0, not_found: 0 };
   for (const u of updates) {
-    const cur = await db.query<{ doc_id: string; folder: string | null }>(
-      `SELECT doc_id, metadata->>'folder' AS folder FROM documents
+    const cur = await db.query<{ doc_id: string; folder: string | null; labels: string[] | null }>(
+      `SELECT doc_id, metadata->>'folder' AS folder, metadata->'source_labels' AS labels FROM documents
         WHERE source_type = $1 AND external_id = $2 AND is_active_version AND ($3::text IS NULL OR source_account_id = $3)
         ORDER BY version_number DESC LIMIT 1`,
       [u.source_type, u.source_id, u.source_account_id ?? null],
@@ -95,11 +95,15 @@ export async function applySourceState(
     if (u.folder !== undefined && !expunged) patch.folder = u.folder;
     if (u.flags !== undefined) patch.flags = u.flags;
     if (u.deleted_at_source !== undefined) patch.deleted_at_source = u.deleted_at_source ? new Date(u.deleted_at_source).toISOString() : null;
+    const labelTags = u.labels !== undefined ? tagsOfLabels(u.labels) : null;
+    if (labelTags) patch.source_labels = labelTags;
     if (!Object.keys(patch).length) continue;
     await db.transaction(async (tx) => {
       await tx.query(`UPDATE documents SET metadata = coalesce(metadata, '{}'::jsonb) || $2::jsonb WHERE doc_id = $1`, [doc.doc_id, JSON.stringify(patch)]);
       // Flags of mail are tags too (unread, flagged, replied), in the same transaction as the flags themselves.
       if (u.flags !== undefined && EMAIL_SOURCE_TYPES.includes(u.source_type)) await syncMailFlagTags(tx, doc.doc_id, u.flags);
+      // Labels (Gmail's) are tags the same way; the ones given before are kept beside them to take off what left.
+      if (labelTags) await syncLabelTags(tx, doc.doc_id, Array.isArray(doc.labels) ? doc.labels : [], labelTags);
     });
     out.updated++;
   }

@@ -6,6 +6,7 @@
  * hand is the person's (origin `manual`) and no flag change takes it off.
  */
 import type { Queryable } from '../db/types.ts';
+import { normaliseTag } from './tag-names.ts';
 
 /** The tags flags can give, in the order they are listed. */
 export const FLAG_TAGS = ['unread', 'flagged', 'replied'] as const;
@@ -37,4 +38,27 @@ export async function syncMailFlagTags(db: Queryable, docId: string, flags: read
     `INSERT INTO document_tags (doc_id, tag, origin) SELECT $1, unnest($2::text[]), $3 ON CONFLICT (doc_id, tag) DO NOTHING`,
     [docId, tags, SOURCE_TAG_ORIGIN],
   );
+}
+
+/** The tag names of a message's labels at its source (valid names only, at most 50; flag tag names left out). */
+export function tagsOfLabels(labels: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const l of labels) {
+    const n = normaliseTag(l);
+    if (n.ok && !(FLAG_TAGS as readonly string[]).includes(n.name)) out.add(n.name);
+    if (out.size >= 50) break;
+  }
+  return [...out];
+}
+
+/**
+ * Makes a document's label tags those of `next` (tag names): takes off the source-given tags of labels it had
+ * (`previous`) and no longer has, and gives the new ones (a name it carries already keeps its origin).
+ */
+export async function syncLabelTags(db: Queryable, docId: string, previous: readonly string[], next: readonly string[]): Promise<void> {
+  const gone = previous.filter((t) => !next.includes(t));
+  if (gone.length) await db.query(`DELETE FROM document_tags WHERE doc_id = $1 AND origin = $2 AND tag = ANY($3::text[])`, [docId, SOURCE_TAG_ORIGIN, gone]);
+  if (next.length) {
+    await db.query(`INSERT INTO document_tags (doc_id, tag, origin) SELECT $1, unnest($2::text[]), $3 ON CONFLICT (doc_id, tag) DO NOTHING`, [docId, [...next], SOURCE_TAG_ORIGIN]);
+  }
 }

@@ -58,6 +58,12 @@ export const SourceStateUpdate = Type.Object(
     source_account_id: Type.Optional(Identifier(500, { description: 'Only the document of this account (two calendars may hold the same UID)' })),
     folder: Type.Optional(Type.String({ minLength: 1, maxLength: 500, pattern: NO_NUL_PATTERN })),
     flags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN }), { maxItems: 20 })),
+    labels: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL_PATTERN }), {
+        maxItems: 100,
+        description: "The message's labels at its source (Gmail's X-Gmail-Labels): tags with origin source; a later list replaces it",
+      }),
+    ),
     deleted_at_source: Type.Optional(Nullable(Timestamp)),
     delete: Type.Optional(Type.Boolean({ description: 'With deleted_at_source: delete the document too (mirror_deletions)' })),
   },

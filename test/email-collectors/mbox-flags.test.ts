@@ -1,7 +1,8 @@
 /**
  * mbox flags as tags (issue 44 item 5) through `memex import mail` against a LIVE gateway on the test backend: the
  * `Status:` / `X-Status:` headers mail programs (mutt, Thunderbird, Evolution) keep in an mbox, and the
- * `X-Gmail-Labels:` of a Google Takeout mbox, become the tags unread, flagged and replied; a mail program that
+ * `X-Gmail-Labels:` of a Google Takeout mbox, become the tags unread, flagged and replied (and the person's own
+ * Gmail labels tags of their names); a mail program that
  * rewrites the mbox after reading and flagging moves the tags with no new message; an mbox without these headers
  * tells nothing (its mail stays read, as before).
  */
@@ -60,13 +61,29 @@ describe('mbox flags as tags', () => {
     expect(await versions(domain)).toBe(3);
   });
 
-  it("a Google Takeout mbox's X-Gmail-Labels: Unread and Starred are unread and flagged", async () => {
+  it("a Google Takeout mbox: Unread and Starred are unread and flagged, the person's own labels are tags", async () => {
     const domain = 'takeout.example';
     const file = path.join(dir, 'All mail Including Spam and Trash.mbox');
-    fs.writeFileSync(file, mbox(domain, ['X-Gmail-Labels: Inbox,Unread,Starred', 'X-Gmail-Labels: Archived,Opened', 'X-Gmail-Labels: Inbox,Unread']));
+    fs.writeFileSync(
+      file,
+      mbox(domain, ['X-Gmail-Labels: Inbox,Unread,Starred,Tax Return 2024', 'X-Gmail-Labels: Archived,Opened,Work/Projects,Category Updates', 'X-Gmail-Labels: Inbox,Unread,Important']),
+    );
     const r = await run(file);
     expect(r.code, r.err).toBe(0);
-    expect(await tags(domain)).toEqual(['0:flagged', '0:unread', '2:unread']);
+    expect(await tags(domain)).toEqual(['0:flagged', '0:tax-return-2024', '0:unread', '1:work/projects', '2:unread']);
+    const res = await live.gw.request('GET', `/v1/search?${new URLSearchParams({ q: 'tag:work/*', k: '10' })}`);
+    expect(res.json().hits.filter((h: any) => !h.context).map((h: any) => h.title)).toEqual(['Message number 1']);
+
+    // A later export: the label moved from message 1 to 2, message 0 was read; a label given by hand stays.
+    const one = (await live.gw.db.query<{ doc_id: string }>(`SELECT doc_id FROM documents WHERE external_id LIKE '%msg-1@${domain}%' AND is_active_version`)).rows[0];
+    expect((await live.gw.request('POST', '/v1/tags/add', { tag: 'keep-me', doc_ids: [one.doc_id] })).statusCode).toBeLessThan(300);
+    fs.writeFileSync(file, mbox(domain, ['X-Gmail-Labels: Inbox,Opened,Starred,Tax Return 2024', 'X-Gmail-Labels: Archived,Opened', 'X-Gmail-Labels: Inbox,Unread,Work/Projects']));
+    const again = await run(file);
+    expect(again.code, again.err).toBe(0);
+    expect(await tags(domain)).toEqual(['0:flagged', '0:tax-return-2024', '2:unread', '2:work/projects']);
+    const manual = await live.gw.db.query(`SELECT 1 FROM document_tags WHERE doc_id = $1 AND tag = 'keep-me' AND origin = 'manual'`, [one.doc_id]);
+    expect(manual.rows).toHaveLength(1);
+    expect(await versions(domain)).toBe(3);
   });
 
   it('an mbox without flag headers tells nothing: its mail has no flag tags', async () => {

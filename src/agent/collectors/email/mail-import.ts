@@ -18,7 +18,7 @@ import { MAX_EMAIL_FILE_BYTES } from '../../email/limits.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
 import { readMboxFile } from './mbox.ts';
-import { FLAGS_UNTOLD, maildirFlags, mboxFlags, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
+import { FLAGS_UNTOLD, maildirFlags, mboxFlags, mboxLabels, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
 import type { BatchItem, SubmitWindow } from './submit.ts';
 import type { SubmitOutcome } from './outcome.ts';
 import { storeRedaction, type StoreRedaction } from './store-redaction.ts';
@@ -249,6 +249,8 @@ interface Pending {
   flags?: string[];
   /** From an mbox: its flags are told each time it is read (the manifest has no entry per message). */
   mbox?: boolean;
+  /** A Google Takeout mbox message's own Gmail labels, told with its flags (they become tags). */
+  labels?: string[];
   location: string;
   bytes: number;
   source: SourceProgress;
@@ -290,10 +292,10 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
   // stored: the tags unread, flagged, replied follow them (docs/organize.md). Recorded in the manifest only when told.
   // An mbox message's flags (its Status:, X-Status:, X-Gmail-Labels: headers) are told whenever it is read: the
   // manifest keeps one entry per mbox file, not per message (entry null).
-  const flagNews: Array<{ entry: ManifestEntry | null; flags: string[]; update: { source_type: string; source_id: string; flags: string[] } }> = [];
-  const tellFlags = (entry: ManifestEntry | null, flags: string[], sourceType: string, sourceIds: string[]) => {
+  const flagNews: Array<{ entry: ManifestEntry | null; flags: string[]; update: { source_type: string; source_id: string; flags: string[]; labels?: string[] } }> = [];
+  const tellFlags = (entry: ManifestEntry | null, flags: string[], sourceType: string, sourceIds: string[], labels?: string[]) => {
     if (entry && sameFlags(flags, entry.flags ?? FLAGS_UNTOLD)) return;
-    for (const id of sourceIds) flagNews.push({ entry, flags, update: { source_type: sourceType, source_id: id, flags } });
+    for (const id of sourceIds) flagNews.push({ entry, flags, update: { source_type: sourceType, source_id: id, flags, ...(labels ? { labels } : {}) } });
   };
 
   const settle = (src: SourceProgress) => {
@@ -311,7 +313,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
       it.source.submissionId ??= out.submissionId;
       // Kept out by the block list: an unchanged source counts it skipped again without reading it.
       if (out.skipped) (it.source.entry.skipped ??= {})[it.index] = 'blocked';
-      else if (it.flags) tellFlags(it.mbox ? null : it.source.entry, it.flags, it.item.built.document.source_type, [it.item.built.document.source_id]);
+      else if (it.flags) tellFlags(it.mbox ? null : it.source.entry, it.flags, it.item.built.document.source_type, [it.item.built.document.source_id], it.labels);
     } else {
       if (out.status === 'rejected') sum.rejected++;
       else sum.retryLater++;
@@ -453,6 +455,7 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
         item: { built, attachments: msg.attachments, original: msg.original },
         flags: s.kind === 'maildir' ? maildirFlags(s.path) : s.kind === 'mbox' ? (mboxFlags(raw.bytes) ?? undefined) : (msg.emlxFlags ?? undefined),
         mbox: s.kind === 'mbox',
+        labels: s.kind === 'mbox' ? (mboxLabels(raw.bytes) ?? undefined) : undefined,
         location: raw.location, bytes: raw.bytes.length, source: src, index: src.entry.ids.length - 1, coverage,
       });
       if (batch.length >= batchSize) await flush();

@@ -97,10 +97,7 @@ export function maildirFlags(file: string): string[] {
  * headers (nothing is known: nothing is told).
  */
 export function mboxFlags(message: Buffer): string[] | null {
-  const ends = [message.indexOf('\n\n'), message.indexOf('\r\n\r\n')].filter((i) => i >= 0);
-  const end = ends.length ? Math.min(...ends) : -1;
-  const head = message.subarray(0, end >= 0 ? end : Math.min(message.length, 64 * 1024)).toString('latin1').replace(/\r?\n[ \t]+/g, ' ');
-  const header = (name: string) => new RegExp(`^${name}:[ \t]*(.*)$`, 'im').exec(head)?.[1].trim() ?? null;
+  const header = headerReader(message);
   const status = header('Status');
   const xstatus = header('X-Status');
   const labels = header('X-Gmail-Labels');
@@ -112,6 +109,36 @@ export function mboxFlags(message: Buffer): string[] | null {
   if (xstatus?.includes('F') || (labels !== null && /(^|,)\s*Starred\s*(,|$)/i.test(labels))) flags.add('\\Flagged');
   if (xstatus?.includes('T')) flags.add('\\Draft');
   return [...flags].sort();
+}
+
+/** A reader of a raw message's header fields (unfolded, first of each name; decoded as Latin-1 bytes). */
+function headerReader(message: Buffer): (name: string) => string | null {
+  const ends = [message.indexOf('\n\n'), message.indexOf('\r\n\r\n')].filter((i) => i >= 0);
+  const end = ends.length ? Math.min(...ends) : -1;
+  const head = message.subarray(0, end >= 0 ? end : Math.min(message.length, 64 * 1024)).toString('latin1').replace(/\r?\n[ \t]+/g, ' ');
+  return (name) => new RegExp(`^${name}:[ \t]*(.*)$`, 'im').exec(head)?.[1].trim() ?? null;
+}
+
+/** Gmail's own labels: folders, states and categories, told as flags or not at all; the person's labels are the rest. */
+const GMAIL_SYSTEM_LABELS = new Set(['inbox', 'sent', 'draft', 'drafts', 'spam', 'trash', 'important', 'starred', 'unread', 'opened', 'archived', 'chat', 'muted']);
+
+/**
+ * The person's own Gmail labels of a Google Takeout mbox message (`X-Gmail-Labels:`, comma-separated, a nested
+ * label as `Work/Projects`), as tag names are written: spaces become `-` ("Tax Return 2024" is `tax-return-2024`).
+ * Gmail's system labels and categories are left out. Null without the header; the gateway normalises the rest.
+ */
+export function mboxLabels(message: Buffer): string[] | null {
+  const raw = headerReader(message)('X-Gmail-Labels');
+  if (raw === null) return null;
+  // The header is UTF-8 in Takeout files: read back from the Latin-1 view.
+  const text = Buffer.from(raw, 'latin1').toString('utf8');
+  const out: string[] = [];
+  for (const part of text.split(',')) {
+    const label = part.trim().replace(/^"|"$/g, '');
+    if (!label || GMAIL_SYSTEM_LABELS.has(label.toLowerCase()) || /^category /i.test(label)) continue;
+    out.push(label.replace(/\s+/g, '-').slice(0, 200));
+  }
+  return out;
 }
 
 /** What the gateway takes a message's flags to be when none were sent: read, nothing else. */
