@@ -1,11 +1,12 @@
 /**
  * The Agenda page (issue 42) in Chromium: a week day by day from GET /v1/calendar/agenda — a weekly event on its
  * day, an all-day event on each day it spans, a task on its due day — titles linking to the document, and the
- * previous/next week links moving the range (an empty week says so).
+ * previous/next week links moving the range (an empty week says so); the month grid with the same entries on their
+ * days, "+ n more" opening the day's week, and months moving.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
+import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';
 
 let h: UiHarness;
 let page: Page;
@@ -37,6 +38,8 @@ beforeAll(async () => {
         document: event('holiday', 'Lisbon holiday', '2026-12-09T00:00:00Z', '2026-12-12T00:00:00Z', { all_day: true }),
         occurrences: [{ start: '2026-12-09T00:00:00Z', end: '2026-12-12T00:00:00Z' }],
       },
+      // A busy day (in a week the week tests do not visit): four meetings, more than a month cell shows.
+      ...['09:00', '11:00', '14:00', '16:00'].map((t, i) => ({ document: event(`busy-${i}`, `Busy meeting ${i + 1}`, `2026-12-23T${t}:00Z`, `2026-12-23T${t.replace(/:00$/, ':30')}:00Z`) })),
       {
         document: {
           source_type: 'reminder',
@@ -55,7 +58,8 @@ beforeAll(async () => {
   expect(res.statusCode, res.body).toBe(200);
   const results = res.json().results;
   expect(results.every((r: any) => r.outcome === 'stored'), res.body).toBe(true);
-  [ids.choir, ids.holiday, ids.tax] = results.map((r: any) => r.doc_id);
+  [ids.choir, ids.holiday] = results.map((r: any) => r.doc_id);
+  ids.tax = results[results.length - 1].doc_id;
 }, 120_000);
 afterAll(async () => {
   await h?.close();
@@ -87,6 +91,37 @@ describe('agenda page', () => {
     await page.getByRole('link', { name: '← Previous week' }).click();
     await entriesOn('2026-12-01').first().waitFor();
     expect(await entriesOn('2026-12-01').allTextContents()).toEqual([expect.stringMatching(/Choir rehearsal/)]);
+    expect(errors).toEqual([]);
+  });
+
+  it('the month: a grid of its weeks with each entry on its day, "+ n more" opening the week, months moving', async () => {
+    await page.goto(`${h.url}/#/agenda?month=2026-12`);
+    await page.locator('table.agenda-month').waitFor();
+    expect(await page.locator('#page-title').textContent()).toBe('December 2026');
+    const cell = (day: string) => page.locator(`td.agenda-cell[data-day="${day}"]`);
+    // December 2026 starts on a Tuesday: the grid opens on Monday 30 November, shown as another month's day.
+    expect(await page.locator('td.agenda-cell').first().getAttribute('data-day')).toBe('2026-11-30');
+    expect(await cell('2026-11-30').getAttribute('class')).toMatch(/other-month/);
+    expect(await cell('2026-12-08').locator('.agenda-entry').allTextContents()).toEqual([expect.stringMatching(/18:00\s*Choir rehearsal/)]);
+    for (const d of ['2026-12-09', '2026-12-10', '2026-12-11']) expect((await cell(d).locator('.agenda-entry').allTextContents()).join('|'), d).toMatch(/Lisbon holiday/);
+    expect((await cell('2026-12-10').locator('.agenda-entry').allTextContents()).join('|')).toMatch(/File the tax return/);
+    expect(await cell('2026-12-12').locator('.agenda-entry').count()).toBe(0);
+    expect(await cell('2026-12-23').locator('.agenda-entry').count()).toBe(3);
+    expect(await axeViolations(page)).toEqual([]);
+
+    await cell('2026-12-23').getByRole('link', { name: '+ 1 more' }).click();
+    await page.locator('ol.agenda').waitFor();
+    expect(await entriesOn('2026-12-23').count()).toBe(4);
+
+    await page.getByRole('link', { name: 'Month view' }).click();
+    await page.locator('table.agenda-month').waitFor();
+    expect(await page.locator('#page-title').textContent()).toBe('December 2026');
+    await page.getByRole('link', { name: '← Previous month' }).click();
+    await page.waitForFunction(() => document.querySelector('#page-title')?.textContent === 'November 2026');
+    await page.locator('table.agenda-month').waitFor();
+    for (const d of ['2026-11-03', '2026-11-10', '2026-11-17', '2026-11-24']) {
+      expect(await cell(d).locator('.agenda-entry').allTextContents(), d).toEqual([expect.stringMatching(/Choir rehearsal/)]);
+    }
     expect(errors).toEqual([]);
   });
 });
