@@ -77,6 +77,14 @@ describe('memex import FILE.ics', () => {
     expect(titles(await g.get(q({ q: 'with:bob.jones@example.org' })))).toEqual(['Team stand-up']);
   }, 120_000);
 
+  it('ask answers "when is" from an event, with its date in the answer', async () => {
+    const res = await g.post('/v1/ask', { query: 'When is the dentist appointment with Dr. Weber?', k: 5 });
+    expect(res.statusCode, res.body).toBe(200);
+    const a = res.json();
+    expect(a.answer).toMatch(/2 July 2026/);
+    expect(a.citations.map((c: any) => c.title)).toContain('Dentist (Dr. Weber)');
+  }, 120_000);
+
   it('imports the same file again and stores nothing', async () => {
     const before = await count(`SELECT count(*)::int AS n FROM documents`);
     const r = await run(path.join(FIX, 'google.ics'));
