@@ -23,23 +23,6 @@ export function tagsOfMailFlags(flags: readonly string[]): string[] {
   return tags;
 }
 
-/**
- * Makes a document's flag tags those of `flags`: takes off the source-given ones that no longer apply and gives
- * the missing ones (a name the document already carries, by hand or by a rule, keeps its origin).
- */
-export async function syncMailFlagTags(db: Queryable, docId: string, flags: readonly string[]): Promise<void> {
-  const tags = tagsOfMailFlags(flags);
-  await db.query(
-    `DELETE FROM document_tags WHERE doc_id = $1 AND origin = $2 AND tag = ANY($3::text[]) AND NOT (tag = ANY($4::text[]))`,
-    [docId, SOURCE_TAG_ORIGIN, [...FLAG_TAGS], tags],
-  );
-  if (tags.length === 0) return;
-  await db.query(
-    `INSERT INTO document_tags (doc_id, tag, origin) SELECT $1, unnest($2::text[]), $3 ON CONFLICT (doc_id, tag) DO NOTHING`,
-    [docId, tags, SOURCE_TAG_ORIGIN],
-  );
-}
-
 /** The tag names of a message's labels at its source (valid names only, at most 50; flag tag names left out). */
 export function tagsOfLabels(labels: readonly string[]): string[] {
   const out = new Set<string>();
@@ -52,13 +35,38 @@ export function tagsOfLabels(labels: readonly string[]): string[] {
 }
 
 /**
- * Makes a document's label tags those of `next` (tag names): takes off the source-given tags of labels it had
- * (`previous`) and no longer has, and gives the new ones (a name it carries already keeps its origin).
+ * Source tags of many documents in two statements: for each, the source-given tags among `managed` that are not
+ * `wanted` are taken off, and the `wanted` ones given (a name a document carries already keeps its origin).
+ * Flags manage unread/flagged/replied; labels manage the label tags given before.
  */
-export async function syncLabelTags(db: Queryable, docId: string, previous: readonly string[], next: readonly string[]): Promise<void> {
-  const gone = previous.filter((t) => !next.includes(t));
-  if (gone.length) await db.query(`DELETE FROM document_tags WHERE doc_id = $1 AND origin = $2 AND tag = ANY($3::text[])`, [docId, SOURCE_TAG_ORIGIN, gone]);
-  if (next.length) {
-    await db.query(`INSERT INTO document_tags (doc_id, tag, origin) SELECT $1, unnest($2::text[]), $3 ON CONFLICT (doc_id, tag) DO NOTHING`, [docId, [...next], SOURCE_TAG_ORIGIN]);
+export async function syncSourceTags(db: Queryable, docs: Array<{ docId: string; managed: readonly string[]; wanted: readonly string[] }>): Promise<void> {
+  const goneDoc: string[] = [];
+  const goneTag: string[] = [];
+  const wantDoc: string[] = [];
+  const wantTag: string[] = [];
+  for (const d of docs) {
+    for (const t of d.managed) {
+      if (d.wanted.includes(t)) continue;
+      goneDoc.push(d.docId);
+      goneTag.push(t);
+    }
+    for (const t of d.wanted) {
+      wantDoc.push(d.docId);
+      wantTag.push(t);
+    }
+  }
+  if (goneDoc.length) {
+    await db.query(
+      `DELETE FROM document_tags t USING unnest($1::uuid[], $2::text[]) AS g(d, tag)
+        WHERE t.doc_id = g.d AND t.tag = g.tag AND t.origin = $3`,
+      [goneDoc, goneTag, SOURCE_TAG_ORIGIN],
+    );
+  }
+  if (wantDoc.length) {
+    await db.query(
+      `INSERT INTO document_tags (doc_id, tag, origin) SELECT DISTINCT w.d, w.tag, $3 FROM unnest($1::uuid[], $2::text[]) AS w(d, tag)
+       ON CONFLICT (doc_id, tag) DO NOTHING`,
+      [wantDoc, wantTag, SOURCE_TAG_ORIGIN],
+    );
   }
 }

@@ -117,7 +117,7 @@ describe('agenda page', () => {
     await page.locator('table.agenda-month').waitFor();
     expect(await page.locator('#page-title').textContent()).toBe('December 2026');
     await page.getByRole('link', { name: '← Previous month' }).click();
-    await page.waitForFunction(() => document.querySelector('#page-title')?.textContent === 'November 2026');
+    await page.locator('#page-title', { hasText: 'November 2026' }).waitFor();
     await page.locator('table.agenda-month').waitFor();
     for (const d of ['2026-11-03', '2026-11-10', '2026-11-17', '2026-11-24']) {
       expect(await cell(d).locator('.agenda-entry').allTextContents(), d).toEqual([expect.stringMatching(/Choir rehearsal/)]);
