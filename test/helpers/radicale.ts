@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from './wait.ts';
 
 export const RADICALE_BIN = '/usr/bin/radicale';
 
@@ -78,17 +79,20 @@ export async function startRadicale(opts: { seed?: SeedCalendar[] } = {}): Promi
   child.stdout?.on('data', (d) => (log += d));
   child.stderr?.on('data', (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`radicale exited (${child.exitCode}): ${log.slice(-1000)}`);
-    try {
+  // Until it answers HTTP (any status); an exit stops the wait at once with Radicale's own words.
+  await waitFor(
+    `radicale on ${url}`,
+    async () => {
+      if (child.exitCode !== null) return true;
       await fetch(url, { signal: AbortSignal.timeout(1000) });
-      break;
-    } catch {
-      if (Date.now() > until) throw new Error(`radicale did not answer on ${url}: ${log.slice(-1000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+      return true;
+    },
+    60_000,
+    100,
+  ).catch((err) => {
+    throw new Error(`${(err as Error).message}: ${log.slice(-1000)}`);
+  });
+  if (child.exitCode !== null) throw new Error(`radicale exited (${child.exitCode}): ${log.slice(-1000)}`);
 
   async function call(method: string, user: string, p: string, body?: string, type?: string): Promise<void> {
     const res = await fetch(`${url}/${user}/${p}`, {
