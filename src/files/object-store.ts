@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
+import { SmallWrites } from './small-writes.ts';
 
 export type ObjectStoreBackend = 'local' | 's3';
 
@@ -36,6 +37,12 @@ export interface PutResult {
 export interface ObjectStore {
   readonly backend: ObjectStoreBackend;
   put(stream: Readable, opts: PutOptions): Promise<PutResult>;
+  /**
+   * Stores several small non-empty bodies already in memory, as `put` would one by one (same keys, dedup and
+   * durability), answering in their order; a failure fails the batch (DiskFullError, ObjectStoreWriteError).
+   * Local backend: one worker round trip for the batch instead of a dozen event-loop turns per object.
+   */
+  putSmall?(bodies: Buffer[]): Promise<PutResult[]>;
   /** Opens a stored object for reading; NotFoundError when absent. */
   get(objectKey: string): Promise<Readable>;
   has(sha256: string): Promise<boolean>;
@@ -322,6 +329,7 @@ export class LocalObjectStore implements ObjectStore {
   readonly backend = 'local' as const;
   readonly root: string;
   readonly tmpDir: string;
+  private smallWrites: SmallWrites | undefined;
 
   private constructor(root: string) {
     this.root = path.resolve(root);
@@ -366,6 +374,18 @@ export class LocalObjectStore implements ObjectStore {
       throw new ObjectStoreWriteError(`storing the object failed: ${(err as Error).message}`, { cause: err });
     } finally {
       await fs.rm(spooled.tempPath, { force: true }).catch(() => {});
+    }
+  }
+
+  async putSmall(bodies: Buffer[]): Promise<PutResult[]> {
+    if (bodies.some((b) => b.length === 0)) throw new EmptyFileError();
+    this.smallWrites ??= new SmallWrites(this.root, this.tmpDir);
+    try {
+      const written = await this.smallWrites.write(bodies);
+      return written.map((w) => ({ ...w, objectKey: objectKeyFor(w.sha256) }));
+    } catch (err) {
+      if (fullDiskOf(err) === 'data_dir') throw new DiskFullError(err);
+      throw new ObjectStoreWriteError(`storing the objects failed: ${(err as Error).message}`, { cause: err });
     }
   }
 

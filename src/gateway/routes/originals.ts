@@ -53,6 +53,8 @@ function parseMeta(raw: string | null | undefined): { docId: string; kind: Origi
 /** Small originals are held in memory while their writes run a few at once: at most PARALLEL_WRITES × this. */
 const SMALL_ORIGINAL_BYTES = 1024 * 1024;
 const PARALLEL_WRITES = 8;
+/** Small originals held for one putSmall: a request of 100 messages is usually one. */
+const SMALL_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * The stream's first bytes up to `max` (complete: the stream ended within them). The iterator is driven by hand so
@@ -141,6 +143,17 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
           else fatal ??= err;
         }
       };
+      // Small originals are stored together where the store can (one worker round trip for the lot, files
+      // fsynced and every directory once), a few MB at a time.
+      let small: { index: number; docId: string; kind: OriginalKind; bytes: Buffer }[] = [];
+      let smallBytes = 0;
+      const storeSmall = async () => {
+        const batch = small;
+        small = [];
+        smallBytes = 0;
+        const stored = batch.length ? await store.putSmall!(batch.map((b) => b.bytes)) : [];
+        batch.forEach((b, i) => accepted.push({ index: b.index, docId: b.docId, kind: b.kind, stored: stored[i] }));
+      };
       const refuse = (index: number, status: number, code: string, message: string, docId: string | null = null) =>
         results.push({ index, status_code: status, doc_id: docId, sha256: null, size_bytes: null, error: errorEnvelope(code, message, status, 'gw_ingest_originals') });
       try {
@@ -170,7 +183,11 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
           }
           // A message (most are a few KB) is read whole and written beside the next ones; a large one streams.
           const head = await readUpTo(part.file, SMALL_ORIGINAL_BYTES);
-          if (head.complete) {
+          if (head.complete && store.putSmall && head.bytes.length > 0) {
+            small.push({ index, docId: meta.docId, kind: meta.kind, bytes: head.bytes });
+            smallBytes += head.bytes.length;
+            if (smallBytes >= SMALL_BATCH_BYTES) await storeSmall();
+          } else if (head.complete) {
             const w = write(index, meta.docId, meta.kind, Readable.from([head.bytes])).finally(() => writing.delete(w));
             writing.add(w);
             if (writing.size >= PARALLEL_WRITES) await Promise.race(writing);
@@ -181,6 +198,7 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
         }
         await Promise.all(writing);
         if (fatal) throw fatal;
+        await storeSmall();
       } catch (err) {
         await Promise.allSettled(writing);
         if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message);
