@@ -10,7 +10,7 @@ import { imapCoverageSource } from '../../src/agent/collectors/email/imap.ts';
 import type { ImapFolderSync } from '../../src/agent/collectors/email/imap-sync.ts';
 import { createGatewayClient, GatewayHttpError, type GatewayClient } from '../../src/client/submit.ts';
 import { dovecotUnavailableReason, startDovecot, type DovecotServer } from '../helpers/dovecot.ts';
-import { mailConfig, startLiveGateway, tmpDir, type LiveGateway } from '../email-collectors/helpers.ts';
+import { auth, mailConfig, startLiveGateway, tmpDir, type LiveGateway } from '../email-collectors/helpers.ts';
 import { CRLF } from '../email-collectors/fixtures.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -67,13 +67,13 @@ describe.skipIf(unavailable !== null)('IMAP first sync in batches (real Dovecot,
     await dovecot?.stop();
   });
 
-  async function agent(stateDir: string): Promise<AgentServer> {
+  async function agent(stateDir: string, runSources = true): Promise<AgentServer> {
     const config = mailConfig(
       stateDir,
       { sources: [{ id: 'dana', type: 'imap', host: dovecot.host, port: dovecot.port, tls: false, starttls: false, username: 'dana', auth: { kind: 'app_password', secret_ref: 'env://MEMEX_TEST_BATCH_PASSWORD' }, folders: ['INBOX'], idle: false, poll_interval: '1h' }] },
       live.url,
     );
-    const a = await createAgentServer(config, { logger: false, gateway: countingClient(), runSources: true });
+    const a = await createAgentServer(config, { logger: false, gateway: countingClient(), runSources });
     await a.ready();
     return a;
   }
@@ -111,5 +111,26 @@ describe.skipIf(unavailable !== null)('IMAP first sync in batches (real Dovecot,
     expect(calls.batch).toBe(3);
     expect(calls.single).toBe(0);
     expect(sync.counters.bodiesFetched).toBe(N);
+  }, 120_000);
+
+  it(`POST …/email_imap:run sends the folder in batches too: ${N} messages in 3 submissions, each answered`, async () => {
+    calls.batch = 0;
+    calls.single = 0;
+    // Sources not running: only the run reads the folder (its state is new, the gateway answers duplicates).
+    const runner = await agent(tmpDir('memex-imap-run-batch-'), false);
+    try {
+      const res = await runner.inject({ method: 'POST', url: '/v1/collectors/email_imap:run', headers: auth, payload: { account_id: 'dana', folder: 'INBOX' } });
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.errors).toEqual([]);
+      expect(body.submitted).toBe(N);
+      expect(body.results).toHaveLength(N);
+      expect(new Set(body.results.map((r: any) => r.uid)).size).toBe(N);
+      expect(body.results.every((r: any) => typeof r.docId === 'string')).toBe(true);
+      expect(calls.batch).toBe(3);
+      expect(calls.single).toBe(0);
+    } finally {
+      await runner.close();
+    }
   }, 120_000);
 });

@@ -24,16 +24,13 @@ import type { SourcesGateway, SourceStateUpdate } from '../../sources/gateway.ts
 import { Backoff, iso, laterIso, sleep, SourceBusyError, type Source, type SourceState, type SourceStatus } from '../../sources/source.ts';
 import { formatDuration } from '../../sources/schedule.ts';
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
-import { imapCoverageSource, type ImapEmailCollector } from './imap.ts';
+import { IMAP_BATCH_BYTES, IMAP_BATCH_MESSAGES, imapCoverageSource, type ImapEmailCollector } from './imap.ts';
 import type { ImapFolderState, ImapStateStore, UidEntry } from './imap-state.ts';
 import { parseCollectedMessage } from './message.ts';
 import { storeRedaction } from './store-redaction.ts';
 import { submitEmailBatch, type BatchItem } from './submit.ts';
 
 /** The flags recorded on documents; others (keywords, \Recent) are left out. */
-/** New messages fetched and submitted together: one FETCH and one POST …:batch each (fewer with big messages). */
-const BODY_BATCH = 50;
-const BODY_BATCH_BYTES = 16 * 1024 * 1024;
 const KEPT_FLAGS = new Set(['\\Seen', '\\Flagged', '\\Answered', '\\Draft']);
 const keptFlags = (flags: Iterable<string> | undefined) => [...(flags ?? [])].filter((f) => KEPT_FLAGS.has(f)).sort();
 const sameFlags = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -290,7 +287,7 @@ export class ImapFolderSync implements Source {
       for (let i = 0; i < fresh.length; ) {
         const batch: typeof fresh = [];
         let bytes = 0;
-        while (i < fresh.length && batch.length < BODY_BATCH && (batch.length === 0 || bytes + fresh[i].size <= BODY_BATCH_BYTES)) {
+        while (i < fresh.length && batch.length < IMAP_BATCH_MESSAGES && (batch.length === 0 || bytes + fresh[i].size <= IMAP_BATCH_BYTES)) {
           bytes += fresh[i].size;
           batch.push(fresh[i++]);
         }

@@ -25,7 +25,7 @@ import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { parseCollectedMessage } from './message.ts';
 import { SecretError, resolveSecretRef, type SecretResolverOptions } from './secrets.ts';
 import { storeRedaction } from './store-redaction.ts';
-import { submitEmail } from './submit.ts';
+import { submitEmailBatch } from './submit.ts';
 import { CollectorHttpError } from './local.ts';
 import { RunRecorder, type GatewayVerdict } from '../../../coverage/recorder.ts';
 import type { SourceIdentity } from '../../../coverage/identity.ts';
@@ -374,6 +374,42 @@ export class ImapEmailCollector {
           }
         }
         const seenIds = new Map<string, string>(); // Message-ID -> text hash, this run
+        // Messages go to the gateway a batch at a time (one POST <ingest_path>:batch and one originals upload),
+        // answered per message as one submission each would be.
+        let pending: { uid: number; built: ReturnType<typeof buildEmailDocument>; original: Buffer }[] = [];
+        let pendingBytes = 0;
+        const flush = async () => {
+          const batch = pending;
+          pending = [];
+          pendingBytes = 0;
+          if (!batch.length) return;
+          const outs = await submitEmailBatch(this.deps.gateway, batch);
+          batch.forEach(({ uid, built }, i) => {
+            const out = outs[i];
+            coverage?.answered(ref(uid), out satisfies GatewayVerdict);
+            if (out.status !== 'accepted') {
+              res.errors.push({ uid, reason: `gateway ${out.status === 'rejected' ? 'rejected' : 'unavailable'} (${out.httpStatus}): ${out.error}` });
+              return;
+            }
+            res.submitted++;
+            if (out.duplicate) res.duplicates++;
+            mem.done.set(uid, out.skipped ? 'blocked' : 'stored');
+            if (this.deps.store) {
+              const st = this.deps.store.open(src.id, folder, uidValidity).state;
+              st.uids[uid] = { k: out.skipped ? 'blocked' : out.duplicate ? 'duplicate' : 'stored', s: built.document.source_id, f: [] };
+              this.deps.store.touch();
+            }
+            res.results.push({
+              uid,
+              messageId: built.messageId,
+              status: out.duplicate ? 'duplicate' : (out.gatewayStatus ?? 'accepted'),
+              submissionId: out.submissionId,
+              docId: out.docId,
+              duplicate: out.duplicate,
+            });
+          });
+          this.deps.store?.save(true);
+        };
         for (const uid of selected) {
           const info = sizes.get(uid);
           if (!info) {
@@ -431,30 +467,11 @@ export class ImapEmailCollector {
             res.results.push({ uid, messageId: built.messageId, status: 'dry_run', submissionId: null, docId: null, duplicate: false });
             continue;
           }
-          const out = await submitEmail(this.deps.gateway, built, { original: msg.original });
-          coverage?.answered(ref(uid), out satisfies GatewayVerdict);
-          if (out.status === 'accepted') {
-            res.submitted++;
-            if (out.duplicate) res.duplicates++;
-            mem.done.set(uid, out.skipped ? 'blocked' : 'stored');
-            if (this.deps.store) {
-              const st = this.deps.store.open(src.id, folder, uidValidity).state;
-              st.uids[uid] = { k: out.skipped ? 'blocked' : out.duplicate ? 'duplicate' : 'stored', s: built.document.source_id, f: [] };
-              this.deps.store.touch();
-              this.deps.store.save(true);
-            }
-            res.results.push({
-              uid,
-              messageId: built.messageId,
-              status: out.duplicate ? 'duplicate' : (out.gatewayStatus ?? 'accepted'),
-              submissionId: out.submissionId,
-              docId: out.docId,
-              duplicate: out.duplicate,
-            });
-          } else {
-            res.errors.push({ uid, reason: `gateway ${out.status === 'rejected' ? 'rejected' : 'unavailable'} (${out.httpStatus}): ${out.error}` });
-          }
+          pending.push({ uid, built, original: msg.original });
+          pendingBytes += msg.original.length;
+          if (pending.length >= IMAP_BATCH_MESSAGES || pendingBytes >= IMAP_BATCH_BYTES) await flush();
         }
+        await flush();
       } finally {
         lock.release();
       }
@@ -482,6 +499,10 @@ export class ImapEmailCollector {
     return res;
   }
 }
+
+/** Messages fetched and sent to the gateway per batch (a run and the continuous source, imap-sync.ts), and their bytes. */
+export const IMAP_BATCH_MESSAGES = 50;
+export const IMAP_BATCH_BYTES = 16 * 1024 * 1024;
 
 export function registerImapRoutes(app: FastifyInstance, collector: ImapEmailCollector, enabled: () => boolean): void {
   app.post('/v1/collectors/email_imap::run', async (req, reply) => {
