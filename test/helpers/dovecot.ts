@@ -77,6 +77,25 @@ const FLAG_LETTERS: Record<string, string> = {
 
 let seq = 0;
 
+/** Kills the processes Dovecot titled as this instance's ("dovecot-<instance>/imap", "…/anvil", …), found in /proc. */
+function endInstanceProcesses(instance: string): void {
+  const prefix = `dovecot-${instance}/`;
+  for (const pid of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let cmd: string;
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (!cmd.startsWith(prefix)) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+}
+
 /** Maildir++ directory of a mailbox: INBOX is the root, "A/B" is ".A.B". */
 function mailboxDir(root: string, mailbox: string): string {
   if (mailbox.toUpperCase() === 'INBOX') return root;
@@ -246,11 +265,12 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
 
   const logFile = path.join(dir, 'dovecot.log');
   const confFile = path.join(dir, 'dovecot.conf');
+  const instance = `memex-test-${path.basename(dir)}`;
   const port = await freePort();
   const conf = [
     `base_dir = ${dir}/run`,
     `state_dir = ${dir}/state`,
-    `instance_name = memex-test-${path.basename(dir)}`,
+    `instance_name = ${instance}`,
     `listen = 127.0.0.1`,
     `protocols = imap`,
     `ssl = no`,
@@ -336,6 +356,9 @@ export async function startDovecot(opts: StartDovecotOptions): Promise<DovecotSe
       await exited;
       clearTimeout(timer);
     }
+    // The master gone, this instance's IMAP processes would go on serving their sessions (an IDLE client never
+    // notices a "restart"): end them, as a server going down does.
+    endInstanceProcesses(instance);
   };
 
   let stopped = false;
