@@ -3,7 +3,9 @@
  * import of a generated Maildir, and disk per 1,000 messages (database + object store), for this checkout and
  * another one (`--base DIR`, e.g. an export of main) in alternating runs, so both see the same machine:
  *
- *   node --import tsx bench/email/originals.ts [--messages 5000] [--backend pglite|postgres] [--runs 2] [--base DIR]
+ *   node --import tsx bench/email/originals.ts [--messages 5000] [--backend pglite|postgres] [--runs 2] [--base DIR] [--record]
+ *
+ * `--record` writes the figure to bench/figures.json and the opening table of docs/BENCHMARKS.md (bench/lib/record.ts).
  *
  * The importer is this checkout's `runMailImport` for both servers (the wire format is the same; against an
  * older server the originals route answers 404 and nothing more is sent), unless `--base-importer` is given:
@@ -16,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ROOT, machineLine, startBenchServer, type BenchServer } from '../lib/server.ts';
+import { recordFigure } from '../lib/record.ts';
 import { generateCorpus, writeMaildir } from './corpus.ts';
 
 const { values } = parseArgs({
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '2' },
     base: { type: 'string' },
     seed: { type: 'string', default: '17' },
+    record: { type: 'boolean', default: false },
   },
 });
 const total = Number(values.messages);
@@ -51,6 +55,7 @@ async function databaseBytes(server: BenchServer): Promise<number> {
   }
 }
 
+const loadBefore = os.loadavg()[0];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-originals-'));
 const corpus = generateCorpus({ messages: total, seed: Number(values.seed), domain: `orig${values.seed}.example`, quoting: true });
 const maildir = writeMaildir(path.join(work, 'Maildir'), corpus.messages);
@@ -92,4 +97,16 @@ console.log('\n| checkout | messages/s | database per 1,000 messages | objects p
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;
 for (const r of rows) console.log(`| ${r.name} | ${r.rate.toFixed(0)} | ${mib(r.dbPerK)} | ${mib(r.objectsPerK)} | ${r.objects} |`);
 console.log(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+if (values.record) {
+  const rates = (name: string) => rows.filter((r) => r.name === name).map((r) => r.rate.toFixed(0)).join(', ');
+  const base = checkouts[1]?.name;
+  recordFigure({
+    area: `mail import with originals (${backend})`,
+    figure: `messages/s of a first \`memex import mail\` of ${total.toLocaleString('en')} generated messages${base ? ', this checkout vs the base' : ''}`,
+    value: `${rates('this checkout')} msg/s${base ? ` vs ${rates(base)} (${values.base})` : ''}; database ${mib(rows[0].dbPerK)} and objects ${mib(rows[0].objectsPerK)} per 1,000 messages`,
+    conditions: `${backend}, embedding worker off, gc off, ${values.runs} alternating runs; load ${loadBefore.toFixed(1)} → ${os.loadavg()[0].toFixed(1)}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    command: `\`node --import tsx bench/email/originals.ts ${process.argv.slice(2).join(' ')}\``,
+    section: "Keeping every message's original",
+  });
+}
 fs.rmSync(work, { recursive: true, force: true });
