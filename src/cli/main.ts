@@ -10,7 +10,7 @@ import { ConfigError, loadServerConfig, type ServerConfig } from '../config/serv
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
 import type { ReindexFailedResponseT } from '../schemas/status.ts';
-import type { ServerRole } from '../server.ts';
+import type { ServerRole } from '../app/server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
 
@@ -98,7 +98,7 @@ async function serve(args: string[]): Promise<void> {
     early = await listenEarly({ host: config.host, port: config.port, database: config.databaseUrl ? 'postgres' : 'pglite', version: API_VERSION, allowedHosts: config.allowedHosts });
     say(`starting on ${early.url} (GET /v1/readyz follows the start)`);
   }
-  const { startServer } = await import('../server.ts');
+  const { startServer } = await import('../app/server.ts');
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     // Every setting the server reads, before the database opens: a typo in a search or embedding setting
@@ -124,7 +124,7 @@ async function serve(args: string[]): Promise<void> {
   let sources: import('../agent/serve-sources.ts').ServeSources | null = null;
   if (role !== 'worker' && !values['no-sources'] && running.url) {
     const { startServeSources } = await import('../agent/serve-sources.ts');
-    const { ensureAuthToken } = await import('../server.ts');
+    const { ensureAuthToken } = await import('../app/server.ts');
     try {
       const tokens = ensureAuthToken(config).config;
       sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: tokens.authToken!, catalogToken: tokens.catalogToken, say });
