@@ -51,6 +51,8 @@ export type ServerRole = 'all' | 'gateway' | 'worker';
 
 export interface RunningServer {
   app: FastifyInstance | undefined;
+  /** The configuration the server runs with: the one given, with the generated AUTH_TOKEN when none was set. */
+  config: ServerConfig;
   db: Database;
   /** The embedding service; its model threads start in the background (`ready`, `current`). */
   embedding: EmbeddingStart;
@@ -176,6 +178,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     log.info({ model: service.embedder.name }, 'embedding worker running');
     return {
       app: undefined,
+      config,
       db: opened,
       embedding,
       url: undefined,
@@ -328,6 +331,7 @@ export async function startServer(base: ServerConfig, role: ServerRole = 'all', 
     });
   return {
     app,
+    config,
     db: opened,
     embedding,
     url,

@@ -121,12 +121,11 @@ async function serve(args: string[]): Promise<void> {
   }
   const running = server;
   // The sources of the agent configuration (docs/sources.md): run here too, unless --no-sources or role worker.
-  let sources: import('../agent/serve-sources.ts').ServeSources | null = null;
+  let sources: import('../app/serve-sources.ts').ServeSources | null = null;
   if (role !== 'worker' && !values['no-sources'] && running.url) {
-    const { startServeSources } = await import('../agent/serve-sources.ts');
-    const { ensureAuthToken } = await import('../app/server.ts');
+    const { startServeSources } = await import('../app/serve-sources.ts');
     try {
-      const tokens = ensureAuthToken(config).config;
+      const tokens = running.config;
       sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: tokens.authToken!, catalogToken: tokens.catalogToken, say });
     } catch (err) {
       // A bad agent configuration stops nothing of the server: said, and the server serves on.
@@ -319,7 +318,7 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serve(rest);
     case 'agent': {
-      const { runAgentCommand } = await import('../agent/cli.ts');
+      const { runAgentCommand } = await import('../app/agent.ts');
       const code = await runAgentCommand(rest);
       if (code !== 0) process.exit(code);
       return;
