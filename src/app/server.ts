@@ -1,6 +1,7 @@
 /**
- * `memex serve`: opens the database, applies migrations, starts the embedding worker and serves
- * the gateway. Roles split one deployment across processes on one PostgreSQL:
+ * `memex serve`'s composition root: opens the database, applies migrations, starts the embedding worker,
+ * builds every service once (the gateway's through src/app/gateway-services.ts) and serves the gateway
+ * over them. Roles split one deployment across processes on one PostgreSQL:
  *   all      gateway + catalog + embedding worker in one process (default)
  *   gateway  HTTP only (no worker)
  *   worker   the embedding worker only (no HTTP)
