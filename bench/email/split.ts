@@ -25,7 +25,7 @@ import { Catalog } from '../../src/catalog/catalog.ts';
 import type { IngestItem } from '../../src/catalog/ingest.ts';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase, type Database } from '../../src/db/index.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
+import { composeGateway } from '../../src/app/gateway-services.ts';
 import { batchKeyOf } from '../../src/catalog/catalog.ts';
 import { machineLine } from '../lib/server.ts';
 import { generateCorpus, writeMaildir } from './corpus.ts';
@@ -114,7 +114,7 @@ const stubCatalog = {
 };
 {
   const db = await openDatabase({});
-  const app: FastifyInstance = await buildGateway({ config: { ...loadServerConfig({ LOG_LEVEL: process.env.SPLIT_LOG ?? 'silent', AUTH_TOKEN: TOKEN }) }, db, catalog: stubCatalog as unknown as Catalog });
+  const app: FastifyInstance = await composeGateway({ config: { ...loadServerConfig({ LOG_LEVEL: process.env.SPLIT_LOG ?? 'silent', AUTH_TOKEN: TOKEN }) }, db, catalog: stubCatalog as unknown as Catalog });
   await app.ready();
   const post = (payload: string) =>
     app.inject({ method: 'POST', url: '/v1/ingest:batch', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, payload });

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
+import { composeGateway } from '../../src/app/gateway-services.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
 import type { VectorScan } from '../../src/search/vector.ts';
@@ -98,7 +98,7 @@ const config = { ...loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN })
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 async function gateway(search: ReturnType<typeof createSearch>) {
-  const app = await buildGateway({ config, db, search });
+  const app = await composeGateway({ config, db, search });
   await app.ready();
   return app;
 }

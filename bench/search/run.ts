@@ -44,7 +44,7 @@ import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
 import { upkeepPass } from '../../src/db/upkeep.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
+import { composeGateway } from '../../src/app/gateway-services.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { BIT_RERANK_FACTOR, efSearch, ROWS_PER_DOCUMENT, vectorCandidates, type VectorScan } from '../../src/search/vector.ts';
@@ -142,7 +142,7 @@ console.log(
     `heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB)`,
 );
 
-const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
+const app = await composeGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 
 function url(q: PlannedQuery, base = address): string {
@@ -398,7 +398,7 @@ async function hybridRuns(): Promise<void> {
       },
     });
     await search.refreshIndex();
-    const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
+    const app = await composeGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search });
     return { search, app, address: await app.listen({ host: '127.0.0.1', port: 0 }) };
   }
   const { search: hybrid, app: happ, address: haddr } = await hybridGateway({});

@@ -16,7 +16,7 @@ import { chromium } from 'playwright-core';
 import { loadServerConfig } from '../../src/config/server.ts';
 import { openDatabase } from '../../src/db/index.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
+import { composeGateway } from '../../src/app/gateway-services.ts';
 import { createSearch } from '../../src/search/search.ts';
 import { buildUi, CHROMIUM, CHROMIUM_ARGS } from '../../test/helpers/browser.ts';
 import { openScratchPostgres } from '../lib/database.ts';
@@ -53,7 +53,7 @@ const search = createSearch({ db });
 await search.refreshIndex();
 console.log(`${db.kind}: ${N} documents loaded and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-const app = await buildGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search, ui: { dir: uiDir } });
+const app = await composeGateway({ config: loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TOKEN }), db, search, uiDir });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();

@@ -8,10 +8,10 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
 import { serverOrDatabase, ServerError } from '../client/server.ts';
 import type { Database } from '../db/types.ts';
 import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
+import { progressBar } from './progress.ts';
 
 export const EXPORT_USAGE = `usage: memex export --format ndjson [--out FILE] [--url URL] [--token TOKEN]
 
@@ -50,7 +50,7 @@ export async function runExportCommand(
   /** Writes the export's lines to --out or standard output; the number of lines. */
   const write = async (lines: AsyncIterable<string>): Promise<number> => {
     const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : process.stdout;
-    const bar = process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'export [{bar}] {value}/{total} {percentage}%', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
+    const bar = progressBar('export [{bar}] {value}/{total} {percentage}%', process.stderr);
     let written = 0;
     try {
       for await (const line of lines) {

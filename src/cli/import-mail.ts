@@ -19,6 +19,7 @@ import { parsePolicyList, type RedactOptions } from '../privacy/policy.ts';
 import { describeCounts, RunRecorder } from '../coverage/recorder.ts';
 import { httpCoverageReporter } from '../coverage/reporter.ts';
 import { UsageError } from '../util/errors.ts';
+import { progressBar } from './progress.ts';
 import { usageMessage } from './usage.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
@@ -270,14 +271,7 @@ export async function runMailImport(
   // Said once: on the first import to this server, when the policy changes, and on a dry run.
   if (!manifest || manifest.lastRedaction !== redaction.label) stdout.write(`${describeStoreRedaction(redaction, target.url, configFile)}\n`);
   const totalBytes = sources.reduce((n, s) => n + s.bytes, 0);
-  const tty = stderr.isTTY === true;
-  const cliProgress = tty ? (await import('cli-progress')).default : null;
-  const bar = cliProgress
-    ? new cliProgress.SingleBar(
-        { format: 'mail import [{bar}] {percentage}% | {messages} messages | {accepted} new+dup | {problems} problems', stream: stderr as NodeJS.WriteStream, hideCursor: true },
-        cliProgress.Presets.shades_classic,
-      )
-    : null;
+  const bar = progressBar('mail import [{bar}] {percentage}% | {messages} messages | {accepted} new+dup | {problems} problems', stderr as NodeJS.WriteStream, { hideCursor: true });
   bar?.start(Math.max(totalBytes, 1), 0, { messages: 0, accepted: 0, problems: 0 });
   let doneBytes = 0;
   let lastLine = 0;

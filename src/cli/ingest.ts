@@ -12,7 +12,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, openAsBlob } from 'node:fs';
 import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,9 +19,8 @@ import { createServerClient } from '../client/server.ts';
 import { CLIENT_SETTINGS, resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
+import { progressBar } from './progress.ts';
 import { intOption, usageMessage } from './usage.ts';
-
-const require = createRequire(import.meta.url);
 
 /** Extensions the server extracts text from (docs/files.md); others are not uploaded. */
 export const SUPPORTED_EXTENSIONS = new Set([
@@ -368,18 +366,7 @@ interface Progress {
 
 function makeProgress(enabled: boolean, total: number, out: NodeJS.WritableStream): Progress {
   if (enabled) {
-    const cliProgress = require('cli-progress') as {
-      SingleBar: new (o: Record<string, unknown>, preset: unknown) => {
-        start(total: number, value: number, payload?: Record<string, unknown>): void;
-        increment(n: number, payload?: Record<string, unknown>): void;
-        stop(): void;
-      };
-      Presets: { shades_classic: unknown };
-    };
-    const bar = new cliProgress.SingleBar(
-      { format: 'ingest [{bar}] {value}/{total} {file}', hideCursor: true, stream: out, clearOnComplete: false },
-      cliProgress.Presets.shades_classic,
-    );
+    const bar = progressBar('ingest [{bar}] {value}/{total} {file}', out, { show: true, hideCursor: true })!;
     bar.start(total, 0, { file: '' });
     return {
       tick: (file) => bar.increment(1, { file: path.basename(file).slice(0, 40) }),

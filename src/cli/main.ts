@@ -1,5 +1,6 @@
 /**
- * The `memex` command. Each verb parses its own options; `memex help` lists them.
+ * The `memex` command: the table of verbs (VERBS, src/cli/verbs.ts) gives `memex help` and the dispatch.
+ * Each verb parses its own options.
  *
  * Only light modules are imported up front; each verb imports what it needs (the server, the database drivers)
  * when it runs, so `memex help` and the client verbs start in a fraction of a second.
@@ -10,67 +11,13 @@ import { ConfigError, loadServerConfig, type ServerConfig } from '../config/serv
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
 import type { ReindexFailedResponseT } from '../schemas/status.ts';
-import type { ServerRole } from '../server.ts';
+import type { ServerRole } from '../app/server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
+import { defineVerb, findVerb, helpText, type Verb } from './verbs.ts';
 
 const openDatabase: typeof import('../db/index.ts').openDatabase = async (opts) => (await import('../db/index.ts')).openDatabase(opts);
 
-const USAGE = `usage: memex <command> [options]
-
-commands:
-  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all); also runs the
-        [--config PATH] [--no-sources] sources of the agent configuration (docs/sources.md)
-  sources [pause|resume SOURCE]       the sources the agents run, how fresh each is; pause or resume one
-  agent [--config PATH] [--print-config]
-                                      run the host agent (loopback daemon, port 7090); see docs/agent.md
-  ingest PATH...                      upload files and folders to the running server (docs/files.md)
-  import PATH                         import a file or folder, its format found by content: vCard contacts
-                                      (docs/people.md), iCalendar events and tasks (docs/calendar.md), a
-                                      Markdown/Obsidian notes vault, Firefox/Chrome history and bookmarks, a
-                                      Google Takeout archive (docs/imports.md)
-  import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)
-  search QUERY... [--type T] [--person P] [--since D] [--until D] [-k N] [--json]
-                                      search the running server (memex search -h for every filter)
-  tag add|remove NAME QUERY... | tag list | tag rule add NAME QUERY... | tag rule list | tag rule remove ID
-                                      tags by hand and by rule (docs/organize.md)
-  saved list | saved add NAME QUERY... | saved remove NAME
-                                      saved searches; run one with memex search @NAME
-  ask QUESTION... [-k N] [--json]     answer a question from your documents, with its sources
-  open ID [--json] [--raw]            print a document found by search or ask (--raw: a message's
-                                      original bytes)
-  status                              documents per source and status, the embedding queue, throughput,
-                                      failures (asks the running server when there is one)
-  reindex --failed                    put failed chunks back in the embedding queue (via the running
-                                      server when there is one)
-  reindex --model NAME                re-embed everything with another model (the old vectors serve
-                                      search until the new ones are complete)
-  reindex --reparse                   rebuild every stored message's text and metadata from its
-                                      original (a changed one becomes a new version)
-  relationships --recompute           recompute every relationship edge now
-  people candidates | merge A B       people with one name under several addresses; merge B into A
-  mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)
-  coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
-                                      the rest was not (docs/coverage.md)
-  sessions [revoke ID... | revoke --all]
-                                      the web UI's signed-in browsers, and signing them out (docs/ui.md)
-  signin-link [--json]                a one-time sign-in link for the web UI of the running server
-  forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
-         [--block] [--dry-run] [--yes]
-                                      erase it with everything derived from it (docs/forget.md)
-  gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses
-  export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)
-  backup --out FILE                   database and stored files in one file, while the server runs
-  restore FILE                        recreate a backup in an empty DATA_DIR (or empty DATABASE_URL)
-  rethread                            group stored email into conversations again (and recompute
-                                      relationships); the server does it once by itself after upgrading
-  migrate                             apply database migrations and exit
-  config                              every setting's value here (secrets masked) or its default, and
-                                      any problem with them (docs/configuration.md)
-  help                                this text
-
-Add --wait to reindex to follow the queue with a progress bar.
-Configuration comes from the environment; see docs/configuration.md.`;
 
 
 async function serve(args: string[]): Promise<void> {
@@ -98,7 +45,7 @@ async function serve(args: string[]): Promise<void> {
     early = await listenEarly({ host: config.host, port: config.port, database: config.databaseUrl ? 'postgres' : 'pglite', version: API_VERSION, allowedHosts: config.allowedHosts });
     say(`starting on ${early.url} (GET /v1/readyz follows the start)`);
   }
-  const { startServer } = await import('../server.ts');
+  const { startServer } = await import('../app/server.ts');
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     // Every setting the server reads, before the database opens: a typo in a search or embedding setting
@@ -121,12 +68,11 @@ async function serve(args: string[]): Promise<void> {
   }
   const running = server;
   // The sources of the agent configuration (docs/sources.md): run here too, unless --no-sources or role worker.
-  let sources: import('../agent/serve-sources.ts').ServeSources | null = null;
+  let sources: import('../app/serve-sources.ts').ServeSources | null = null;
   if (role !== 'worker' && !values['no-sources'] && running.url) {
-    const { startServeSources } = await import('../agent/serve-sources.ts');
-    const { ensureAuthToken } = await import('../server.ts');
+    const { startServeSources } = await import('../app/serve-sources.ts');
     try {
-      const tokens = ensureAuthToken(config).config;
+      const tokens = running.config;
       sources = await startServeSources({ configPath: values.config, gatewayUrl: running.url, token: tokens.authToken!, catalogToken: tokens.catalogToken, say });
     } catch (err) {
       // A bad agent configuration stops nothing of the server: said, and the server serves on.
@@ -313,134 +259,198 @@ async function migrateCommand(): Promise<void> {
   await db.close();
 }
 
+/** Every verb, in the order `memex help` lists them. */
+const VERBS: readonly Verb[] = [
+  defineVerb({
+    name: 'serve',
+    keepsRunning: true,
+    lockedHint: 'a memex server already owns this data directory; one server per DATA_DIR',
+    help: `  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all); also runs the
+        [--config PATH] [--no-sources] sources of the agent configuration (docs/sources.md)`,
+    run: (args) => serve(args),
+  }),
+  defineVerb({
+    name: 'sources',
+    help: `  sources [pause|resume SOURCE]       the sources the agents run, how fresh each is; pause or resume one`,
+    run: (args) => sources(args),
+  }),
+  defineVerb({
+    name: 'agent',
+    keepsRunning: true,
+    help: `  agent [--config PATH] [--print-config]
+                                      run the host agent (loopback daemon, port 7090); see docs/agent.md`,
+    run: async (args) => {
+      const { runAgentCommand } = await import('../app/agent.ts');
+      const code = await runAgentCommand(args);
+      if (code !== 0) process.exit(code);
+    },
+  }),
+  defineVerb({
+    name: 'ingest',
+    help: `  ingest PATH...                      upload files and folders to the running server (docs/files.md)`,
+    run: async (args) => (await import('./ingest.ts')).runIngestCommand(args),
+  }),
+  defineVerb({
+    name: 'import',
+    help: `  import PATH                         import a file or folder, its format found by content: vCard contacts
+                                      (docs/people.md), iCalendar events and tasks (docs/calendar.md), a
+                                      Markdown/Obsidian notes vault, Firefox/Chrome history and bookmarks, a
+                                      Google Takeout archive (docs/imports.md)
+  import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)`,
+    run: async (args) => {
+      if (args[0] === 'mail') return (await import('./import-mail.ts')).runMailImport(args.slice(1));
+      return (await import('../imports/registry.ts')).runImportCommand(args);
+    },
+  }),
+  defineVerb({
+    name: 'search',
+    help: `  search QUERY... [--type T] [--person P] [--since D] [--until D] [-k N] [--json]
+                                      search the running server (memex search -h for every filter)`,
+    run: async (args) => (await import('./search.ts')).runSearchCommand(args),
+  }),
+  defineVerb({
+    name: 'tag',
+    help: `  tag add|remove NAME QUERY... | tag list | tag rule add NAME QUERY... | tag rule list | tag rule remove ID
+                                      tags by hand and by rule (docs/organize.md)`,
+    run: async (args) => (await import('./organize.ts')).runTagCommand(args),
+  }),
+  defineVerb({
+    name: 'saved',
+    help: `  saved list | saved add NAME QUERY... | saved remove NAME
+                                      saved searches; run one with memex search @NAME`,
+    run: async (args) => (await import('./organize.ts')).runSavedCommand(args),
+  }),
+  defineVerb({
+    name: 'ask',
+    help: `  ask QUESTION... [-k N] [--json]     answer a question from your documents, with its sources`,
+    run: async (args) => (await import('./search.ts')).runAskCommand(args),
+  }),
+  defineVerb({
+    name: 'open',
+    help: `  open ID [--json] [--raw]            print a document found by search or ask (--raw: a message's
+                                      original bytes)`,
+    run: async (args) => (await import('./search.ts')).runOpenCommand(args),
+  }),
+  defineVerb({
+    name: 'status',
+    help: `  status                              documents per source and status, the embedding queue, throughput,
+                                      failures (asks the running server when there is one)`,
+    run: () => status(),
+  }),
+  defineVerb({
+    name: 'reindex',
+    help: `  reindex --failed                    put failed chunks back in the embedding queue (via the running
+                                      server when there is one)
+  reindex --model NAME                re-embed everything with another model (the old vectors serve
+                                      search until the new ones are complete)
+  reindex --reparse                   rebuild every stored message's text and metadata from its
+                                      original (a changed one becomes a new version)`,
+    run: (args) => reindex(args),
+  }),
+  defineVerb({
+    name: 'relationships',
+    help: `  relationships --recompute           recompute every relationship edge now`,
+    run: async (args) => {
+      await (await import('./relationships.ts')).relationshipsCommand(args);
+    },
+  }),
+  defineVerb({
+    name: 'people',
+    help: `  people candidates | merge A B       people with one name under several addresses; merge B into A`,
+    run: async (args) => (await import('./people.ts')).runPeopleCommand(args),
+  }),
+  defineVerb({
+    name: 'mcp',
+    keepsRunning: true,
+    help: `  mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)`,
+    run: async (args) => (await import('../mcp/stdio.ts')).runMcpCommand(args),
+  }),
+  defineVerb({
+    name: 'coverage',
+    help: `  coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
+                                      the rest was not (docs/coverage.md)`,
+    run: async (args) => (await import('./coverage.ts')).runCoverageCommand(args, operatorDatabaseFromEnv),
+  }),
+  defineVerb({
+    name: 'sessions',
+    help: `  sessions [revoke ID... | revoke --all]
+                                      the web UI's signed-in browsers, and signing them out (docs/ui.md)`,
+    run: async (args) => (await import('./sessions.ts')).runSessionsCommand(args, operatorDatabaseFromEnv),
+  }),
+  defineVerb({
+    name: 'signin-link',
+    help: `  signin-link [--json]                a one-time sign-in link for the web UI of the running server`,
+    run: async (args) => (await import('./signin-link.ts')).runSigninLinkCommand(args),
+  }),
+  defineVerb({
+    name: 'forget',
+    help: `  forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
+         [--block] [--dry-run] [--yes]
+                                      erase it with everything derived from it (docs/forget.md)`,
+    run: async (args) => (await import('./forget.ts')).runForgetCommand(args),
+  }),
+  defineVerb({
+    name: 'gc',
+    help: `  gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses`,
+    run: async (args) => (await import('./gc.ts')).runGcCommand(args, operatorDatabaseFromEnv),
+  }),
+  defineVerb({
+    name: 'export',
+    help: `  export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)`,
+    run: async (args) => (await import('./export.ts')).runExportCommand(args, operatorDatabaseFromEnv),
+  }),
+  defineVerb({
+    name: 'backup',
+    help: `  backup --out FILE                   database and stored files in one file, while the server runs`,
+    run: async (args) => (await import('./backup.ts')).runBackupCommand(args, operatorDatabaseFromEnv),
+  }),
+  defineVerb({
+    name: 'restore',
+    help: `  restore FILE                        recreate a backup in an empty DATA_DIR (or empty DATABASE_URL)`,
+    run: async (args) => (await import('./backup.ts')).runRestoreCommand(args),
+  }),
+  defineVerb({
+    name: 'rethread',
+    help: `  rethread                            group stored email into conversations again (and recompute
+                                      relationships); the server does it once by itself after upgrading`,
+    run: () => rethreadCommand(),
+  }),
+  defineVerb({
+    name: 'migrate',
+    lockedHint: 'the server applies migrations when it starts; stop it to run `memex migrate` by hand',
+    help: `  migrate                             apply database migrations and exit`,
+    run: () => migrateCommand(),
+  }),
+  defineVerb({
+    name: 'config',
+    help: `  config                              every setting's value here (secrets masked) or its default, and
+                                      any problem with them (docs/configuration.md)`,
+    run: async (args) => (await import('./settings.ts')).runConfigCommand(args, process.env, (s) => process.stdout.write(s)),
+  }),
+  defineVerb({
+    name: 'help',
+    aliases: ['--help', '-h'],
+    help: `  help                                this text`,
+    run: async () => console.log(USAGE),
+  }),
+];
+
+const USAGE = helpText(
+  VERBS,
+  'usage: memex <command> [options]\n\ncommands:',
+  'Add --wait to reindex to follow the queue with a progress bar.\nConfiguration comes from the environment; see docs/configuration.md.',
+);
+
+/** The operator verbs open the configured database themselves when no server answers. */
+const operatorDatabaseFromEnv = () => operatorDatabase(loadServerConfig());
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
-  switch (command) {
-    case 'serve':
-      return serve(rest);
-    case 'agent': {
-      const { runAgentCommand } = await import('../agent/cli.ts');
-      const code = await runAgentCommand(rest);
-      if (code !== 0) process.exit(code);
-      return;
-    }
-    case 'ingest': {
-      const { runIngestCommand } = await import('./ingest.ts');
-      process.exitCode = await runIngestCommand(rest);
-      return;
-    }
-    case 'import': {
-      if (rest[0] === 'mail') {
-        const { runMailImport } = await import('./import-mail.ts');
-        process.exitCode = await runMailImport(rest.slice(1));
-        return;
-      }
-      const { runImportCommand } = await import('../imports/registry.ts');
-      process.exitCode = await runImportCommand(rest);
-      return;
-    }
-    case 'search':
-    case 'ask':
-    case 'open': {
-      const verbs = await import('./search.ts');
-      const run = { search: verbs.runSearchCommand, ask: verbs.runAskCommand, open: verbs.runOpenCommand }[command];
-      process.exitCode = await run(rest);
-      return;
-    }
-    case 'tag':
-    case 'saved': {
-      const verbs = await import('./organize.ts');
-      process.exitCode = await (command === 'tag' ? verbs.runTagCommand : verbs.runSavedCommand)(rest);
-      return;
-    }
-    case 'status':
-      return status();
-    case 'sources':
-      return sources(rest);
-    case 'reindex':
-      return reindex(rest);
-    case 'people': {
-      const { runPeopleCommand } = await import('./people.ts');
-      process.exitCode = await runPeopleCommand(rest);
-      return;
-    }
-    case 'relationships': {
-      const { relationshipsCommand } = await import('./relationships.ts');
-      await relationshipsCommand(rest);
-      return;
-    }
-    case 'rethread':
-      return rethreadCommand();
-    case 'migrate':
-      return migrateCommand();
-    case 'forget': {
-      const { runForgetCommand } = await import('./forget.ts');
-      process.exitCode = await runForgetCommand(rest);
-      return;
-    }
-    case 'export': {
-      const { runExportCommand } = await import('./export.ts');
-      process.exitCode = await runExportCommand(rest, () => operatorDatabase(loadServerConfig()));
-      return;
-    }
-    case 'backup': {
-      const { runBackupCommand } = await import('./backup.ts');
-      process.exitCode = await runBackupCommand(rest, () => operatorDatabase(loadServerConfig()));
-      return;
-    }
-    case 'restore': {
-      const { runRestoreCommand } = await import('./backup.ts');
-      process.exitCode = await runRestoreCommand(rest);
-      return;
-    }
-    case 'gc': {
-      const { runGcCommand } = await import('./gc.ts');
-      process.exitCode = await runGcCommand(rest, () => operatorDatabase(loadServerConfig()));
-      return;
-    }
-    case 'coverage': {
-      const { runCoverageCommand } = await import('./coverage.ts');
-      process.exitCode = await runCoverageCommand(rest, () => operatorDatabase(loadServerConfig()));
-      return;
-    }
-    case 'signin-link': {
-      const { runSigninLinkCommand } = await import('./signin-link.ts');
-      process.exitCode = await runSigninLinkCommand(rest);
-      return;
-    }
-    case 'sessions': {
-      const { runSessionsCommand } = await import('./sessions.ts');
-      process.exitCode = await runSessionsCommand(rest, () => operatorDatabase(loadServerConfig()));
-      return;
-    }
-    case 'mcp': {
-      const { runMcpCommand } = await import('../mcp/stdio.ts');
-      process.exitCode = await runMcpCommand(rest);
-      return;
-    }
-    case 'config': {
-      const { runConfigCommand } = await import('./settings.ts');
-      process.exitCode = runConfigCommand(rest, process.env, (s) => process.stdout.write(s));
-      return;
-    }
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(USAGE);
-      return;
-    default:
-      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
-  }
+  const verb = findVerb(VERBS, command);
+  if (!verb) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+  const code = await verb.run(rest);
+  if (typeof code === 'number') process.exitCode = code;
 }
-
-/** What a refused verb should do instead, when the embedded database belongs to another process. */
-const LOCKED_HINTS: Record<string, string> = {
-  serve: 'a memex server already owns this data directory; one server per DATA_DIR',
-  migrate: 'the server applies migrations when it starts; stop it to run `memex migrate` by hand',
-};
-
-/** Verbs that keep running after main() returns: the servers and the MCP stdio loop. */
-const LONG_RUNNING = new Set(['serve', 'agent', 'mcp']);
 
 /**
  * A one-shot verb ends the process as soon as its output is written. Otherwise fetch's idle keep-alive timer to
@@ -464,11 +474,11 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 main(process.argv.slice(2)).then(() => {
-  if (!LONG_RUNNING.has(process.argv[2] ?? 'serve')) return exitWhenFlushed();
+  if (!findVerb(VERBS, process.argv[2] ?? 'serve')?.keepsRunning) return exitWhenFlushed();
 }, (err: unknown) => {
   if (err instanceof DatabaseLockedError) {
-    const command = process.argv[2] ?? 'serve';
-    console.error(`memex: ${LOCKED_HINTS[command] ? `${LOCKED_HINTS[command]}.\n  ` : ''}${err.message}`);
+    const hint = findVerb(VERBS, process.argv[2] ?? 'serve')?.lockedHint;
+    console.error(`memex: ${hint ? `${hint}.\n  ` : ''}${err.message}`);
   } else if (err instanceof ConfigError) console.error(`memex: configuration error: ${err.message}`);
   else if (isUsageError(err)) {
     console.error(`memex: ${(err as Error).message}`);

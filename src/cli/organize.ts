@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { UsageError } from '../util/errors.ts';
-import { runVerb, splitQueryArgs, targetOptions, type CommandIo } from './search.ts';
+import { runVerb, splitQueryArgs, targetOptions, type CommandIo } from './client-verb.ts';
 
 const COMMON = `  --url URL          server URL (default: MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
   --token TOKEN      bearer token (default: AUTH_TOKEN, else the file DATA_DIR/auth-token)

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import type { MergeCandidatesResponseT } from '../schemas/people.ts';
 import { UsageError } from '../util/errors.ts';
-import { runVerb, targetOptions, type CommandIo } from './search.ts';
+import { runVerb, targetOptions, type CommandIo } from './client-verb.ts';
 
 export const PEOPLE_USAGE = `usage: memex people candidates [--json]   people with the same name under different addresses
        memex people merge A B [--json]     A and B are one person: B is merged into A (A keeps its name)

@@ -6,84 +6,47 @@ import type http from 'node:http';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { Catalog } from '../catalog/catalog.ts';
+import type { GatewayServices } from './services.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
-import { ConfigError, type ServerConfig } from '../config/server.ts';
-import type { Database } from '../db/types.ts';
-import type { EmbeddingService, EmbeddingStart } from '../embedding/index.ts';
 import { bearerGuard } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { gatewayHostPolicy, installHostGuard } from './host-guard.ts';
 import { completeOpenApi } from './openapi.ts';
-import type { FilesConfig } from '../files/config.ts';
-import { FileIngestService } from '../files/ingest-service.ts';
-import { removeObjects, type ObjectStore } from '../files/object-store.ts';
-import type { OcrEngine } from '../ocr/engine.ts';
 import { contactExportRoutes, contactIngestRoutes } from './routes/contacts.ts';
 import { contextRoutes } from './routes/context.ts';
 import { coverageRoutes } from './routes/coverage.ts';
-import { settleStoredFiles } from '../coverage/store.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { forgetRoutes } from './routes/forget.ts';
 import { organizeRoutes } from './routes/organize.ts';
-import { ORGANIZE_SETTINGS, TagRules } from '../organize/rules.ts';
-import { read } from '../config/env.ts';
-import { SavedSearches } from '../organize/saved.ts';
 import { maintenanceRoutes } from './routes/maintenance.ts';
-import { ForgetService } from '../forget/forget.ts';
 import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { calendarRoutes } from './routes/calendar.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
-import { loadRelationshipConfig } from '../relationships/config.ts';
-import { RelationshipService } from '../relationships/service.ts';
 import { peopleRoutes } from './routes/people.ts';
 import { v2Routes } from './routes/v2.ts';
 import { searchRoutes } from './routes/search.ts';
 import { statusRoutes } from './routes/status.ts';
 import { statsRoutes } from './routes/stats.ts';
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.ts';
-import type { PooledEmbedder } from '../embedding/pool.ts';
-import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { API_VERSION } from './version.ts';
 import { Health, Readiness } from '../schemas/status.ts';
 import { installValidation, lazySerializerFactory, type Pending } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
-import { mcpAllowWrite } from '../mcp/config.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
 import { originalRoutes } from './routes/originals.ts';
-import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
-import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
+import { sessionRoutes, signInRoutes } from './sessions.ts';
+import { DEFAULT_UI_DIR, uiRoutes } from './ui.ts';
 import { logDestination } from '../util/log.ts';
 
 export { API_VERSION };
 
-export interface GatewayDeps {
-  config: ServerConfig;
-  db: Database;
-  catalog?: Catalog;
-  /**
-   * Search service (src/search); built from the environment when absent (its index is then built by
-   * the first search, or by GET /v1/readyz). `memex serve` passes its own and builds the index at start.
-   */
-  search?: Search;
-  /**
-   * The embedder serves query embeddings for search; absent in tests that need no vectors. An
-   * EmbeddingStart (`memex serve`) is used once its model threads are ready.
-   */
-  embedding?: EmbeddingService | EmbeddingStart;
-  /**
-   * Relationship scorer; built from the environment when absent. A catalog passed in `catalog`
-   * must call `relationships.noteDocuments` from its onDocumentsIngested option for edges to
-   * refresh after ingestion (the catalog built here is wired already).
-   */
-  relationships?: RelationshipService;
-  /** Extra route plugins (search, people, files…) registered behind the gateway token. */
+export interface GatewayOptions {
+  /** What the routes stand on, built by the program's composition root (src/app/gateway-services.ts). */
+  services: GatewayServices;
+  /** Extra route plugins registered behind the gateway token. */
   plugins?: ((scope: FastifyInstance) => Promise<void>)[];
-  /** Files (POST /v1/ingest/file): served when an object store and its config are given. */
-  files?: { store: ObjectStore; config: FilesConfig; ocrEngine?: OcrEngine };
   /**
    * The HTTP server the gateway serves on (Fastify's serverFactory): `memex serve` opens its port
    * before the gateway exists (early-listener.ts) and hands it over.
@@ -91,15 +54,8 @@ export interface GatewayDeps {
   serverFactory?: (handler: http.RequestListener) => http.Server;
   /** Where request and server log lines go (default: stdout, readable on a terminal, JSON elsewhere). */
   logStream?: NodeJS.WritableStream;
-  /** Prometheus metrics (GET /metrics); built here when absent. */
-  metrics?: GatewayMetrics;
-  /** POST /mcp may register add_note (default: MCP_ALLOW_WRITE=true in the environment). */
-  mcpAllowWrite?: boolean;
-  /**
-   * The web UI (src/gateway/ui.ts): its built assets (default dist/ui) and the one-time sign-in codes
-   * `memex serve` prints links for.
-   */
-  ui?: { dir?: string; codes?: SignInCodes };
+  /** The web UI's built assets (src/gateway/ui.ts; default dist/ui). */
+  uiDir?: string;
 }
 
 /**
@@ -116,20 +72,13 @@ function isReaderRequest(method: string, route: string | undefined): boolean {
   return method === 'GET' ? !MACHINE_READS.has(route) : method === 'POST' && READER_POSTS.has(route);
 }
 
-export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
-  const { config, db } = deps;
-  const relationships =
-    deps.relationships ??
-    new RelationshipService(db, { ...loadRelationshipConfig(process.env), phoneRegion: config.defaultPhoneRegion });
-  const catalog =
-    deps.catalog ??
-    new Catalog(db, {
-      phoneRegion: config.defaultPhoneRegion,
-      onDocumentsIngested: (ids) => relationships.noteDocuments(ids),
-    });
-  if (relationships.config.requireCatalogToken && !config.catalogToken) {
-    throw new ConfigError('RELATIONSHIPS_REQUIRE_CATALOG_TOKEN=true needs CATALOG_TOKEN to be set');
-  }
+/**
+ * Registers the routes over services already built; starting and stopping them is the caller's
+ * (`services.start()` / `services.close()`), closing the gateway closes only the HTTP side.
+ */
+export async function buildGateway(deps: GatewayOptions): Promise<FastifyInstance> {
+  const { services } = deps;
+  const { config, db, catalog, search, relationships, metrics, sessions, embedding: given } = services;
   // Request and response schemas are compiled at their first use (validation.ts; warmSchemas after a start).
   const uncompiled: Pending = [];
   const app = Fastify({
@@ -161,12 +110,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   // First of all hooks: a request naming another host, or sent by another origin's page, is refused before its token is read.
   installHostGuard(app, gatewayHostPolicy(config));
 
-  const given = deps.embedding;
-  /** The embedding service now: undefined without one, or while its model threads start. */
-  const embeddingNow = (): EmbeddingService | undefined => (given && 'state' in given ? given.current : given);
-  const poolStats = () => (embeddingNow()?.embedder as Partial<PooledEmbedder> | undefined)?.stats?.();
-  const pooled = given && ('state' in given || typeof (given.embedder as Partial<PooledEmbedder>).stats === 'function');
-  const metrics = deps.metrics ?? createGatewayMetrics({ db, pool: pooled ? poolStats : undefined });
   // Someone waiting for an answer (a search, an ask, a page of the web UI, an assistant): for a while, batches
   // on PGlite are written in small transactions so the answer does not wait for a long one (src/db/readers.ts).
   app.addHook('onRequest', async (req) => {
@@ -213,18 +156,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     },
   );
 
-  const search =
-    deps.search ??
-    createSearch({
-      db,
-      phoneRegion: config.defaultPhoneRegion,
-      embedder: given && 'state' in given ? () => given.current?.embedder : (given?.embedder ?? null),
-      onIndexError: (err) => app.log.warn({ err }, 'search index poll failed'),
-      onLegTiming: metrics.observeLeg,
-    });
-  // A search service passed in belongs to the caller; one built here is closed with the gateway.
-  if (!deps.search) app.addHook('onClose', async () => search.close());
-
   // Readiness (not in the spec; Kubernetes' name): 200 once searches are answered from a complete
   // index. Asking starts the index build when nothing has (gateways that build at first use). No
   // token, like /v1/healthz, so it says no counts: how many documents the store holds is not public.
@@ -256,14 +187,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     },
   );
 
-  await app.register(uiRoutes, { dir: deps.ui?.dir ?? DEFAULT_UI_DIR });
-  // The web UI's sessions stand for the access token wherever it is accepted (src/gateway/sessions.ts).
-  const sessions = new WebSessions(db, config.authToken);
+  await app.register(uiRoutes, { dir: deps.uiDir ?? DEFAULT_UI_DIR });
   app.addHook('onReady', async () => {
     // Sessions of an earlier token, or long unused, are dead: drop them.
     await sessions.purge().catch((err) => app.log.warn({ err }, 'removing ended web sessions failed'));
   });
-  const signInCodes = deps.ui?.codes ?? new SignInCodes();
+  const signInCodes = services.signInCodes;
   await app.register(signInRoutes, { sessions, codes: signInCodes, token: config.authToken, version: API_VERSION });
 
   await app.register(async (scope) => {
@@ -273,50 +202,28 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await scope.register(calendarRoutes, { catalog });
     await scope.register(searchRoutes, { search, phoneRegion: config.defaultPhoneRegion, selfIds: () => relationships.selfIds() });
     await scope.register(documentRoutes, { catalog, phoneRegion: config.defaultPhoneRegion });
-    await scope.register(statusRoutes, { db, worker: () => embeddingNow()?.worker, metrics, dataDir: deps.files?.config.localRoot ?? config.dataDir });
+    await scope.register(statusRoutes, { db, worker: () => services.embeddingNow()?.worker, metrics, dataDir: services.files?.config.localRoot ?? config.dataDir });
     await scope.register(statsRoutes, { db });
     await scope.register(coverageRoutes, { db });
     await scope.register(sourceRoutes, { db, catalog });
     await scope.register(selfPersonRoutes, { service: relationships });
-    if (deps.files) {
-      const service = new FileIngestService({ ...deps.files, catalog, db, onStoredPaths: (paths) => settleStoredFiles(db, paths) });
-      await scope.register(fileRoutes, { service });
-      await scope.register(fileDownloadRoutes, { store: deps.files.store, db });
-      await scope.register(originalRoutes, { store: deps.files.store, db, catalog });
+    if (services.files) {
+      await scope.register(fileRoutes, { service: services.files.ingest });
+      await scope.register(fileDownloadRoutes, { store: services.files.store, db });
+      await scope.register(originalRoutes, { store: services.files.store, db, catalog });
     }
     await scope.register(v2Routes, { catalog });
     await scope.register(peopleRoutes, { catalog, selfIds: () => relationships.selfIds(), onMerged: () => relationships.requestFull() });
-    const forget = new ForgetService({
-      db,
-      phoneRegion: config.defaultPhoneRegion,
-      deleteObject: deps.files ? (key) => removeObjects(deps.files!.store, [key]) : undefined,
-      selfPersonId: async () => (await relationships.self(true))?.person_id ?? null,
-      afterForget: async () => {
-        // Nothing erased may answer from memory: the index applies the deletes now, caches go.
-        search.dropCaches();
-        await search.refreshIndex();
-        relationships.requestFull();
-      },
-    });
-    await scope.register(forgetRoutes, { service: forget });
-    // Tags, tagging rules and saved searches (issue 44); the rules look at newly ingested documents in the background.
-    const rules = new TagRules(db, search, {
-      pollMs: read(process.env, ORGANIZE_SETTINGS.TAG_RULES_POLL_MS),
-      onError: (err) => app.log.warn({ err }, 'tagging rules failed'),
-    });
-    rules.start();
-    app.addHook('onClose', async () => rules.close());
-    await scope.register(organizeRoutes, { db, search, rules, saved: new SavedSearches(db, search, config.defaultPhoneRegion) });
-    // A message the block list keeps out takes the attachments uploaded before it along.
-    catalog.onBlockedMessages((messageIds) => forget.forget({ message_ids: messageIds }, { block: true }));
+    await scope.register(forgetRoutes, { service: services.forget });
+    await scope.register(organizeRoutes, { db, search, rules: services.rules, saved: services.saved });
     await scope.register(maintenanceRoutes, {
       db,
       config,
-      files: deps.files ? { store: deps.files.store, maxObjectBytes: deps.files.config.maxUploadBytes } : undefined,
+      files: services.files ? { store: services.files.store, maxObjectBytes: services.files.config.maxUploadBytes } : undefined,
     });
     for (const plugin of deps.plugins ?? []) await plugin(scope as unknown as FastifyInstance);
     // MCP over streamable HTTP: the same tools as `memex mcp`, calling these routes in process.
-    await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: deps.mcpAllowWrite ?? mcpAllowWrite() });
+    await scope.register(mcpRoutes, { gateway: app as unknown as FastifyInstance, allowWrite: services.mcpAllowWrite });
   });
 
   await app.register(async (scope) => {
@@ -350,9 +257,5 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     );
     await scope.register(relationshipRoutes, { service: relationships });
   });
-  relationships.setLogger(app.log);
-  relationships.start();
-  app.addHook('onClose', async () => relationships.close());
-
   return app as unknown as FastifyInstance;
 }

@@ -9,7 +9,7 @@ import {
   printableConfig,
   SECRET_MASK,
 } from '../../src/agent/config.ts';
-import { runAgentCommand } from '../../src/agent/cli.ts';
+import { runAgentCommand } from '../../src/app/agent.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-agent-config-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentConfigError } from '../../src/agent/config.ts';
-import { createAgentServer, startAgent, type AgentServer } from '../../src/agent/server.ts';
+import { createAgentServer, type AgentServer } from '../../src/agent/server.ts';
+import { startAgent } from '../../src/app/agent.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { auth, SECRET, testConfig } from './helpers.ts';
 

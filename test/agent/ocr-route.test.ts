@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type AgentServer } from '../../src/agent/server.ts';
+import type { AgentServer } from '../../src/agent/server.ts';
+import { startAgent } from '../../src/app/agent.ts';
 import { isPublicAddress } from '../../src/agent/url-fetch.ts';
 import { urlForLog } from '../../src/util/url.ts';
 import { auth, testConfig } from './helpers.ts';

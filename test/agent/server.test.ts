@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentBindError, createAgentServer, secretsEqual, startAgent, type AgentServer } from '../../src/agent/server.ts';
+import { createAgentServer, secretsEqual, type AgentServer } from '../../src/agent/server.ts';
+import { AgentBindError, startAgent } from '../../src/app/agent.ts';
 import type { AgentModule } from '../../src/agent/modules.ts';
 import { auth, SECRET, testConfig } from './helpers.ts';
 

@@ -8,14 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_GROUP_SIZE, Catalog, PGLITE_READER_GROUP_SIZE } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
 import { createSearch, type Search } from '../../src/search/search.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { noteBody, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
+import { buildTestGateway, noteBody, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
 
 let testDb: TestDatabase;
 let search: Search;
-let app: Awaited<ReturnType<typeof buildGateway>>;
+let app: Awaited<ReturnType<typeof buildTestGateway>>;
 let url: string;
 /** Resolved when the catalog starts its first write transaction after `watchWrites()`. */
 let writing: Promise<void> = new Promise(() => {});
@@ -42,7 +41,7 @@ beforeAll(async () => {
   };
   const config = testConfig();
   search = createSearch({ db: testDb.db, embedder: null, config: { vectorBudgetMs: 0 }, ask: { provider: null } });
-  app = await buildGateway({ config, db: testDb.db, catalog: new Catalog(watched, { phoneRegion: config.defaultPhoneRegion }), search });
+  app = await buildTestGateway({ config, db: testDb.db, catalog: new Catalog(watched, { phoneRegion: config.defaultPhoneRegion }), search });
   await app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });

@@ -10,11 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerClient } from '../../src/client/server.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
 import { listenEarly } from '../../src/gateway/early-listener.ts';
 import { startServer } from '../../src/server.ts';
 import { backend, createServerDatabase, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
+import { buildTestGateway, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
 import { ConceptEmbedder, doc, indexVectors, q, startSearchGateway } from '../search/helpers.ts';
 
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };
@@ -130,7 +129,7 @@ describe('the port is open from the first moment of a start (early-listener.ts)'
       expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
       expect(await page.text()).toMatch(/memex is starting[\s\S]*Updating the database \(50 %\)/);
 
-      const app = await buildGateway({ config: testConfig(), db: testDb.db, serverFactory: early.serverFactory });
+      const app = await buildTestGateway({ config: testConfig(), db: testDb.db, serverFactory: early.serverFactory });
       await app.ready();
       early.attach();
       const seen = await pollReady(async () => {
@@ -157,7 +156,7 @@ describe('the port is open from the first moment of a start (early-listener.ts)'
       const answer = client.request<any>('GET', '/v1/status');
       // The request is refused with the phase until the gateway takes over; then it is answered.
       while (notices.length === 0) await new Promise((r) => setTimeout(r, 20));
-      const app = await buildGateway({ config: testConfig(), db: testDb.db, serverFactory: early.serverFactory });
+      const app = await buildTestGateway({ config: testConfig(), db: testDb.db, serverFactory: early.serverFactory });
       await app.ready();
       early.attach();
       const status = await answer;

@@ -12,7 +12,7 @@ import type { OcrEngine } from '../../src/ocr/engine.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway, type GatewayDeps } from '../../src/gateway/app.ts';
+import { composeGateway, type GatewayServiceOptions } from '../../src/app/gateway-services.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789';
@@ -49,6 +49,9 @@ export function injector(app: FastifyInstance): TestGateway['request'] {
   };
 }
 
+/** The gateway over services built for a test (src/app/gateway-services.ts); closing it stops them. */
+export const buildTestGateway = composeGateway;
+
 export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
   return { ...loadServerConfig({ LOG_LEVEL: 'silent', AUTH_TOKEN: TEST_TOKEN }), ...overrides };
 }
@@ -71,7 +74,7 @@ export async function startTestGateway(
     dataDir?: string;
     files?: TestFilesOptions;
     /** The web UI's assets and sign-in codes (test/helpers/browser.ts builds the assets). */
-    ui?: GatewayDeps['ui'];
+    ui?: { dir?: string; codes?: GatewayServiceOptions['signInCodes'] };
     /** Where the gateway's log lines go (with config.logLevel set above silent). */
     logStream?: NodeJS.WritableStream;
   } = {},
@@ -87,7 +90,15 @@ export async function startTestGateway(
     const store = opts.files.store ?? (await createObjectStore(filesConfig));
     files = { store, config: filesConfig, dataDir, ocrEngine: opts.files.ocrEngine };
   }
-  const app = await buildGateway({ config, db: testDb.db, catalog, files, ui: opts.ui, logStream: opts.logStream });
+  const app = await buildTestGateway({
+    config,
+    db: testDb.db,
+    catalog,
+    files,
+    uiDir: opts.ui?.dir,
+    signInCodes: opts.ui?.codes,
+    logStream: opts.logStream,
+  });
   await app.ready();
   return {
     app,

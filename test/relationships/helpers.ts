@@ -2,11 +2,10 @@
 import { Catalog } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
 import type { ServerConfig } from '../../src/config/server.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
 import type { RelationshipConfig } from '../../src/relationships/config.ts';
 import { RelationshipService } from '../../src/relationships/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { injector, testConfig, type TestGateway } from '../helpers/gateway.ts';
+import { buildTestGateway, injector, testConfig, type TestGateway } from '../helpers/gateway.ts';
 
 export interface RelGateway extends TestGateway {
   service: RelationshipService;
@@ -25,7 +24,7 @@ export async function startRelGateway(
   });
   let app;
   try {
-    app = await buildGateway({ config, db: testDb.db, catalog, relationships: service });
+    app = await buildTestGateway({ config, db: testDb.db, catalog, relationships: service });
     await app.ready();
   } catch (err) {
     await service.close();

@@ -6,13 +6,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
 import type { SearchConfig } from '../../src/search/config.ts';
 import { createSearch, type Search, type SearchDeps } from '../../src/search/search.ts';
 import type { QueryEmbedder } from '../../src/search/types.ts';
 import { storeEmbeddings } from '../../src/embedding/store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
+import { buildTestGateway, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
 
 const SYNONYMS: string[][] = [
   ['car', 'automobile', 'vehicle', 'sedan'],
@@ -108,7 +107,7 @@ export async function startSearchGateway(
     vectorSnapshotFile: opts.vectorSnapshotFile,
     onVectorSnapshot: opts.onVectorSnapshot,
   });
-  const app = await buildGateway({ config, db: testDb.db, catalog, search });
+  const app = await buildTestGateway({ config, db: testDb.db, catalog, search });
   await app.ready();
   const headers = { authorization: `Bearer ${TEST_TOKEN}` };
   return {

@@ -9,17 +9,16 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/types.ts';
-import { buildGateway } from '../../src/gateway/app.ts';
 import { SignInCodes } from '../../src/gateway/ui.ts';
 import { createSearch, type Search } from '../../src/search/search.ts';
 import { buildUi, CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { noteBody, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
+import { buildTestGateway, noteBody, TEST_TOKEN, testConfig } from '../helpers/gateway.ts';
 
 let testDb: TestDatabase;
 let browser: Browser;
 let search: Search;
-let app: Awaited<ReturnType<typeof buildGateway>>;
+let app: Awaited<ReturnType<typeof buildTestGateway>>;
 let url: string;
 let release: () => void = () => undefined;
 
@@ -37,12 +36,13 @@ beforeAll(async () => {
   });
   search = createSearch({ db: held, beforeIndexReady: 'refuse' });
   const config = testConfig();
-  app = await buildGateway({
+  app = await buildTestGateway({
     config,
     db: testDb.db,
     catalog: new Catalog(testDb.db, { phoneRegion: config.defaultPhoneRegion }),
     search,
-    ui: { dir: await buildUi(), codes: new SignInCodes() },
+    uiDir: await buildUi(),
+    signInCodes: new SignInCodes(),
   });
   url = await app.listen({ port: 0, host: '127.0.0.1' });
   const res = await app.inject({

@@ -9,8 +9,8 @@
  * beside it instead (then leave the sources out of the configuration `memex serve` reads, or use --no-sources).
  */
 import crypto from 'node:crypto';
-import { AgentConfigError, loadAgentConfig, type AgentConfig } from './config.ts';
-import { createAgentServer, type AgentServer } from './server.ts';
+import { AgentConfigError, loadAgentConfig, type AgentConfig } from '../agent/config.ts';
+import { createAgentServer, type AgentServer } from '../agent/server.ts';
 
 /** Whether a configuration has sources to run by itself. */
 export function configRunsSources(c: AgentConfig): boolean {
