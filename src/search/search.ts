@@ -21,7 +21,7 @@ import {
 import { attachedTo, isEmailAttachment, threadPeople } from './grouping.ts';
 import { QueryAnalyzer } from './analyzer.ts';
 import { IndexSync, type SnapshotEvent } from './index-sync.ts';
-import type { DocCondition, IndexFilter, IndexMatches, LexicalIndex, QueryConstraints } from './lexical-index.ts';
+import type { DocCondition, IndexFilter, IndexMatches, LexicalIndex, QueryConstraints } from './index/lexical-index.ts';
 import { messagesOfAttachments } from '../catalog/attachments.ts';
 import { ListDirectory, listNameOf } from './lists.ts';
 import { indexFilter, occurringDocs, personFacet, personsOwning, PERSON_FACET_LIMIT } from './lexical.ts';
