@@ -29,7 +29,7 @@ import { hasConditions, parseQuery, type ParsedQuery, type QueryTerm } from './q
 import { analyseQuery, planQuery, QUERY_TERM_BUDGET, type AnalysedQuery, type QueryPlan } from './query-plan.ts';
 import { roundScore, toHit, type SearchRows } from './rows.ts';
 import { DEFAULT_SNIPPET, makeSnippet, snippetPhrases } from './snippet.ts';
-import type { SearchLegs, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
+import type { SearchLegs, SearchOptions, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import type { VectorCandidate } from './vector.ts';
 import type { VectorLeg } from './vector-leg.ts';
 
@@ -76,7 +76,15 @@ export function indexStateOf(sync: IndexSync): IndexState {
  * `relaxed` offers what its words read softly find (query-parse.ts: every token a word, quotations preferred),
  * so a strict query that matches nothing says so and still shows what matches its words.
  */
-export async function runSearch(p: SearchParts, req: SearchRequest): Promise<SearchResponse> {
+export async function runSearch(p: SearchParts, req: SearchRequest, opts: SearchOptions = {}): Promise<SearchResponse> {
+  const result = await strictOrRelaxed(p, req);
+  // The owner is in nearly every message and no contact (issue 35): never in the person facet.
+  const owner = opts.ownerIds ? new Set(await opts.ownerIds()) : new Set<string>();
+  if (owner.size > 0) result.facets.person = result.facets.person.filter((f) => !owner.has(String(f.value)));
+  return result;
+}
+
+async function strictOrRelaxed(p: SearchParts, req: SearchRequest): Promise<SearchResponse> {
   const strict = await searchParsed(p, req, parseQuery(req.q));
   if (strict.total > 0 || !hasConditions(parseQuery(req.q))) return strict;
   const soft = await searchParsed(p, { ...req, context_window: 0 }, parseQuery(req.q, { soft: true }));

@@ -16,7 +16,7 @@ import { ListDirectory } from './lists.ts';
 import { indexStateOf, matchDocIds, runSearch, type IndexState, type SearchParts } from './pipeline.ts';
 import { QueryEmbeddings } from './query-embeddings.ts';
 import { SearchRows } from './rows.ts';
-import type { QueryEmbedder, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
+import type { QueryEmbedder, SearchOptions, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import { VectorLeg } from './vector-leg.ts';
 import type { VectorSnapshotEvent } from './vector-memory.ts';
 
@@ -80,7 +80,7 @@ interface HitsMisses {
 
 export interface Search {
   readonly config: SearchConfig;
-  search(req: SearchRequest): Promise<SearchResponse>;
+  search(req: SearchRequest, opts?: SearchOptions): Promise<SearchResponse>;
   ask(query: string, k: number): Promise<AskResponse>;
   generalContext(filter?: ContextFilter): Promise<GeneralContext>;
   /** Whether searches are answered from a complete index yet, and how far its build is. */
@@ -172,7 +172,7 @@ export function createSearch(deps: SearchDeps): Search {
     onIndexError: deps.onIndexError,
     onLegTiming: deps.onLegTiming,
   };
-  const search = (req: SearchRequest) => runSearch(parts, req);
+  const search = (req: SearchRequest, opts?: SearchOptions) => runSearch(parts, req, opts);
 
   return {
     config,
