@@ -21,7 +21,7 @@ import { machineLine } from '../lib/server.ts';
 import { arraySection, IndexSnapshotFile, readSnapshotFile, stringSections, writeSnapshotFile, type SnapshotIdentity } from '../../src/search/index-snapshot.ts';
 import { Int8Vectors } from '../../src/search/int8-vectors.ts';
 import { buildStringHash, validStringHash } from '../../src/search/string-hash.ts';
-import { LexicalIndex, type IndexedDocument } from '../../src/search/lexical-index.ts';
+import { LexicalIndex, type IndexedDocument } from '../../src/search/index/lexical-index.ts';
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);

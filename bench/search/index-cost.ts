@@ -1,6 +1,6 @@
 /**
  * The in-memory lexical index alone: the search latency bench's corpus and query plan, with no
- * HTTP and no database in the query loop, so a change to lexical-index.ts is measured in
+ * HTTP and no database in the query loop, so a change to src/search/index/ is measured in
  * microseconds per query without the noise of the whole stack.
  *
  * Lexemes are PostgreSQL's own: every distinct word of the corpus is analysed once by an embedded
@@ -11,7 +11,7 @@
  */
 import { openDatabase } from '../../src/db/index.ts';
 import { parseFilters } from '../../src/catalog/filters.ts';
-import { LexicalIndex, type QueryLexeme } from '../../src/search/lexical-index.ts';
+import { LexicalIndex, type QueryLexeme } from '../../src/search/index/lexical-index.ts';
 import { indexFilter } from '../../src/search/lexical.ts';
 import { generateCorpus } from './corpus.ts';
 

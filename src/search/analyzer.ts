@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../db/types.ts';
 import { LruCache } from './cache.ts';
-import type { QueryLexeme } from './lexical-index.ts';
+import type { QueryLexeme } from './index/lexical-index.ts';
 
 /** Letters and the characters PostgreSQL's default parser treats as plain separators between words. */
 const PLAIN = /^[A-Za-z\s,;!?()"]*$/;

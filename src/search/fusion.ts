@@ -11,7 +11,7 @@
  * are exact or the lexical leg fills the page (vectorOnlySlots).
  */
 import type { SearchConfig } from './config.ts';
-import type { IndexHit } from './lexical-index.ts';
+import type { IndexHit } from './index/lexical-index.ts';
 import type { VectorCandidate } from './vector.ts';
 
 export interface FusedCandidate {

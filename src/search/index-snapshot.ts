@@ -18,7 +18,7 @@
  *                 UTF-16 offsets, i32, and its text in latin1 when every character fits, else UTF-16)
  *   end-32        SHA-256 of every byte before it (header and body)
  *
- * Writing: the index is serialised between two changes (a synchronous copy, lexical-index.ts
+ * Writing: the index is serialised between two changes (a synchronous copy, index/format.ts
  * `serialise`), then hashed and written in slices with a turn of the event loop between them, to
  * `<file>.<pid>.tmp`, fsynced, renamed over the file, and the directory fsynced: a crash leaves the
  * old snapshot or the new one, never a torn one (and a torn one would fail its checksum).
@@ -27,7 +27,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LEXICAL_INDEX_VERSION, LexicalIndex, type Bm25Params, type RawArray, type SerialisedIndex } from './lexical-index.ts';
+import { LEXICAL_INDEX_VERSION, LexicalIndex, type Bm25Params, type RawArray, type SerialisedIndex } from './index/lexical-index.ts';
 import { buildStringHash } from './string-hash.ts';
 
 /** The file's own layout; the index's layout is LEXICAL_INDEX_VERSION, checked separately. */
@@ -325,7 +325,7 @@ export class IndexSnapshotFile {
   }
 
   /**
-   * Writes a serialised index atomically. `serialised` must not change meanwhile (lexical-index.ts
+   * Writes a serialised index atomically. `serialised` must not change meanwhile (index/format.ts
    * `serialise` returns fresh copies). The lookup tables of its hashed string lists are made here,
    * a list per turn of the event loop. Returns the file's size.
    */

@@ -1,5 +1,5 @@
 /**
- * Keeps the in-memory lexical index (lexical-index.ts) equal to the catalog.
+ * Keeps the in-memory lexical index (index/lexical-index.ts) equal to the catalog.
  *
  * - Build: every active document with its chunks' stored tsvectors, read in pages by doc_id.
  * - Follow: the change log `search_changes` (migration 060), filled by triggers on documents,
@@ -32,7 +32,7 @@
 import type { Database, Queryable } from '../db/types.ts';
 import { serverInstanceId } from '../db/instance.ts';
 import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
-import { LexicalIndex, type Bm25Params, type IndexedDocument } from './lexical-index.ts';
+import { LexicalIndex, type Bm25Params, type IndexedDocument } from './index/lexical-index.ts';
 import { parseTsvector } from './tsvector.ts';
 import { TAG_IDENT, tagIdentifiers } from '../organize/tag-names.ts';
 

@@ -1,10 +1,10 @@
 /**
  * The lexical leg's catalog side: the people a `person` filter names, the filters as the index
  * evaluates them, and the person facet's ordering. BM25 and the match set's facets are computed by
- * the in-memory index (lexical-index.ts); lexemes come from analyzer.ts.
+ * the in-memory index (index/lexical-index.ts); lexemes come from analyzer.ts.
  */
 import type { Queryable } from '../db/types.ts';
-import type { IndexFilter } from './lexical-index.ts';
+import type { IndexFilter } from './index/lexical-index.ts';
 import { occurrenceInBounds, sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
 import type { FacetValue } from './types.ts';
 

@@ -8,7 +8,7 @@
 import type { Queryable } from '../db/types.ts';
 import { canonicalLookupValues } from '../identity/identifiers.ts';
 import type { QueryAnalyzer } from './analyzer.ts';
-import type { DocCondition, LexicalIndex, QueryConstraints, QueryLexeme } from './lexical-index.ts';
+import type { DocCondition, LexicalIndex, QueryConstraints, QueryLexeme } from './index/lexical-index.ts';
 import { exactKind, isPlain, type ParsedQuery, type QueryTerm } from './query-parse.ts';
 import { sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
 import { sourceTypesOf } from '../catalog/source-families.ts';

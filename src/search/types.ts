@@ -23,6 +23,12 @@ export interface SearchRequest {
   group?: 'thread';
 }
 
+/** How a search is answered beyond its request. */
+export interface SearchOptions {
+  /** The owner's person ids: the owner is in nearly every message and no contact, never in the person facet (issue 35). */
+  ownerIds?: () => Promise<string[]>;
+}
+
 /** The message an email attachment hit belongs to (linked by Message-ID, src/catalog/attachments.ts). */
 export interface AttachedTo {
   doc_id: string;

@@ -5,7 +5,7 @@
  * filter or reads the allowed chunks' vectors one index probe at a time. At 100,000 documents a
  * two-month date range cost 45 CPU-ms on PostgreSQL and 2.3 s on PGlite, one person's documents 14
  * and 200 ms, and PGlite cannot interrupt a statement: every other request waited (docs/BENCHMARKS.md).
- * Here the lexical index lists the chunks the filter allows (lexical-index.ts, allowedPassages) and
+ * Here the lexical index lists the chunks the filter allows (index/filter.ts, allowedPassages) and
  * they are ranked exactly against these copies, ~1.2 µs per chunk (the dot products in WebAssembly
  * SIMD, int8-vectors.ts; most of the rest is finding each chunk's copy by its id).
  *

@@ -1,5 +1,5 @@
 /**
- * The lexical index on disk (src/search/index-snapshot.ts, lexical-index.ts serialise/deserialise):
+ * The lexical index on disk (src/search/index-snapshot.ts, index/format.ts serialise/deserialise):
  * a snapshot read back answers every query exactly as the index it was written from (same
  * documents, order, scores, totals and facets), also after removals and new versions, and keeps
  * working as documents change afterwards; a file that was damaged in any way is refused, never used.
@@ -16,7 +16,7 @@ import {
   type IndexFilter,
   type QueryConstraints,
   type QueryLexeme,
-} from '../../src/search/lexical-index.ts';
+} from '../../src/search/index/lexical-index.ts';
 
 const PARAMS = { k1: 1.2, b: 0.4, titleWeight: 2 };
 const IDENTITY: SnapshotIdentity = { instance: '00000000-0000-4000-8000-000000000001', migrations: { count: 3, latest: 147 }, database: '16384' };

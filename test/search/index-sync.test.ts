@@ -11,7 +11,7 @@ import { openDatabase } from '../../src/db/index.ts';
 import type { Database, Queryable } from '../../src/db/types.ts';
 import { prepareIngest } from '../../src/catalog/prepare.ts';
 import { IndexSync } from '../../src/search/index-sync.ts';
-import type { LexicalIndex } from '../../src/search/lexical-index.ts';
+import type { LexicalIndex } from '../../src/search/index/lexical-index.ts';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { doc, q, startSearchGateway, type SearchGateway } from './helpers.ts';

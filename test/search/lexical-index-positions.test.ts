@@ -4,7 +4,7 @@
  * narrow a person (`from:`, `to:`). Constraints combine: groups must all hold, `none` excludes.
  */
 import { describe, expect, it } from 'vitest';
-import { LexicalIndex, type IndexedDocument, type QueryConstraints } from '../../src/search/lexical-index.ts';
+import { LexicalIndex, type IndexedDocument, type QueryConstraints } from '../../src/search/index/lexical-index.ts';
 
 const PARAMS = { k1: 1.2, b: 0.4, titleWeight: 2 };
 let n = 0;

@@ -6,7 +6,7 @@
  * takes, a user must get the same documents, in the same order, with the same counts.
  */
 import { describe, expect, it } from 'vitest';
-import { LexicalIndex, type IndexedDocument, type IndexFilter, type QueryLexeme } from '../../src/search/lexical-index.ts';
+import { LexicalIndex, type IndexedDocument, type IndexFilter, type QueryLexeme } from '../../src/search/index/lexical-index.ts';
 
 const PARAMS = { k1: 1.2, b: 0.4, titleWeight: 2 };
 

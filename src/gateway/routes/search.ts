@@ -33,11 +33,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
           .code(422)
           .send({ detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }] });
       }
-      const result = await search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group });
-      // The owner is in nearly every message and no contact (issue 35): never in the person facet.
-      const owner = selfIds ? new Set(await selfIds()) : new Set<string>();
-      if (owner.size > 0) result.facets.person = result.facets.person.filter((f) => !owner.has(String(f.value)));
-      return result;
+      return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group }, { ownerIds: selfIds });
     },
   );
 

@@ -1,0 +1,118 @@
+/**
+ * Adding and removing documents. A document gets a new slot each time it is written; the old slot
+ * and its passages die (their postings stay until the index is rebuilt, skipped as dead).
+ */
+import { grown, passagesOf, post, postingsOf, slotOf, termsOf, uuidKey, EMPTY_CODES, type IndexColumns } from './columns.ts';
+import { storePositions } from './positions.ts';
+import type { IndexedDocument } from './types.ts';
+
+/** Adds or replaces a document. */
+export function upsertDocument(c: IndexColumns, doc: IndexedDocument): void {
+  removeDocument(c, doc.docId);
+  const d = c.docCount++;
+  c.dAlive = grown(c.dAlive, d + 1);
+  c.dSource = grown(c.dSource, d + 1);
+  c.dAtt = grown(c.dAtt, d + 1);
+  c.dTs = grown(c.dTs, d + 1);
+  c.dThread = grown(c.dThread, d + 1);
+  c.dKey = grown(c.dKey, d + 1);
+  c.dUuid[d] = doc.docId;
+  c.dKey[d] = uuidKey(doc.docId);
+  c.dAlive[d] = 1;
+  c.dSource[d] = c.sources.code(doc.sourceType);
+  c.dAtt[d] = doc.hasAttachments ? 1 : 0;
+  c.dTs[d] = doc.tsMicros;
+  c.dThread[d] = doc.threadId === null ? -1 : c.threads.code(doc.threadId);
+  if (doc.threadId !== null) c.threadDocs.add(c.dThread[d], d);
+  const personCodes = [...new Set(doc.personIds)].map((p) => c.persons.code(p));
+  for (const code of personCodes) c.personDocs.add(code, d);
+  c.dFacet = grown(c.dFacet, 4 * (d + 1));
+  c.dFacet[4 * d] = 2 * c.dSource[d] + c.dAtt[d];
+  c.dFacet[4 * d + 1] = personCodes.length;
+  c.dFacet[4 * d + 2] = personCodes[0] ?? -1;
+  c.dFacet[4 * d + 3] = personCodes[1] ?? -1;
+  c.dPersonOff = grown(c.dPersonOff, d + 1);
+  c.dPersonOff[d] = c.personPoolLen;
+  if (personCodes.length > 2) {
+    c.personPool = grown(c.personPool, c.personPoolLen + personCodes.length - 2);
+    for (const code of personCodes.slice(2)) c.personPool[c.personPoolLen++] = code;
+  }
+  for (const v of new Set(doc.identifiers)) c.identDocs.add(c.identifiers.code(v), d);
+  for (const v of new Set(doc.senders ?? [])) c.roleDocs.add(c.roleKeys.code(`s:${v}`), d);
+  for (const v of new Set(doc.recipients ?? [])) c.roleDocs.add(c.roleKeys.code(`r:${v}`), d);
+  c.slotOf.set(doc.docId, d);
+  c.liveDocs++;
+
+  const w = c.params.titleWeight;
+  let titleLen = 0;
+  for (const n of doc.title.values()) titleLen += n;
+  const pids: number[] = [];
+  const seen = new Set<string>();
+  for (const p of doc.passages) {
+    if (seen.has(p.chunkId)) continue;
+    seen.add(p.chunkId);
+    const merged = new Map<string, number>();
+    let textLen = 0;
+    for (const [t, n] of p.terms) {
+      merged.set(t, n);
+      textLen += n;
+    }
+    if (w > 0) for (const [t, n] of doc.title) merged.set(t, (merged.get(t) ?? 0) + w * n);
+    let addressLen = 0;
+    for (const [t, n] of doc.addresses ?? []) {
+      merged.set(t, (merged.get(t) ?? 0) + n);
+      addressLen += n;
+    }
+    const pid = c.passageCount++;
+    c.pDoc = grown(c.pDoc, pid + 1);
+    c.pLen = grown(c.pLen, pid + 1);
+    c.pAlive = grown(c.pAlive, pid + 1);
+    c.pDoc[pid] = d;
+    c.pLen[pid] = textLen + w * titleLen + addressLen;
+    c.pAlive[pid] = 1;
+    c.pChunk[pid] = p.chunkId;
+    const termIds = new Int32Array(merged.size);
+    let i = 0;
+    for (const [t, tf] of merged) {
+      const tid = c.terms.code(t);
+      termIds[i++] = tid;
+      let list = postingsOf(c, tid);
+      if (!list) list = c.postings[tid] = { pids: new Int32Array(4), tfs: new Float32Array(4), n: 0, df: 0, imp: null, impValid: 0, impAvgdl: 0 };
+      list.pids = grown(list.pids, list.n + 1);
+      list.tfs = grown(list.tfs, list.n + 1);
+      list.pids[list.n] = pid;
+      list.tfs[list.n] = tf;
+      list.n++;
+      list.df++;
+    }
+    c.pTerms[pid] = termIds;
+    c.pPosOff = grown(c.pPosOff, pid + 1);
+    c.pPosOff[pid] = p.positions || doc.titlePositions ? storePositions(c, merged.keys(), p.positions, doc.titlePositions) : -1;
+    c.livePassages++;
+    c.lengthSum += c.pLen[pid];
+    pids.push(pid);
+  }
+  c.dPassages[d] = pids;
+}
+
+/** Removes a document (no-op when absent). Its postings stay until the index is rebuilt, skipped as dead. */
+export function removeDocument(c: IndexColumns, docId: string): void {
+  const d = slotOf(c, docId);
+  if (d === undefined) return;
+  c.slotOf.delete(docId);
+  c.dAlive[d] = 0;
+  c.dUuid[d] = null;
+  c.liveDocs--;
+  const passages = passagesOf(c, d);
+  for (let i = 0; i < passages.length; i++) {
+    const pid = passages[i];
+    c.pAlive[pid] = 0;
+    for (const tid of termsOf(c, pid)) post(c, tid).df--;
+    c.pTerms[pid] = EMPTY_CODES;
+    c.livePassages--;
+    c.deadPassages++;
+    c.lengthSum -= c.pLen[pid];
+  }
+  c.dPassages[d] = [];
+  c.dFacet[4 * d + 1] = 0;
+}
