@@ -11,6 +11,7 @@ import { storeIngestTags } from '../organize/ingest-tags.ts';
 import type { Queryable } from '../db/types.ts';
 import { linkPeople } from '../identity/linking.ts';
 import { boundTitle, URI_MAX_CHARS } from '../schemas/bounds.ts';
+import { SOURCE_STATE_KEYS } from '../schemas/sources.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { isUuid, newId } from '../util/ids.ts';
 import { attachmentColumns, emailKeysOf, linkAttachments, withMessagePeople } from './attachments.ts';
@@ -481,6 +482,21 @@ export async function ingestMany(
         error_details jsonb, intent jsonb, relevance_score double precision)`,
     [JSON.stringify(rows), now],
   );
+
+  // 4a. What the source said of the message since it was stored (POST /v1/documents/source-state: folder, flags,
+  // labels, deleted there) is the message's, not the version's: a new version (an edit, a re-parse from the
+  // original) keeps it unless it says otherwise itself.
+  const carried = rows.filter((r) => r.previous_version_id).map((r) => r.doc_id);
+  if (carried.length > 0) {
+    await tx.query(
+      `UPDATE documents d
+          SET metadata = (SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(p.metadata)
+                           WHERE key = ANY($2::text[])) || coalesce(d.metadata, '{}'::jsonb)
+         FROM documents p
+        WHERE d.doc_id = ANY($1::uuid[]) AND p.doc_id = d.previous_version_id AND p.metadata ?| $2::text[]`,
+      [carried, [...SOURCE_STATE_KEYS]],
+    );
+  }
 
   // 4b. Tags (issue 44): a new version keeps its document's tags; upload tags and an importer's
   // metadata.tags become tags; rules look at the new documents after commit (src/organize/rules.ts).

@@ -71,6 +71,9 @@ export const SourceStateUpdate = Type.Object(
 );
 export type SourceStateUpdateT = Static<typeof SourceStateUpdate>;
 
+/** The document metadata keys a source-state update writes (src/coverage/freshness.ts); new versions keep them. */
+export const SOURCE_STATE_KEYS = ['folder', 'flags', 'deleted_at_source', 'source_labels'] as const;
+
 export const SourceStateRequest = Type.Object(
   { updates: Type.Array(SourceStateUpdate, { minItems: 1, maxItems: 1000 }) },
   { additionalProperties: false, title: 'SourceStateRequest' },

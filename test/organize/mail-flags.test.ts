@@ -9,8 +9,8 @@ import { noteBody, startTestGateway, type TestGateway } from '../helpers/gateway
 let gw: TestGateway;
 const ids: Record<string, string> = {};
 
-async function ingestMail(sourceId: string, text: string): Promise<string> {
-  const r = await gw.request('POST', '/v1/ingest', noteBody({ source_type: 'email', source_id: sourceId, title: text, content: { mime_type: 'text/plain', data: text } }));
+async function ingestMail(sourceId: string, text: string, metadata: Record<string, unknown> = {}): Promise<string> {
+  const r = await gw.request('POST', '/v1/ingest', noteBody({ source_type: 'email', source_id: sourceId, title: text, content: { mime_type: 'text/plain', data: text }, metadata }));
   expect(r.statusCode, r.body).toBeLessThan(300);
   return r.json().doc_id;
 }
@@ -88,5 +88,27 @@ describe('mail flags as tags', () => {
     });
     expect(bad.statusCode).toBe(422);
     expect(await tagsOf(ids.lease)).toEqual(before);
+  });
+
+  it("a new version of a message keeps what its source said of it (folder, flags, labels), unless it says otherwise", async () => {
+    const sid = 'imap/dana:permit@example.org';
+    await ingestMail(sid, 'The parking permit expires in May.');
+    const state = await gw.request('POST', '/v1/documents/source-state', {
+      updates: [{ source_type: 'email', source_id: sid, folder: 'Archive', flags: ['\\Flagged'], labels: ['Home/Car'] }],
+    });
+    expect(state.statusCode, state.body).toBe(200);
+    // The message again with other text (an edit, or the same message re-parsed from its original): a new version.
+    const v2 = await ingestMail(sid, 'The parking permit expires in May; renew it online.');
+    const meta = async (id: string) =>
+      (await gw.db.query<{ metadata: Record<string, unknown> }>('SELECT metadata FROM documents WHERE doc_id = $1', [id])).rows[0].metadata;
+    const kept = await meta(v2);
+    expect(kept.folder).toBe('Archive');
+    expect(kept.flags).toEqual(['\\Flagged']);
+    expect(kept.source_labels).toEqual(['home/car']);
+    expect((await tagsOf(v2)).map((t) => t.name)).toEqual(['flagged', 'home/car', 'unread']);
+    // A version that says its own folder keeps that one.
+    const own = await meta(await ingestMail(sid, 'Permit renewed.', { folder: 'INBOX' }));
+    expect(own.folder).toBe('INBOX');
+    expect(own.flags).toEqual(['\\Flagged']);
   });
 });
