@@ -19,13 +19,14 @@ import { parseAllowedHosts } from '../util/request-host.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
 import { AGENT_SETTINGS, type AgentLogLevel } from './settings.ts';
 import { AGENT_YAML, secretProblem, type AgentConfig } from './config-schema.ts';
-import { expandHome, readDocument, xdgStateHome } from './yaml-schema.ts';
+import { expandHome } from '../util/fs.ts';
+import { readDocument, xdgStateHome } from './yaml-schema.ts';
 
 // The types and helpers callers have always taken from here.
 export type { AgentConfig, DavModuleConfig, DavSourceConfig, MailSourceConfig } from './config-schema.ts';
 export type { AgentLogLevel, RedactOptions };
 export { isLoopbackAddress } from './config-schema.ts';
-export { expandHome } from './yaml-schema.ts';
+export { expandHome } from '../util/fs.ts';
 
 export const SECRET_MASK = '********';
 

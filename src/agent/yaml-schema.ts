@@ -13,6 +13,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { OptionalKind, TransformKind, Type, type StaticDecode, type TProperties, type TSchema, type TTransform } from '@sinclair/typebox';
+import { expandHome } from '../util/fs.ts';
 import { parseDuration, parseSchedule, ScheduleError, type Schedule } from './sources/schedule.ts';
 
 /** A broken rule of an object or a list: `key` is relative to it; without `got` the message ends after `must`. */
@@ -163,12 +164,6 @@ type Node = TSchema & Extras & {
 /** Reads a parsed document (a mapping) against `schema`; throws `ctx.error(…)` at the first problem. */
 export function readDocument<S extends TSchema>(schema: S, document: Record<string, unknown>, ctx: ReadContext): StaticDecode<S> {
   return new Reader(ctx).value(schema as Node, document, '') as StaticDecode<S>;
-}
-
-export function expandHome(p: string): string {
-  if (p === '~') return os.homedir();
-  if (p.startsWith('~/')) return path.join(os.homedir(), p.slice(2));
-  return p;
 }
 
 /** $XDG_STATE_HOME, or its default ~/.local/state. */

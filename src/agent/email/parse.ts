@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { expandHome } from '../config.ts';
+import { expandHome } from '../../util/fs.ts';
 import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
 import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
 import { repairMime } from './mime-repair.ts';

@@ -8,9 +8,9 @@
  * IMAP UID): a resend of an unchanged message is a duplicate, never a new version.
  */
 import crypto from 'node:crypto';
-import type { RedactOptions } from '../../config.ts';
+import type { RedactOptions } from '../../../privacy/policy.ts';
 import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
-import type { FileUploadMeta } from '../../gateway-client.ts';
+import type { FileUploadMeta } from '../../../client/submit.ts';
 import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../util/email-thread.ts';
 import { bodyParts, type BodyPart } from '../../../util/mail-body-parts.ts';
 import { emailBodyText } from './body-text.ts';
