@@ -24,7 +24,7 @@ import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import { runMailImport } from '../../src/cli/import-mail.ts';
 import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
-import type { BodyPart } from '../../src/util/mail-body-parts.ts';
+import type { BodyPart } from '../../src/mail/body-parts.ts';
 import { machineLine, startBenchServer } from '../lib/server.ts';
 import { writeMaildir } from './corpus.ts';
 import { generateListMail } from './list-mail.ts';

@@ -15,7 +15,7 @@ import { parseCollectedMessage } from '../../src/agent/collectors/email/message.
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { emailRethreadPending, rethreadEmail } from '../../src/catalog/email-threads.ts';
 import { prepareIngest } from '../../src/catalog/prepare.ts';
-import { emailThreadId } from '../../src/util/email-thread.ts';
+import { emailThreadId } from '../../src/mail/thread.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;

@@ -10,7 +10,7 @@ import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts
 import { htmlBodyToText } from '../../src/agent/collectors/email/body-text.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
-import { bodyParts, type BodyPart } from '../../src/util/mail-body-parts.ts';
+import { bodyParts, type BodyPart } from '../../src/mail/body-parts.ts';
 import { generateListMail, type ListMessage, type Shape } from '../../bench/email/list-mail.ts';
 
 const src = { sourceType: 'email_local' as const, prefix: 'email', redaction: NO_REDACTIONS };

@@ -4,7 +4,7 @@
  * one of src/privacy/redact.ts (same markers and categories, no hashes or dates taken). Plain functions:
  * the collectors call them directly.
  */
-import { hasPromoSubject, isBulkSender } from '../../util/email-noise.ts';
+import { hasPromoSubject, isBulkSender } from '../../mail/noise.ts';
 import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../../privacy/policy.ts';
 import type { ParsedEmail } from './parse.ts';
 
@@ -71,7 +71,7 @@ export interface NoiseInput {
 
 /**
  * Noise score: List-Unsubscribe +3, promotional subject +2, bulk sender +2; noise iff score >= 2. The words
- * are src/util/email-noise.ts's, which the relationship job's noise rule uses too.
+ * are src/mail/noise.ts's, which the relationship job's noise rule uses too.
  */
 export function noiseScore(input: NoiseInput): number {
   let score = 0;

@@ -11,8 +11,8 @@ import crypto from 'node:crypto';
 import type { RedactOptions } from '../../../privacy/policy.ts';
 import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
 import type { FileUploadMeta } from '../../../client/submit.ts';
-import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../util/email-thread.ts';
-import { bodyParts, type BodyPart } from '../../../util/mail-body-parts.ts';
+import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../mail/thread.ts';
+import { bodyParts, type BodyPart } from '../../../mail/body-parts.ts';
 import { emailBodyText } from './body-text.ts';
 import { isListSender, listOfRecipient, mailListOf, type MailList } from './mail-list.ts';
 
