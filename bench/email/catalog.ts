@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
-import { effectiveRedaction } from '../../src/agent/email/analyze.ts';
+import { effectiveRedaction } from '../../src/mail/analyze.ts';
 import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';

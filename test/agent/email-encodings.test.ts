@@ -4,7 +4,7 @@
  * (RFC 2046 §5.1.1), and attached messages (message/rfc822) listed as attachments.
  */
 import { describe, expect, it } from 'vitest';
-import { parseEmailBytes } from '../../src/agent/email/parse.ts';
+import { parseEmailBytes } from '../../src/mail/parse.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 
 const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1');

@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
+import { ALL_REDACTIONS } from '../../src/mail/analyze.ts';
 import { emailBodyText } from '../../src/agent/collectors/email/body-text.ts';
 import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/agent/collectors/email/document.ts';
 import { emailThreadId } from '../../src/mail/thread.ts';

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEmailFile } from '../../src/agent/email/parse.ts';
+import { parseEmailFile } from '../../src/mail/parse.ts';
 import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
 import type { AgentServer } from '../../src/agent/server.ts';
 import { CRLF, emlx } from './fixtures.ts';

@@ -4,7 +4,7 @@
  * would not call the mail noise, and no sender of a noise word gets one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isNoiseEmail } from '../../src/agent/email/analyze.ts';
+import { isNoiseEmail } from '../../src/mail/analyze.ts';
 import { recomputeRelationships } from '../../src/relationships/recompute.ts';
 import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS } from '../../src/mail/noise.ts';
 import { backend } from '../helpers/db.ts';

@@ -9,7 +9,7 @@
  */
 import crypto from 'node:crypto';
 import type { RedactOptions } from '../../../privacy/policy.ts';
-import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
+import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../../mail/analyze.ts';
 import type { FileUploadMeta } from '../../../client/submit.ts';
 import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../mail/thread.ts';
 import { bodyParts, type BodyPart } from '../../../mail/body-parts.ts';

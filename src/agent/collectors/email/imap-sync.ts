@@ -18,7 +18,7 @@
 import os from 'node:os';
 import type { ImapFlow } from 'imapflow';
 import type { MailSourceConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { SourcesGateway, SourceStateUpdate } from '../../sources/gateway.ts';
 import { Backoff, iso, laterIso, sleep, SourceBusyError, type Source, type SourceState, type SourceStatus } from '../../sources/source.ts';

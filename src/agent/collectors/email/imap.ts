@@ -19,7 +19,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { AgentConfig, MailSourceConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
 import { parseCollectedMessage } from './message.ts';

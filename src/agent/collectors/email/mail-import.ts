@@ -14,7 +14,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerTarget } from '../../../client/target.ts';
 import { expandHome, type AgentConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/limits.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/limits.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
 import { readMboxFile } from './mbox.ts';

@@ -1,16 +1,16 @@
 /**
  * One parse of an RFC 822 message for the collectors. The parse route's `parseEmailBytes`
- * (src/agent/email/parse.ts) keeps only address strings and attachment descriptions; a collector also
+ * (src/mail/parse.ts) keeps only address strings and attachment descriptions; a collector also
  * needs display names (people[]), the raw Date offset (metadata) and the attachment bytes (upload), so
- * this reads the same parse (readMail, src/agent/email/mail-message.ts) and peels .emlx envelopes with the
+ * this reads the same parse (readMail, src/mail/message.ts) and peels .emlx envelopes with the
  * same `splitEmlx`.
  */
 import crypto from 'node:crypto';
-import type { DateSource } from '../../email/mail-date.ts';
-import { emlxPlistFlags } from '../../email/mail-date.ts';
-import { headerValues, type MailAddress, type MailMessage } from '../../email/mail-message.ts';
-import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
-import type { MissingAttachment } from '../../email/partial-emlx.ts';
+import type { DateSource } from '../../../mail/date.ts';
+import { emlxPlistFlags } from '../../../mail/date.ts';
+import { headerValues, type MailAddress, type MailMessage } from '../../../mail/message.ts';
+import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../../mail/parse.ts';
+import type { MissingAttachment } from '../../../mail/partial-emlx.ts';
 
 export type { MailAddress };
 

@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { expandHome } from '../../util/fs.ts';
-import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
-import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
+import { expandHome } from '../util/fs.ts';
+import { messageDate, type DateClues, type DateSource } from './date.ts';
+import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './message.ts';
 import { repairMime } from './mime-repair.ts';
-import { isSignaturePart } from '../../mail/signature.ts';
+import { isSignaturePart } from './signature.ts';
 import { MAX_EMAIL_FILE_BYTES } from './limits.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 

@@ -4,13 +4,13 @@
  * one of src/privacy/redact.ts (same markers and categories, no hashes or dates taken). Plain functions:
  * the collectors call them directly.
  */
-import { hasPromoSubject, isBulkSender } from '../../mail/noise.ts';
-import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../../privacy/policy.ts';
+import { hasPromoSubject, isBulkSender } from './noise.ts';
+import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../privacy/policy.ts';
 import type { ParsedEmail } from './parse.ts';
 
 export { ALL_REDACTIONS, resolveRedactOptions };
 /** The precise redactor (src/privacy/redact.ts): the spec's markers and categories, without its false positives. */
-export { redactPii } from '../../privacy/redact.ts';
+export { redactPii } from '../privacy/redact.ts';
 
 export type IntentValue =
   | 'bill'
