@@ -16,8 +16,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import iconv from 'iconv-lite';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { normaliseBody } from '../../src/agent/collectors/email/document.ts';
-import { readMboxFile } from '../../src/agent/collectors/email/mbox.ts';
+import { normaliseBody } from '../../src/mail/document.ts';
+import { readMboxFile } from '../../src/mail/mbox.ts';
 import { parseMime, type MailAddress, type MailMessage } from '../../src/mail/message.ts';
 import { repairMime } from '../../src/mail/mime-repair.ts';
 import { splitEmlx } from '../../src/mail/parse.ts';
@@ -34,7 +34,7 @@ const { values } = parseArgs({
   },
 });
 
-// ---- mailparser, shaped the way src/mail/parse.ts and collectors/email/message.ts shaped it before ----
+// ---- mailparser, shaped the way src/mail/parse.ts and src/mail/collected-message.ts shaped it before ----
 
 const MAILPARSER_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, keepCidLinks: true, ignoreEmbedded: true } as const;
 

@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { parseEmailBytes } from '../../src/mail/parse.ts';
 
 const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1');

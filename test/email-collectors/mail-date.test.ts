@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseEmailBytes } from '../../src/mail/parse.ts';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { mboxFromDate, parseRfc5322Date } from '../../src/mail/date.ts';
 import { CRLF, emlx } from './fixtures.ts';
 

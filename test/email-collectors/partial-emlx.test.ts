@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEmailFile } from '../../src/mail/parse.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import type { AgentServer } from '../../src/agent/server.ts';
 import { CRLF, emlx } from './fixtures.ts';
 import { auth, agentWith, mailConfig, splitGatewayClient, startLiveGateway, startUploadRecorder, tmpDir, type LiveGateway } from './helpers.ts';

@@ -24,8 +24,8 @@ import type { GatewayClient } from '../../gateway-client.ts';
 import type { AgentMetrics } from '../../metrics.ts';
 import type { AgentContext, AgentModule } from '../../modules.ts';
 import { readSmallFile } from '../../../util/fs.ts';
-import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from './document.ts';
-import { parseCollectedMessage, type CollectedMessage } from './message.ts';
+import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from '../../../mail/document.ts';
+import { parseCollectedMessage, type CollectedMessage } from '../../../mail/collected-message.ts';
 import { storeRedaction } from './store-redaction.ts';
 import {
   LockHeldError,

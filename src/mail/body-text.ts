@@ -9,7 +9,7 @@
  * kept and format-patch mails lost their diff.)
  */
 import { htmlToText } from 'html-to-text';
-import { cleanString } from '../../../util/json-input.ts';
+import { cleanString } from '../util/json-input.ts';
 
 export function htmlBodyToText(html: string): string {
   return htmlToText(html, {

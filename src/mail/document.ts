@@ -8,16 +8,16 @@
  * IMAP UID): a resend of an unchanged message is a duplicate, never a new version.
  */
 import crypto from 'node:crypto';
-import type { RedactOptions } from '../../../privacy/policy.ts';
-import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../../mail/analyze.ts';
-import type { FileUploadMeta } from '../../../client/submit.ts';
-import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../mail/thread.ts';
-import { bodyParts, type BodyPart } from '../../../mail/body-parts.ts';
+import type { RedactOptions } from '../privacy/policy.ts';
+import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from './analyze.ts';
+import type { FileUploadMeta } from '../client/submit.ts';
+import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from './thread.ts';
+import { bodyParts, type BodyPart } from './body-parts.ts';
 import { emailBodyText } from './body-text.ts';
-import { isListSender, listOfRecipient, mailListOf, type MailList } from './mail-list.ts';
+import { isListSender, listOfRecipient, mailListOf, type MailList } from './mailing-list.ts';
 
 export { normaliseMessageId, uuidFromName };
-import type { CollectedMessage, MailAddress, MailAttachment } from './message.ts';
+import type { CollectedMessage, MailAddress, MailAttachment } from './collected-message.ts';
 
 export const SNIPPET_CHARS = 280;
 

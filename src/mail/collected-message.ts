@@ -6,11 +6,11 @@
  * same `splitEmlx`.
  */
 import crypto from 'node:crypto';
-import type { DateSource } from '../../../mail/date.ts';
-import { emlxPlistFlags } from '../../../mail/date.ts';
-import { headerValues, type MailAddress, type MailMessage } from '../../../mail/message.ts';
-import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../../mail/parse.ts';
-import type { MissingAttachment } from '../../../mail/partial-emlx.ts';
+import type { DateSource } from './date.ts';
+import { emlxPlistFlags } from './date.ts';
+import { headerValues, type MailAddress, type MailMessage } from './message.ts';
+import { dateOfMail, isoSeconds, messageBytes, readMail } from './parse.ts';
+import type { MissingAttachment } from './partial-emlx.ts';
 
 export type { MailAddress };
 
