@@ -24,7 +24,7 @@ export interface MailAttachment {
   inline: boolean;
 }
 
-/** The parsed message's fields as read (mail-message.ts), and what a collector adds to them. */
+/** The parsed message's fields as read (message.ts), and what a collector adds to them. */
 export interface CollectedMessage
   extends Pick<MailMessage, 'messageId' | 'subject' | 'from' | 'sender' | 'to' | 'cc' | 'bcc' | 'inReplyTo' | 'references' | 'text' | 'html'> {
   /**
@@ -41,7 +41,7 @@ export interface CollectedMessage
   precedence?: string | null;
   autoSubmitted?: string | null;
   listId?: string | null;
-  /** List-Post, X-Mailing-List and Errors-To: how a mailing list is recognised (mail-list.ts). */
+  /** List-Post, X-Mailing-List and Errors-To: how a mailing list is recognised (mailing-list.ts). */
   listPost?: string | null;
   mailingList?: string | null;
   errorsTo?: string | null;

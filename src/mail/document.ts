@@ -213,7 +213,7 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   if (msg.precedence) metadata.precedence = msg.precedence;
   if (msg.autoSubmitted) metadata.auto_submitted = msg.autoSubmitted;
   if (msg.listId) metadata.list_id = msg.listId;
-  // The list the message came through (mail-list.ts): the thread's venue and what `list:` finds.
+  // The list the message came through (mailing-list.ts): the thread's venue and what `list:` finds.
   if (list) metadata.list = list;
   if (src.mailbox) metadata.mailbox = src.mailbox;
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;

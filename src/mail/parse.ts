@@ -1,6 +1,6 @@
 /**
  * .emlx / .eml parsing (host-agent spec §2.2, spec-notes B2.2). MIME is parsed by postal-mime
- * (mail-message.ts), never by hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
+ * (message.ts), never by hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
  * and an XML property list after it) and shapes the result.
  *
  * These are plain functions so the email collectors can reuse them without the HTTP layer.
@@ -33,7 +33,7 @@ export interface ParsedEmail {
   bcc: string[];
   /**
    * ISO 8601 without fractional seconds: the Date header, or when it is absent or unreadable the first
-   * trustworthy fallback (see mail-date.ts); null when there is none.
+   * trustworthy fallback (see date.ts); null when there is none.
    */
   date: string | null;
   /** Where `date` came from (`date_header`, `received`, `mbox_from`, `emlx_plist`, `file_mtime`), null with it. */
