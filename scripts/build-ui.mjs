@@ -1,6 +1,6 @@
 // `npm run build:ui`: the web UI through Vite (ui/vite.config.ts) into dist/ui. `npm link`, `npm install` and
 // `npx` run `prepare` again; a dist/ui built from exactly the files now in ui/ and src/ (the UI bundles a few
-// pure modules of the server's, such as src/util/mail-body-parts.ts) and the same package-lock.json is kept (the
+// pure modules of the server's, such as src/mail/body-parts.ts) and the same package-lock.json is kept (the
 // fingerprint rule of bin/compiled.js: paths, sizes, modification times). MEMEX_BUILD_FORCE=1 rebuilds.
 import fs from 'node:fs';
 import path from 'node:path';

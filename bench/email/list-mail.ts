@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BodyPartKind } from '../../src/util/mail-body-parts.ts';
+import type { BodyPartKind } from '../../src/mail/body-parts.ts';
 import { PEOPLE, rng, sentence } from '../lib/generate.ts';
 
 export type Shape = 'patch' | 'interleaved' | 'top-posted' | 'outlook' | 'forward' | 'html-only' | 'qp-signature';

@@ -1,5 +1,5 @@
 /**
- * postal-mime (what memex parses mail with, src/agent/email/mail-message.ts) against mailparser (what it
+ * postal-mime (what memex parses mail with, src/mail/message.ts) against mailparser (what it
  * used before issue 17's parser change), on the same bytes after the same repairs (repairMime): every field
  * memex uses, compared message by message, and the CPU each parser takes.
  *
@@ -16,11 +16,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import iconv from 'iconv-lite';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
-import { normaliseBody } from '../../src/agent/collectors/email/document.ts';
-import { readMboxFile } from '../../src/agent/collectors/email/mbox.ts';
-import { parseMime, type MailAddress, type MailMessage } from '../../src/agent/email/mail-message.ts';
-import { repairMime } from '../../src/agent/email/mime-repair.ts';
-import { splitEmlx } from '../../src/agent/email/parse.ts';
+import { normaliseBody } from '../../src/mail/document.ts';
+import { readMboxFile } from '../../src/mail/mbox.ts';
+import { parseMime, type MailAddress, type MailMessage } from '../../src/mail/message.ts';
+import { repairMime } from '../../src/mail/mime-repair.ts';
+import { splitEmlx } from '../../src/mail/parse.ts';
 import * as agentFixtures from '../../test/agent/email-fixtures.ts';
 import * as collectorFixtures from '../../test/email-collectors/fixtures.ts';
 import { generateCorpus } from './corpus.ts';
@@ -34,7 +34,7 @@ const { values } = parseArgs({
   },
 });
 
-// ---- mailparser, shaped the way src/agent/email/parse.ts and collectors/email/message.ts shaped it before ----
+// ---- mailparser, shaped the way src/mail/parse.ts and src/mail/collected-message.ts shaped it before ----
 
 const MAILPARSER_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, keepCidLinks: true, ignoreEmbedded: true } as const;
 

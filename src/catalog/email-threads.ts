@@ -1,6 +1,6 @@
 /**
  * Email conversations in the catalog. The collectors send a provisional thread (the root their own
- * headers name, src/util/email-thread.ts); here every Message-ID seen is recorded with its parent and its
+ * headers name, src/mail/thread.ts); here every Message-ID seen is recorded with its parent and its
  * thread in `email_thread_messages`, so a message that arrives before its parent, or one that links two
  * branches, merges the threads involved. A conversation is a connected component of the parent links;
  * its root is the Message-ID without a known parent (the smallest one when several, the smallest id
@@ -8,7 +8,7 @@
  * same mail ends in the same threads with the same ids.
  */
 import type { Database, Queryable } from '../db/types.ts';
-import { emailThreadExternalId, emailThreadId, messageLinks, type MessageLinks } from '../util/email-thread.ts';
+import { emailThreadExternalId, emailThreadId, messageLinks, type MessageLinks } from '../mail/thread.ts';
 import type { CatalogDocumentRequest } from './types.ts';
 
 export const EMAIL_SOURCE_TYPES = ['email', 'email_local'];

@@ -19,7 +19,7 @@ export const ORIGINAL_SOURCE_TYPES = ['email', 'email_local'] as const;
 
 export const ORIGINAL_MIME_TYPE = 'message/rfc822';
 
-/** The largest original kept: the collectors' largest message (MAX_EMAIL_FILE_BYTES, src/agent/email/parse.ts). */
+/** The largest original kept: the collectors' largest message (MAX_EMAIL_FILE_BYTES, src/mail/parse.ts). */
 export const ORIGINAL_MAX_BYTES = 64 * 1024 * 1024;
 
 export interface OriginalToLink {

@@ -5,7 +5,7 @@
  * batch, in a stable order so concurrent batches lock rows in the same order.
  */
 import type { Queryable } from '../db/types.ts';
-import { baseSubject, emailThreadExternalId } from '../util/email-thread.ts';
+import { baseSubject, emailThreadExternalId } from '../mail/thread.ts';
 import { isUuid, newId } from '../util/ids.ts';
 import { emailLinksOf, linkEmailMessages, mergeThreads } from './email-threads.ts';
 import type { CatalogDocumentRequest } from './types.ts';

@@ -10,7 +10,7 @@
  * A chunk with no word left (no letter or digit) gets no vector. Short texts that are words ("ok",
  * "Budapest") keep theirs: a short note can still be what a question is about.
  *
- * An e-mail stored whole (issue 40) says where these are: its metadata.body_parts (src/util/mail-body-parts.ts).
+ * An e-mail stored whole (issue 40) says where these are: its metadata.body_parts (src/mail/body-parts.ts).
  * When the chunk's document has them, they decide instead of the line patterns above: quote, attribution and
  * forward parts are left out when the message quotes a stored one, signature and footer parts always, so the
  * vector skips exactly what the document page folds or dims. Patches keep their vector (they are the
@@ -21,7 +21,7 @@
  * texts are one chunk (chunks are shared by text hash), so each is embedded once already.
  */
 
-import type { BodyPart, BodyPartKind } from '../util/mail-body-parts.ts';
+import type { BodyPart, BodyPartKind } from '../mail/body-parts.ts';
 
 const QUOTED = /^[ \t]*>/;
 const ATTRIBUTION = /^[ \t]*(On .{3,300}(wrote|écrit|schrieb|escribió):?|.{3,200} wrote:)[ \t]*$/i;

@@ -20,7 +20,7 @@ import {
   type EmbeddingItem,
 } from './store.ts';
 import { meaningfulText, partsInChunk } from './meaning.ts';
-import { validBodyParts, type BodyPart } from '../util/mail-body-parts.ts';
+import { validBodyParts, type BodyPart } from '../mail/body-parts.ts';
 import { ProviderUnavailableError, type Embedder } from './types.ts';
 
 export interface WorkerLogger {

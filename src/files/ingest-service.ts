@@ -23,7 +23,7 @@ import { OcrError } from '../ocr/engine.ts';
 import type { FilesConfig } from './config.ts';
 import { blockedAmong, skippedResult } from '../catalog/blocklist.ts';
 import type { SkipReason } from '../catalog/types.ts';
-import { isSignaturePart } from '../util/email-signature.ts';
+import { isSignaturePart } from '../mail/signature.ts';
 import { buildFileDocument, fileIdempotencyKey, fileIdentity, type FileDocument, type FileEnrichmentStatus } from './document.ts';
 import { detectType } from './detect.ts';
 import { extractText, type ExtractResult, type OcrFunction } from './extract.ts';
@@ -336,7 +336,7 @@ export class FileIngestService {
    * The block list, before any work: an upload of a forgotten source, or an attachment of a forgotten
    * message or sender, is answered `skipped` (as the catalog would) without extraction, and bytes this
    * upload brought that no file record names are deleted again. So is an email attachment that is the
-   * message's signature part (`skipped: email_signature`, src/util/email-signature.ts).
+   * message's signature part (`skipped: email_signature`, src/mail/signature.ts).
    */
   private async screen(items: StoredUpload[], duplicates: Map<number, unknown>): Promise<Map<number, FileIngestOutcome>> {
     const out = new Map<number, FileIngestOutcome>();

@@ -12,8 +12,8 @@
  * redaction of a store whose text was redacted when it was collected (kept redacted: a reparse never undoes a
  * choice the person made).
  */
-import { buildEmailDocument } from '../agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../mail/document.ts';
+import { parseCollectedMessage } from '../mail/collected-message.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import { linkOriginals, originalOf, ORIGINAL_MAX_BYTES, ORIGINAL_SOURCE_TYPES } from '../catalog/originals.ts';
 import type { Database } from '../db/types.ts';

@@ -5,7 +5,7 @@
  *  - it is email whose headers say a machine sent it: List-Unsubscribe, List-Id, Precedence bulk/list/junk,
  *    Auto-Submitted other than "no" (the collectors' metadata fields, else the raw `headers` object), or the
  *    collector flagged it as noise (metadata.is_noise);
- *  - its sender's address is no-reply style (src/util/email-noise.ts BULK_SENDER_WORDS);
+ *  - its sender's address is no-reply style (src/mail/noise.ts BULK_SENDER_WORDS);
  *  - or its sender is a person the relationship job marked automated (features.automated in every edge that
  *    names them: machine headers, or one-way traffic never answered; src/relationships/recompute.ts).
  *

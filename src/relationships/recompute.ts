@@ -29,7 +29,7 @@
  */
 import { isEmailAttachmentSql } from '../db/document-predicates.ts';
 import type { Database, Queryable } from '../db/types.ts';
-import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS, SUBJECT_WORD_SEPARATOR } from '../util/email-noise.ts';
+import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS, SUBJECT_WORD_SEPARATOR } from '../mail/noise.ts';
 import { DEFAULT_RELATIONSHIP_CONFIG } from './config.ts';
 import { MERGED_CTE, resolvePerson, resolvePersons } from './people.ts';
 import { decayBucket, relationshipScore, type EdgeFeatures, type ScoreComponents } from './score.ts';
@@ -79,7 +79,7 @@ interface RawRow {
 
 /**
  * The feature statement. `$1` self (a live root id), `$2` now, `$3` the self person's member ids,
- * `$4` the promotional subject words and `$5` the bulk-sender words (src/util/email-noise.ts, the
+ * `$4` the promotional subject words and `$5` the bulk-sender words (src/mail/noise.ts, the
  * collectors' noise words); when `targeted`, `$6` the target persons (root ids) and `$7` their member
  * ids. Built from fixed fragments only; every value is a parameter.
  */

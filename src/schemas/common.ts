@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SIZE_MAX } from './bounds.ts';
-import { BODY_PART_KINDS, MAX_BODY_PARTS } from '../util/mail-body-parts.ts';
+import { BODY_PART_KINDS, MAX_BODY_PARTS } from '../mail/body-parts.ts';
 
 /** Values of Document.source_type (gateway spec 2.1). */
 export const SOURCE_TYPES = [

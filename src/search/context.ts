@@ -6,7 +6,7 @@
  */
 import type { Database } from '../db/types.ts';
 import { AUTOMATED_PEOPLE_CTE, automatedDocumentSql } from '../relationships/automated.ts';
-import { BULK_SENDER_WORDS } from '../util/email-noise.ts';
+import { BULK_SENDER_WORDS } from '../mail/noise.ts';
 
 const INVISIBLE = /[\uFFFD\uFFFC\u200B\u200C\u200D\uFEFF\u2028\u2029]|\p{C}/gu;
 const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;

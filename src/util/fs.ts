@@ -1,6 +1,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+
+/** `~` and `~/…` as the home folder, the way a shell reads them in a configuration file or an argument. */
+export function expandHome(p: string): string {
+  if (p === '~') return os.homedir();
+  if (p.startsWith('~/')) return path.join(os.homedir(), p.slice(2));
+  return p;
+}
 
 /** Writes JSON to `file` atomically: a temp file in the same directory, fsync, then rename over. */
 export function writeJsonAtomic(file: string, value: unknown): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyIntent, effectiveRedaction, emailMetadata, noiseScore, redactPii, resolveRedactOptions } from '../../src/agent/email/analyze.ts';
+import { classifyIntent, effectiveRedaction, emailMetadata, noiseScore, redactPii, resolveRedactOptions } from '../../src/mail/analyze.ts';
 import { createAgentServer, type AgentServer } from '../../src/agent/server.ts';
 import { auth, testConfig } from './helpers.ts';
 

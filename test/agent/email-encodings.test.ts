@@ -4,8 +4,8 @@
  * (RFC 2046 §5.1.1), and attached messages (message/rfc822) listed as attachments.
  */
 import { describe, expect, it } from 'vitest';
-import { parseEmailBytes } from '../../src/agent/email/parse.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { parseEmailBytes } from '../../src/mail/parse.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 
 const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1');
 const head = (extra: string) => `From: Anna <anna@example.org>\nTo: bo@example.org\nDate: Mon, 04 Mar 2024 10:00:00 +0100\nMessage-ID: <enc@example.org>\nMIME-Version: 1.0\n${extra}`;

@@ -1,13 +1,13 @@
 /**
- * What memex reads from a message, now that postal-mime parses it (src/agent/email/mail-message.ts) after
+ * What memex reads from a message, now that postal-mime parses it (src/mail/message.ts) after
  * the repairs of mime-repair.ts: the message's own text and HTML parts (nothing generated), attachment
  * bytes exactly as the message carries them, charsets Node 20's TextDecoder misreads or lacks, encoded
  * words split inside a character, raw 8-bit headers, and the header fields the way mailparser gave them.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
-import { parseEmailBytes } from '../../src/agent/email/parse.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
+import { parseEmailBytes } from '../../src/mail/parse.ts';
 
 const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1');
 const head = (extra: string) => `From: Anna <anna@example.org>\nTo: bo@example.org\nDate: Mon, 04 Mar 2024 10:00:00 +0100\nMessage-ID: <mime@example.org>\nSubject: parts\nMIME-Version: 1.0\n${extra}`;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentServer, type AgentServer } from '../../src/agent/server.ts';
-import { parseEmailBytes, splitEmlx } from '../../src/agent/email/parse.ts';
+import { parseEmailBytes, splitEmlx } from '../../src/mail/parse.ts';
 import { auth, testConfig } from './helpers.ts';
 import { ALTERNATIVE, emlx, LATIN1, NO_DATE_NO_ID, SHIFT_JIS, SHIFT_JIS_TEXT, WITH_ATTACHMENTS } from './email-fixtures.ts';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appleTimeToIso, ChatDb, ChatDbError } from '../../src/agent/collectors/chatapp/chatdb.ts';
-import { SqliteSnapshot } from '../../src/util/sqlite-wasm.ts';
+import { SqliteSnapshot } from '../../src/sqlite/engine.ts';
 import { ChatDbBuilder, openWritable } from '../helpers/chatdb-builder.ts';
 import { at, buildFixture, tempDir, type Fixture } from './fixture.ts';
 

@@ -4,11 +4,11 @@
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
-import { emailBodyText } from '../../src/agent/collectors/email/body-text.ts';
-import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/agent/collectors/email/document.ts';
-import { emailThreadId } from '../../src/util/email-thread.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { ALL_REDACTIONS } from '../../src/mail/analyze.ts';
+import { emailBodyText } from '../../src/mail/body-text.ts';
+import { attachmentUploads, buildEmailDocument, uuidFromName } from '../../src/mail/document.ts';
+import { emailThreadId } from '../../src/mail/thread.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { ALTERNATIVE, LATIN1, NO_DATE_NO_ID, REPLY, SHIFT_JIS, SHIFT_JIS_TEXT, WITH_ATTACHMENTS, emlx } from './fixtures.ts';
 
 const sha = (s: string | Buffer) => crypto.createHash('sha256').update(s).digest('hex');

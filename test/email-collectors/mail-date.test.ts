@@ -4,10 +4,10 @@
  * headers, the mbox From line, the .emlx plist's date-received, the file's mtime), and say which.
  */
 import { describe, expect, it } from 'vitest';
-import { parseEmailBytes } from '../../src/agent/email/parse.ts';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
-import { mboxFromDate, parseRfc5322Date } from '../../src/agent/email/mail-date.ts';
+import { parseEmailBytes } from '../../src/mail/parse.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
+import { mboxFromDate, parseRfc5322Date } from '../../src/mail/date.ts';
 import { CRLF, emlx } from './fixtures.ts';
 
 const redaction = { enabled: false, redact_emails: false, redact_phones: false, redact_ssn: false, redact_credit_cards: false, redact_addresses: false } as never;

@@ -4,7 +4,7 @@
  * unquoted `From ` lines inside), wrong counts ignored, CRLF files, every message counted.
  */
 import { describe, expect, it } from 'vitest';
-import { splitMbox, type MboxMessage } from '../../src/agent/collectors/email/mbox.ts';
+import { splitMbox, type MboxMessage } from '../../src/mail/mbox.ts';
 
 async function split(data: string | Buffer, opts: { chunk?: number; max?: number } = {}): Promise<MboxMessage[]> {
   const buf = Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1');

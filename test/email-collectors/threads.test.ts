@@ -10,12 +10,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCorpus, writeMaildir, type GeneratedMessage } from '../../bench/email/corpus.ts';
 import { hasNotmuch, notmuchThreads } from '../../bench/email/notmuch.ts';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { emailRethreadPending, rethreadEmail } from '../../src/catalog/email-threads.ts';
 import { prepareIngest } from '../../src/catalog/prepare.ts';
-import { emailThreadId } from '../../src/util/email-thread.ts';
+import { emailThreadId } from '../../src/mail/thread.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;

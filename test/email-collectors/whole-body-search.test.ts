@@ -5,8 +5,8 @@
  * becomes a new version of the same document with the whole text. Runs on both backends.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
 import { generateListMail, type ListMessage } from '../../bench/email/list-mail.ts';
 import { backend } from '../helpers/db.ts';

@@ -6,11 +6,11 @@
  * Outlook, forward, are HTML-only or quoted-printable), parsed by the collector's own parser.
  */
 import { describe, expect, it } from 'vitest';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { htmlBodyToText } from '../../src/agent/collectors/email/body-text.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { htmlBodyToText } from '../../src/mail/body-text.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
-import { bodyParts, type BodyPart } from '../../src/util/mail-body-parts.ts';
+import { bodyParts, type BodyPart } from '../../src/mail/body-parts.ts';
 import { generateListMail, type ListMessage, type Shape } from '../../bench/email/list-mail.ts';
 
 const src = { sourceType: 'email_local' as const, prefix: 'email', redaction: NO_REDACTIONS };

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { openWritable } from './chatdb-builder.ts';
-import type { SqliteConnection } from '../../src/util/sqlite-wasm.ts';
+import type { SqliteConnection } from '../../src/sqlite/engine.ts';
 
 const FIREFOX_SCHEMA = `
 CREATE TABLE moz_origins ( id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, host TEXT NOT NULL, frecency INTEGER NOT NULL, recalc_frecency INTEGER NOT NULL DEFAULT 0, alt_frecency INTEGER, recalc_alt_frecency INTEGER NOT NULL DEFAULT 0, UNIQUE (prefix, host) );

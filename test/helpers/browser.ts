@@ -42,7 +42,7 @@ function sourceFiles(dir: string): string[] {
  */
 export async function buildUi(): Promise<string> {
   const h = crypto.createHash('sha256');
-  // src/ too: the UI bundles a few pure modules of the server's (src/util/mail-body-parts.ts).
+  // src/ too: the UI bundles a few pure modules of the server's (src/mail/body-parts.ts).
   for (const f of [...sourceFiles(path.join(ROOT, 'ui')), ...sourceFiles(path.join(ROOT, 'src')), path.join(ROOT, 'package-lock.json')]) {
     h.update(path.relative(ROOT, f)).update(fs.readFileSync(f));
   }

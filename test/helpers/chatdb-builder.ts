@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ReadOnlyFileVfs, registerVfs, SqliteConnection, type SqliteStatement, type SqlParam } from '../../src/util/sqlite-wasm.ts';
+import { ReadOnlyFileVfs, registerVfs, SqliteConnection, type SqliteStatement, type SqlParam } from '../../src/sqlite/engine.ts';
 
 export type ChatSchemaProfile = 'legacy' | 'high_sierra' | 'ventura';
 

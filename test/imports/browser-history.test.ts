@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   browserFileKind, copyDatabase, mergeBookmarks, pageDocument, readChromium, readChromiumBookmarks, readFirefox, readTakeoutHistory,
 } from '../../src/imports/browser/history.ts';
-import { SqliteSnapshot } from '../../src/util/sqlite-wasm.ts';
+import { SqliteSnapshot } from '../../src/sqlite/engine.ts';
 import { buildChromiumHistory, buildFirefoxPlaces, chromiumBookmarksJson } from '../helpers/browser-db-builder.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-browser-'));

@@ -4,9 +4,9 @@
  * would not call the mail noise, and no sender of a noise word gets one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isNoiseEmail } from '../../src/agent/email/analyze.ts';
+import { isNoiseEmail } from '../../src/mail/analyze.ts';
 import { recomputeRelationships } from '../../src/relationships/recompute.ts';
-import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS } from '../../src/util/email-noise.ts';
+import { BULK_SENDER_WORDS, PROMO_SUBJECT_WORDS } from '../../src/mail/noise.ts';
 import { backend } from '../helpers/db.ts';
 import { ingestBody, ME_P, type Who } from './fixture.ts';
 import { startRelGateway, type RelGateway } from './helpers.ts';

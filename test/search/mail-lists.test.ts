@@ -7,9 +7,9 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_REDACTIONS } from '../../src/agent/email/analyze.ts';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { ALL_REDACTIONS } from '../../src/mail/analyze.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { q, startSearchGateway, type SearchGateway } from './helpers.ts';
 
 const CRLF = (s: string) => s.replace(/\r?\n/g, '\r\n');

@@ -6,8 +6,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildEmailDocument } from '../../src/agent/collectors/email/document.ts';
-import { parseCollectedMessage } from '../../src/agent/collectors/email/message.ts';
+import { buildEmailDocument } from '../../src/mail/document.ts';
+import { parseCollectedMessage } from '../../src/mail/collected-message.ts';
 import { NO_REDACTIONS } from '../../src/privacy/policy.ts';
 import { generateListMail } from '../../bench/email/list-mail.ts';
 import { axeViolations, signedInPage, startUiHarness, type UiHarness } from '../helpers/browser.ts';

@@ -4,8 +4,8 @@
  * only check input and map errors to 4xx.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { classifyIntent, emailMetadata, isNoiseEmail, redactPii, resolveRedactOptions } from '../email/analyze.ts';
-import { EmailInputError, parseEmailFile, type ParsedEmail } from '../email/parse.ts';
+import { classifyIntent, emailMetadata, isNoiseEmail, redactPii, resolveRedactOptions } from '../../mail/analyze.ts';
+import { EmailInputError, parseEmailFile, type ParsedEmail } from '../../mail/parse.ts';
 import type { AgentContext, AgentModule } from '../modules.ts';
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -8,7 +8,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RunRecorder } from '../../coverage/recorder.ts';
-import { SqliteSnapshot } from '../../util/sqlite-wasm.ts';
+import { SqliteSnapshot } from '../../sqlite/engine.ts';
 import { connect, describeTotals, startImport, reportCoverage, sendDocuments, type Connection, type ImportIo, type Output, type OutgoingDocument } from '../submit.ts';
 import {
   BrowserFileError,

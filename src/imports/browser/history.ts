@@ -10,7 +10,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteSnapshot, type SqliteConnection } from '../../util/sqlite-wasm.ts';
+import { SqliteSnapshot, type SqliteConnection } from '../../sqlite/engine.ts';
 import { sha256Hex } from '../../util/hash.ts';
 import type { IngestRequestT } from '../../schemas/ingest.ts';
 import type { OutgoingDocument } from '../submit.ts';

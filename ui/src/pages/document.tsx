@@ -9,7 +9,7 @@ import { ImageViewer, PdfViewer } from '../viewers.tsx';
 import { CalendarFacts } from '../calendar.tsx';
 import { href, navigate } from '../router.ts';
 // A pure module of the server's (no Node APIs): the same validation of stored spans the embedding worker uses.
-import { validBodyParts, type BodyPart } from '../../../src/util/mail-body-parts.ts';
+import { validBodyParts, type BodyPart } from '../../../src/mail/body-parts.ts';
 
 type DocView = DocumentViewResponseT;
 

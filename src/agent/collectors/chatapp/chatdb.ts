@@ -1,7 +1,7 @@
 /**
  * Read-only access to a Messages `chat.db`.
  *
- * Opening: SQLite compiled to WebAssembly reads the file through a read-only VFS (src/util/sqlite-wasm.ts):
+ * Opening: SQLite compiled to WebAssembly reads the file through a read-only VFS (src/sqlite/engine.ts):
  * files are opened O_RDONLY and every write is refused, so this process can never change the user's
  * database, and nothing is compiled at install. Messages keeps chat.db in WAL mode; we read the live file
  * with its -wal (recent messages included) without taking locks, so the app is never blocked. Each query
@@ -14,7 +14,7 @@
  * column is looked up with PRAGMA table_info and selected as NULL when missing.
  */
 import os from 'node:os';
-import { type SqlParams, SqliteSnapshot } from '../../../util/sqlite-wasm.ts';
+import { type SqlParams, SqliteSnapshot } from '../../../sqlite/engine.ts';
 
 /** 2001-01-01T00:00:00Z in ms since the Unix epoch. */
 export const APPLE_EPOCH_MS = 978_307_200_000;

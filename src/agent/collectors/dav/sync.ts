@@ -22,21 +22,13 @@ import { parseVcf } from '../../../people/vcard.ts';
 import { collectionChanges, discoverCollections, fetchMembers, type DavCollection, type DavKind, type KeptCollection } from './collections.ts';
 import type { DavClient } from './webdav.ts';
 import type { DavStateStore } from './state.ts';
+import type { DavSourceConfig } from '../../config-schema.ts';
+
+// Declared with the YAML keys it is read from; importers have always taken it from here.
+export type { DavSourceConfig };
 
 /** What a module takes from its sources: the calendar module events, reminders tasks, contacts cards. */
 export type DavWant = 'events' | 'todos' | 'contacts';
-
-export interface DavSourceConfig {
-  id: string;
-  type: DavKind;
-  enabled: boolean;
-  url: string;
-  username?: string;
-  auth?: { kind: 'password' | 'bearer'; secret_ref?: string };
-  /** Collections to sync by display name or path segment; empty: every one of the kind. */
-  collections: string[];
-  poll_interval_ms: number;
-}
 
 /** The gateway calls a sync makes (the agent's GatewayClient in the module, a catalog in tests). */
 export interface DavGateway {

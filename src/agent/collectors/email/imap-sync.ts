@@ -18,15 +18,15 @@
 import os from 'node:os';
 import type { ImapFlow } from 'imapflow';
 import type { MailSourceConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { SourcesGateway, SourceStateUpdate } from '../../sources/gateway.ts';
 import { Backoff, iso, laterIso, sleep, SourceBusyError, type Source, type SourceState, type SourceStatus } from '../../sources/source.ts';
 import { formatDuration } from '../../sources/schedule.ts';
-import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
+import { buildEmailDocument, disambiguatedSourceId } from '../../../mail/document.ts';
 import { IMAP_BATCH_BYTES, IMAP_BATCH_MESSAGES, imapCoverageSource, type ImapEmailCollector } from './imap.ts';
 import type { ImapFolderState, ImapStateStore, UidEntry } from './imap-state.ts';
-import { parseCollectedMessage } from './message.ts';
+import { parseCollectedMessage } from '../../../mail/collected-message.ts';
 import { storeRedaction } from './store-redaction.ts';
 import { submitEmailBatch, type BatchItem } from './submit.ts';
 

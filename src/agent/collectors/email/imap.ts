@@ -19,10 +19,10 @@
 import type { FastifyInstance } from 'fastify';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { AgentConfig, MailSourceConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/parse.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
-import { buildEmailDocument, disambiguatedSourceId } from './document.ts';
-import { parseCollectedMessage } from './message.ts';
+import { buildEmailDocument, disambiguatedSourceId } from '../../../mail/document.ts';
+import { parseCollectedMessage } from '../../../mail/collected-message.ts';
 import { SecretError, resolveSecretRef, type SecretResolverOptions } from './secrets.ts';
 import { storeRedaction } from './store-redaction.ts';
 import { submitEmailBatch } from './submit.ts';

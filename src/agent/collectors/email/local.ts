@@ -19,13 +19,13 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expandHome, type AgentConfig } from '../../config.ts';
-import { EmailInputError, MAX_EMAIL_FILE_BYTES, confinePath } from '../../email/parse.ts';
+import { EmailInputError, MAX_EMAIL_FILE_BYTES, confinePath } from '../../../mail/parse.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { AgentMetrics } from '../../metrics.ts';
 import type { AgentContext, AgentModule } from '../../modules.ts';
 import { readSmallFile } from '../../../util/fs.ts';
-import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from './document.ts';
-import { parseCollectedMessage, type CollectedMessage } from './message.ts';
+import { buildEmailDocument, disambiguatedSourceId, type BuiltEmail } from '../../../mail/document.ts';
+import { parseCollectedMessage, type CollectedMessage } from '../../../mail/collected-message.ts';
 import { storeRedaction } from './store-redaction.ts';
 import {
   LockHeldError,

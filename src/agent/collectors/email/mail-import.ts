@@ -14,10 +14,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerTarget } from '../../../client/target.ts';
 import { expandHome, type AgentConfig } from '../../config.ts';
-import { MAX_EMAIL_FILE_BYTES } from '../../email/limits.ts';
+import { MAX_EMAIL_FILE_BYTES } from '../../../mail/limits.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import { readSmallFile } from '../../../util/fs.ts';
-import { readMboxFile } from './mbox.ts';
+import { readMboxFile } from '../../../mail/mbox.ts';
 import { FLAGS_UNTOLD, maildirFlags, mboxFlags, mboxLabels, sameFlags, sourceKey, type MailManifest, type ManifestEntry, type MboxResume } from './manifest.ts';
 import type { BatchItem, SubmitWindow } from './submit.ts';
 import type { SubmitOutcome } from './outcome.ts';
@@ -28,9 +28,9 @@ import type { RunRecorder } from '../../../coverage/recorder.ts';
  * The parser, the document builder and the sender, loaded when the first message must be read: an unchanged
  * rescan only lists and compares files, and the MIME and redaction modules take longer to load than that.
  */
-let readersLoading: Promise<typeof import('./message.ts') & typeof import('./document.ts') & typeof import('./submit.ts')> | null = null;
+let readersLoading: Promise<typeof import('../../../mail/collected-message.ts') & typeof import('../../../mail/document.ts') & typeof import('./submit.ts')> | null = null;
 function readers() {
-  readersLoading ??= Promise.all([import('./message.ts'), import('./document.ts'), import('./submit.ts')]).then(([m, d, s]) => ({ ...m, ...d, ...s }));
+  readersLoading ??= Promise.all([import('../../../mail/collected-message.ts'), import('../../../mail/document.ts'), import('./submit.ts')]).then(([m, d, s]) => ({ ...m, ...d, ...s }));
   return readersLoading;
 }
 

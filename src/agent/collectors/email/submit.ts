@@ -5,8 +5,8 @@
  * final rejection.
  */
 import { GatewayHttpError, type GatewayClient } from '../../gateway-client.ts';
-import { attachmentUploads, type AttachmentUpload, type BuiltEmail } from './document.ts';
-import type { MailAttachment } from './message.ts';
+import { attachmentUploads, type AttachmentUpload, type BuiltEmail } from '../../../mail/document.ts';
+import type { MailAttachment } from '../../../mail/collected-message.ts';
 import { uploadOriginals } from './originals.ts';
 
 export type { SubmitOutcome } from './outcome.ts';

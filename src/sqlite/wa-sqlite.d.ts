@@ -1,4 +1,4 @@
-// Types for the parts of @journeyapps/wa-sqlite that src/util/sqlite-wasm.ts uses (the package declares the
+// Types for the parts of @journeyapps/wa-sqlite that engine.ts uses (the package declares the
 // asynchronous API, not FacadeVFS).
 declare module '@journeyapps/wa-sqlite/src/FacadeVFS.js' {
   export class FacadeVFS {

@@ -1,6 +1,6 @@
 /**
  * The words that make an email noise (host-agent spec §2.3), in one place: the collectors' noise score
- * (src/agent/email/analyze.ts) tests them here, and the relationship job's SQL (src/relationships/recompute.ts)
+ * (src/mail/analyze.ts) tests them here, and the relationship job's SQL (src/relationships/recompute.ts)
  * gets the same arrays as parameters, so the two cannot disagree on which mail is promotional or bulk.
  */
 

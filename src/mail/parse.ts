@@ -1,17 +1,17 @@
 /**
  * .emlx / .eml parsing (host-agent spec §2.2, spec-notes B2.2). MIME is parsed by postal-mime
- * (mail-message.ts), never by hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
+ * (message.ts), never by hand; this module only peels Apple Mail's .emlx envelope (a byte-count line before the RFC 822 message
  * and an XML property list after it) and shapes the result.
  *
  * These are plain functions so the email collectors can reuse them without the HTTP layer.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { expandHome } from '../config.ts';
-import { messageDate, type DateClues, type DateSource } from './mail-date.ts';
-import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './mail-message.ts';
+import { expandHome } from '../util/fs.ts';
+import { messageDate, type DateClues, type DateSource } from './date.ts';
+import { headerValues, parseMime, type MailAddress, type MailHeaderLine, type MailMessage } from './message.ts';
 import { repairMime } from './mime-repair.ts';
-import { isSignaturePart } from '../../util/email-signature.ts';
+import { isSignaturePart } from './signature.ts';
 import { MAX_EMAIL_FILE_BYTES } from './limits.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
 
@@ -33,7 +33,7 @@ export interface ParsedEmail {
   bcc: string[];
   /**
    * ISO 8601 without fractional seconds: the Date header, or when it is absent or unreadable the first
-   * trustworthy fallback (see mail-date.ts); null when there is none.
+   * trustworthy fallback (see date.ts); null when there is none.
    */
   date: string | null;
   /** Where `date` came from (`date_header`, `received`, `mbox_from`, `emlx_plist`, `file_mtime`), null with it. */

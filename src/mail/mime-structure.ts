@@ -1,6 +1,6 @@
 /**
  * Where the parts of a MIME message lie in its bytes, numbered the IMAP way (RFC 3501 §6.4.5: "1",
- * "2", "2.1"…). postal-mime decodes messages (mail-message.ts); this only locates parts so that a message can be repaired
+ * "2", "2.1"…). postal-mime decodes messages (message.ts); this only locates parts so that a message can be repaired
  * before it is decoded (Apple Mail's `.partial.emlx` leaves attachment bodies out and names them by
  * these part numbers). Works on a latin1 string of the bytes, so string offsets are byte offsets.
  */

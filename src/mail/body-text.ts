@@ -2,14 +2,14 @@
  * The text of a message's body as written (issue 40): the text/plain part, or the text of the HTML
  * part when there is no plain part (html-to-text: images become their alt text, links their text,
  * blockquotes `> ` lines). Nothing is cut: quoted text, signatures, patches, attributions, forwarded
- * headers and list footers stay in the text and are marked as parts (src/util/mail-body-parts.ts).
+ * headers and list footers stay in the text and are marked as parts (src/mail/body-parts.ts).
  *
  * (Until issue 40 a cleaner cut the body at the first `--`/`---`/underscore line and at the first
  * "On … wrote:"/"From:" line and dropped quoted lines: 37 % of the characters of a list's mail were
  * kept and format-patch mails lost their diff.)
  */
 import { htmlToText } from 'html-to-text';
-import { cleanString } from '../../../util/json-input.ts';
+import { cleanString } from '../util/json-input.ts';
 
 export function htmlBodyToText(html: string): string {
   return htmlToText(html, {

@@ -1,16 +1,16 @@
 /**
  * One parse of an RFC 822 message for the collectors. The parse route's `parseEmailBytes`
- * (src/agent/email/parse.ts) keeps only address strings and attachment descriptions; a collector also
+ * (src/mail/parse.ts) keeps only address strings and attachment descriptions; a collector also
  * needs display names (people[]), the raw Date offset (metadata) and the attachment bytes (upload), so
- * this reads the same parse (readMail, src/agent/email/mail-message.ts) and peels .emlx envelopes with the
+ * this reads the same parse (readMail, src/mail/message.ts) and peels .emlx envelopes with the
  * same `splitEmlx`.
  */
 import crypto from 'node:crypto';
-import type { DateSource } from '../../email/mail-date.ts';
-import { emlxPlistFlags } from '../../email/mail-date.ts';
-import { headerValues, type MailAddress, type MailMessage } from '../../email/mail-message.ts';
-import { dateOfMail, isoSeconds, messageBytes, readMail } from '../../email/parse.ts';
-import type { MissingAttachment } from '../../email/partial-emlx.ts';
+import type { DateSource } from './date.ts';
+import { emlxPlistFlags } from './date.ts';
+import { headerValues, type MailAddress, type MailMessage } from './message.ts';
+import { dateOfMail, isoSeconds, messageBytes, readMail } from './parse.ts';
+import type { MissingAttachment } from './partial-emlx.ts';
 
 export type { MailAddress };
 
@@ -24,7 +24,7 @@ export interface MailAttachment {
   inline: boolean;
 }
 
-/** The parsed message's fields as read (mail-message.ts), and what a collector adds to them. */
+/** The parsed message's fields as read (message.ts), and what a collector adds to them. */
 export interface CollectedMessage
   extends Pick<MailMessage, 'messageId' | 'subject' | 'from' | 'sender' | 'to' | 'cc' | 'bcc' | 'inReplyTo' | 'references' | 'text' | 'html'> {
   /**
@@ -41,7 +41,7 @@ export interface CollectedMessage
   precedence?: string | null;
   autoSubmitted?: string | null;
   listId?: string | null;
-  /** List-Post, X-Mailing-List and Errors-To: how a mailing list is recognised (mail-list.ts). */
+  /** List-Post, X-Mailing-List and Errors-To: how a mailing list is recognised (mailing-list.ts). */
   listPost?: string | null;
   mailingList?: string | null;
   errorsTo?: string | null;

@@ -4,13 +4,13 @@
  * one of src/privacy/redact.ts (same markers and categories, no hashes or dates taken). Plain functions:
  * the collectors call them directly.
  */
-import { hasPromoSubject, isBulkSender } from '../../util/email-noise.ts';
-import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../../privacy/policy.ts';
+import { hasPromoSubject, isBulkSender } from './noise.ts';
+import { ALL_REDACTIONS, resolveRedactOptions, type RedactOptions } from '../privacy/policy.ts';
 import type { ParsedEmail } from './parse.ts';
 
 export { ALL_REDACTIONS, resolveRedactOptions };
 /** The precise redactor (src/privacy/redact.ts): the spec's markers and categories, without its false positives. */
-export { redactPii } from '../../privacy/redact.ts';
+export { redactPii } from '../privacy/redact.ts';
 
 export type IntentValue =
   | 'bill'
@@ -71,7 +71,7 @@ export interface NoiseInput {
 
 /**
  * Noise score: List-Unsubscribe +3, promotional subject +2, bulk sender +2; noise iff score >= 2. The words
- * are src/util/email-noise.ts's, which the relationship job's noise rule uses too.
+ * are src/mail/noise.ts's, which the relationship job's noise rule uses too.
  */
 export function noiseScore(input: NoiseInput): number {
   let score = 0;

@@ -5,7 +5,7 @@
  * Cc is the list's own when it is the list's posting address or its display name says "open list:…" (the
  * form `get_maintainer.pl` writes). Pure functions: the same headers always give the same answer.
  */
-import type { MailAddress } from './message.ts';
+import type { MailAddress } from './collected-message.ts';
 
 export interface MailList {
   /** The List-Id's identifier, lower-cased (`linux-mips.vger.kernel.org`). */

@@ -135,7 +135,7 @@ class OwnPartsParser extends PostalMime {
 }
 for (const method of ['collectNode', 'collectAttachment', 'renderTextContent']) {
   if (typeof (PostalMime.prototype as unknown as Record<string, unknown>)[method] !== 'function') {
-    throw new Error(`postal-mime no longer has ${method}: src/agent/email/mail-message.ts needs updating`);
+    throw new Error(`postal-mime no longer has ${method}: src/mail/message.ts needs updating`);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Repairs applied to a message's bytes before the MIME parser (postal-mime, mail-message.ts) reads it, for
+ * Repairs applied to a message's bytes before the MIME parser (postal-mime, message.ts) reads it, for
  * mail that real clients write and the parser (with the runtime's TextDecoder) gets wrong:
  *
  * - Boundary delimiters followed by spaces or tabs. RFC 2046 §5.1.1 allows this "transport padding";

@@ -8,16 +8,16 @@
  * IMAP UID): a resend of an unchanged message is a duplicate, never a new version.
  */
 import crypto from 'node:crypto';
-import type { RedactOptions } from '../../config.ts';
-import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from '../../email/analyze.ts';
-import type { FileUploadMeta } from '../../gateway-client.ts';
-import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from '../../../util/email-thread.ts';
-import { bodyParts, type BodyPart } from '../../../util/mail-body-parts.ts';
+import type { RedactOptions } from '../privacy/policy.ts';
+import { classifyIntent, isNoiseEmail, redactPii, type IntentClassification } from './analyze.ts';
+import type { FileUploadMeta } from '../client/submit.ts';
+import { baseSubject, emailThreadExternalId, emailThreadId, messageLinks, normaliseMessageId, uuidFromName } from './thread.ts';
+import { bodyParts, type BodyPart } from './body-parts.ts';
 import { emailBodyText } from './body-text.ts';
-import { isListSender, listOfRecipient, mailListOf, type MailList } from './mail-list.ts';
+import { isListSender, listOfRecipient, mailListOf, type MailList } from './mailing-list.ts';
 
 export { normaliseMessageId, uuidFromName };
-import type { CollectedMessage, MailAddress, MailAttachment } from './message.ts';
+import type { CollectedMessage, MailAddress, MailAttachment } from './collected-message.ts';
 
 export const SNIPPET_CHARS = 280;
 
@@ -213,7 +213,7 @@ export function buildEmailDocument(msg: CollectedMessage, src: EmailSourceInfo, 
   if (msg.precedence) metadata.precedence = msg.precedence;
   if (msg.autoSubmitted) metadata.auto_submitted = msg.autoSubmitted;
   if (msg.listId) metadata.list_id = msg.listId;
-  // The list the message came through (mail-list.ts): the thread's venue and what `list:` finds.
+  // The list the message came through (mailing-list.ts): the thread's venue and what `list:` finds.
   if (list) metadata.list = list;
   if (src.mailbox) metadata.mailbox = src.mailbox;
   if (body.imageCaptions.length) metadata.image_captions = body.imageCaptions;
