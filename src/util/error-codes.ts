@@ -3,8 +3,8 @@
  * answer's body is shaped. A MemexError carries one of these codes (src/util/errors.ts); src/gateway/errors.ts turns
  * it into the body; docs/errors.md is written from this table (scripts/error-docs.ts, drift-tested).
  *
- * Codes are stable: clients and tests may match on them (messages may change). Codes with a dot
- * (`INGEST.EMPTY_TEXT`) are the spec's error-envelope codes; the others are memex's own.
+ * Codes are stable: clients and tests may match on them (messages may change). Codes with a dot name their area
+ * (`INGEST.EMPTY_TEXT`, the spec's error-envelope codes among them); the others are memex's own.
  */
 
 export interface ErrorCodeEntry {
@@ -65,6 +65,10 @@ export const ERROR_CODES = {
   'INGEST.UNEXPECTED_ERROR': { status: 500, meaning: 'A fault of ours while ingesting one file of a batch' },
   'ORIGINAL.INVALID_DOC_ID': { status: 422, meaning: 'An original sent for a document id that is not a UUID' },
   'ORIGINAL.NOT_A_MESSAGE': { status: 422, meaning: 'An original sent for a document that is not a message' },
+  'EMBEDDING.INVALID': { status: 422, type: 'value_error', meaning: 'An embedding that is not valid: no vector, values not finite, a chunk id that is no UUID, a bad model name' },
+  'EMBEDDING.DIMENSION_MISMATCH': { status: 400, meaning: 'Vector dimensions mismatch: the vector\'s length is not the model\'s' },
+  'EMBEDDING.UNKNOWN_CHUNK': { status: 404, meaning: 'An embedding for a chunk id the catalog does not have' },
+  'EMBEDDING.MODEL_NOT_ACCEPTED': { status: 409, meaning: 'Vectors of a model that is neither the active one nor the one being re-indexed to' },
   'EMBEDDING.FAILED': { status: 500, meaning: 'Some chunks of the document could not be embedded (in its ingest status)' },
   'FILE.NOT_FOUND': { status: 404, meaning: 'The object store holds no object under this key' },
   'FILE.INVALID_OBJECT_KEY': { status: 400, meaning: 'An object key that is not one the store writes' },
