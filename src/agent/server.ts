@@ -33,6 +33,7 @@ import { AgentCoverage, coveragePollMs } from './coverage.ts';
 import { SourceRunner } from './sources/runner.ts';
 import { SourceBusyError } from './sources/source.ts';
 import { httpSourcesGateway, type SourcesGateway } from './sources/gateway.ts';
+import { codedError } from '../util/errors.ts';
 
 const require = createRequire(import.meta.url);
 export const AGENT_VERSION: string = (require('../../package.json') as { version: string }).version;
@@ -258,7 +259,7 @@ function defaultLangPaths(): string[] {
   return [(require('@tesseract.js-data/eng') as { langPath: string }).langPath];
 }
 
-export class AgentBindError extends Error {
+export class AgentBindError extends codedError('AGENT.BIND') {
   override name = 'AgentBindError';
 }
 

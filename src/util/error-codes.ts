@@ -82,7 +82,47 @@ export const ERROR_CODES = {
   'REQUEST.HOST_NOT_ALLOWED': { status: 421, body: 'envelope', meaning: 'The Host header names a server this one does not answer to (ALLOWED_HOSTS)' },
   'REQUEST.ORIGIN_NOT_ALLOWED': { status: 403, body: 'envelope', meaning: 'A request from a page origin this server does not trust (ALLOWED_ORIGINS)' },
 
+  // Search and ask.
+  'LLM.FAILED': { status: 500, meaning: 'The language model for ask could not answer (unreachable, refused, malformed); ask says why in its answer' },
+  'SEARCH.VECTOR_TIMEOUT': { status: 500, internal: true, meaning: 'The k-NN leg did not finish in time: the search answers without it' },
+
+  // Embeddings, inside the worker.
+  'EMBEDDING.PROVIDER_UNAVAILABLE': { status: 500, internal: true, meaning: 'The embedding provider cannot be reached: the chunks go back to pending' },
+  'EMBEDDING.REQUEST_REFUSED': { status: 500, internal: true, meaning: 'The embedding provider refused the input: the chunks become failed' },
+  'EMBEDDING.PROVIDER_HTTP': { status: 500, internal: true, meaning: 'An HTTP status from the embedding provider, retried when it is 429 or 5xx' },
+  'EMBEDDING.REINDEX': { status: 500, meaning: 'A re-index that cannot start (the model named, or one already under way)' },
+
+  // Files.
+  'FILE.HTML_CONVERSION': { status: 500, internal: true, meaning: 'An HTML file could not be converted to text (too large, too slow): its extraction fails' },
+
+  // Imports and the CLI.
+  'IMPORT.UNREADABLE': { status: 500, internal: true, meaning: 'An export file that is not what its importer reads (chat exports, browser files, notes)' },
+  'IMPORT.BAD_ARCHIVE': { status: 500, internal: true, meaning: 'A zip or tar archive that cannot be read' },
+  'CONFIG.INVALID': { status: 500, internal: true, meaning: 'A setting (environment variable) that is not valid: the program names it and does not start' },
+  'DATABASE.LOCKED': { status: 500, internal: true, meaning: 'The embedded database is open in another process (PGlite serves one)' },
+  'SQLITE.FAILED': { status: 500, internal: true, meaning: 'A SQLite database (chat.db, browser history) could not be read' },
+
+  // The host agent (answered by the agent itself, with its own statuses).
+  'AGENT.SECRET_UNRESOLVED': { status: 500, internal: true, meaning: 'A secret reference (keychain://, env://, file://) that cannot be resolved' },
+  'AGENT.STATE_FILE': { status: 500, internal: true, meaning: 'A collector\'s state file that cannot be read or written' },
+  'AGENT.LOCK_HELD': { status: 500, internal: true, meaning: 'Another process runs the collector of this mailbox (its lock file is held)' },
+  'AGENT.CHAT_DB': { status: 500, internal: true, meaning: 'The chat database is missing or is not a Messages database' },
+  'AGENT.COLLECTOR_BUSY': { status: 500, internal: true, meaning: 'A collector run was asked for while one is under way (the agent answers 409)' },
+  'AGENT.SOURCE_BUSY': { status: 500, internal: true, meaning: 'A source run was asked for while one is under way (the agent answers 409)' },
+  'AGENT.BATCH_FAILED': { status: 500, internal: true, meaning: 'A batch the chat collector must send again later' },
+  'AGENT.BPLIST': { status: 500, internal: true, meaning: 'A binary plist that cannot be read (the message keeps no rich text)' },
+  'AGENT.BIND': { status: 500, internal: true, meaning: 'The agent cannot listen on its address' },
+  'AGENT.SCHEDULE': { status: 500, internal: true, meaning: 'A schedule or duration in the agent\'s configuration that cannot be read' },
+  'AGENT.DAV': { status: 500, internal: true, meaning: 'A CalDAV or CardDAV server refused or could not be reached' },
+  'AGENT.URL_FETCH': { status: 502, internal: true, meaning: 'A URL the agent was asked to fetch could not be (the agent answers with the error\'s status)' },
+  'AGENT.COLLECTOR_REFUSED': { status: 400, internal: true, meaning: 'A collector request the agent refuses (the agent answers with the error\'s status)' },
+  'AGENT.EMAIL_INPUT': { status: 422, internal: true, meaning: 'Mail the agent cannot read (the agent answers with the error\'s status)' },
+
+  // Control flow (never an answer).
+  'CONTROL.DRY_RUN': { status: 500, internal: true, meaning: 'Rolls back the transaction of a dry run (forget, gc) after counting' },
+
   // Maintenance.
+  'BACKUP.ABORTED': { status: 500, internal: true, meaning: 'The reader of a backup went away: the backup stops' },
   'BACKUP.CONFLICT': { status: 409, body: 'error_code', meaning: 'A backup that cannot be restored, or a backup or restore that cannot run now or here' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 

@@ -35,6 +35,18 @@ export class MemexError extends Error {
   }
 }
 
+/**
+ * A MemexError class whose every instance carries `code`, for an error that needs nothing but its message (and a
+ * cause): `export class ZipError extends codedError('IMPORT.BAD_ARCHIVE') {}`.
+ */
+export function codedError(code: ErrorCode) {
+  return class extends MemexError {
+    constructor(message: string, options?: ErrorOptions) {
+      super(message, code, undefined, options);
+    }
+  };
+}
+
 /** A command line the verb cannot run: the CLI prints the message and its usage, and exits 2. */
 export class UsageError extends MemexError {
   constructor(message: string) {
