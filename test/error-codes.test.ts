@@ -66,9 +66,6 @@ describe('the rules the table keeps', () => {
         'src/util/errors.ts: MemexError',
         // Its `code` is the OCR failure kind (busy, timeout…) the agent's OCR route maps to a status.
         'src/ocr/engine.ts: OcrError',
-        // Not converted yet (their statusCode/code/retryable fields are read by the upload routes).
-        'src/files/object-store.ts: ObjectStoreError',
-        'src/files/ingest-service.ts: OcrUnavailableError',
         // The client, MCP and agent-configuration error classes belong to their own restructuring.
         'src/agent/config.ts: AgentConfigError',
         'src/client/server.ts: ServerError',
