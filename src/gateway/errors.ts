@@ -10,6 +10,7 @@ import { IndexNotReadyError } from '../search/search.ts';
 import { toValidationDetail } from './validation.ts';
 import { InvalidRequestError, MemexError } from '../util/errors.ts';
 import { ERROR_CODES, type ErrorCodeEntry } from '../util/error-codes.ts';
+import { HostRefusedError } from '../util/request-host.ts';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
 export function correlationId(prefix: string): string {
@@ -73,6 +74,11 @@ export function memexErrorBody(err: MemexError): Record<string, unknown> {
   return { detail: err.message };
 }
 
+/** A refusal on /mcp, as the MCP transport itself answers: a JSON-RPC error. */
+function mcpErrorBody(message: string) {
+  return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ detail: `Not Found: ${req.method} ${req.url.split('?')[0]}` });
@@ -88,6 +94,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       const progress = total > 0 ? Math.round((1000 * done) / total) / 1000 : 0;
       return reply.code(503).header('retry-after', '2').send({ detail: err.message, phase: 'index', progress });
     }
+    if (err instanceof HostRefusedError && req.url.split('?')[0].replace(/\/+$/, '') === '/mcp') {
+      return reply.code(err.status).send(mcpErrorBody(err.message));
+    }
     // Every other error of ours that a client caused: its status and the body its code's entry says.
     if (err instanceof MemexError && err.status < 500) return reply.code(err.status).send(memexErrorBody(err));
     switch (err.code) {
@@ -102,7 +111,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         await drainRequest(req.raw, oversizedDrainBytes(limit));
         const message = `Request body is larger than the limit of ${limit} bytes (BODY_LIMIT)`;
         reply.code(413).header('connection', 'close');
-        if (req.url.split('?')[0] === '/mcp') return reply.send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+        if (req.url.split('?')[0] === '/mcp') return reply.send(mcpErrorBody(message));
         return reply.send({ detail: message });
       }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
