@@ -15,14 +15,15 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { MemexError } from '../util/errors.ts';
 
-export class UrlFetchError extends Error {
+export class UrlFetchError extends MemexError {
   override name = 'UrlFetchError';
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
   ) {
-    super(message);
+    super(message, 'AGENT.URL_FETCH', status);
   }
 }
 

@@ -7,6 +7,7 @@
 import { AgentConfigError, configWarnings, ensureAgentSecret, isLoopbackAddress, loadAgentConfig, printableConfig, type AgentConfig } from '../agent/config.ts';
 import { coveragePollMs } from '../agent/coverage.ts';
 import { createAgentServer, type AgentServer, type AgentServerOptions } from '../agent/server.ts';
+import { codedError } from '../util/errors.ts';
 
 export const AGENT_USAGE = `Usage: memex agent [--config PATH] [--print-config]
 
@@ -111,7 +112,7 @@ export async function runAgentCommand(
   });
 }
 
-export class AgentBindError extends Error {
+export class AgentBindError extends codedError('AGENT.BIND') {
   override name = 'AgentBindError';
 }
 

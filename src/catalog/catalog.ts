@@ -5,6 +5,7 @@
  * Reads are in reads.ts, progress (document, submission and batch status) in status.ts.
  */
 import type { Database, Queryable } from '../db/types.ts';
+import type { ErrorCode } from '../util/error-codes.ts';
 import { boundTitle } from '../schemas/bounds.ts';
 import { normaliseText, sha256Hex } from '../util/hash.ts';
 import { MEMEX_NAMESPACE, isUuid, newId, uuidV5 } from '../util/ids.ts';
@@ -434,7 +435,7 @@ export class Catalog {
   }
 }
 
-function toItemError(err: unknown): { code: string; message: string; status: number } {
+function toItemError(err: unknown): { code: ErrorCode; message: string; status: number } {
   if (err instanceof CatalogError) return { code: err.code, message: err.message, status: err.status };
   const e = err as { code?: string; message?: string };
   // PostgreSQL constraint violations are the client's data, not a server fault.

@@ -48,7 +48,7 @@ export class FilterError extends MemexError {
     readonly field: string,
     message: string,
   ) {
-    super(message, 'value_error', 422, ['query', field]);
+    super(message, 'VALIDATION', undefined, { loc: ['query', field] });
   }
 }
 

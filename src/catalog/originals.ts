@@ -8,6 +8,7 @@
  * message read from a Maildir and from an mbox is the same bytes, so it is one object.
  */
 import type { Queryable } from '../db/types.ts';
+import type { ErrorCode } from '../util/error-codes.ts';
 import { isUuid } from '../util/ids.ts';
 
 /** The kinds of original kept: the message as sent (an .emlx file's message part, without Apple's wrapper). */
@@ -32,7 +33,7 @@ export interface OriginalToLink {
 
 export type LinkOutcome =
   | { ok: true; sha256: string; sizeBytes: number; /** This document version already had this original. */ duplicate: boolean }
-  | { ok: false; status: 404 | 422; code: string; message: string };
+  | { ok: false; status: 404 | 422; code: ErrorCode; message: string };
 
 /**
  * Links stored objects to their document versions, in one transaction: the `files` rows (new ones

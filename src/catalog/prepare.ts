@@ -7,18 +7,20 @@ import { TIMESTAMP_TYPES } from '../schemas/common.ts';
 import type { IngestRequestT } from '../schemas/ingest.ts';
 import { canonicalJson, normaliseText, sha256Hex } from '../util/hash.ts';
 import { parseTimestamp, toUtcIso } from '../util/timestamp.ts';
-import { MemexError } from '../util/errors.ts';
+import { MemexError, type ErrorCode } from '../util/errors.ts';
 
 /** Preparation failure: a 4xx with the spec's 422 detail item, or another status with an error code. */
 export class PrepareError extends MemexError {
+  declare readonly loc: (string | number)[];
+
   constructor(
     status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
-    override readonly loc: (string | number)[],
-    readonly type: string,
+    loc: (string | number)[],
+    type: string,
   ) {
-    super(message, code, status, loc);
+    super(message, code, status, { loc, type });
   }
 }
 

@@ -21,10 +21,11 @@ import { DiskFullBody, ErrorMessage, ValidationErrorBody } from '../schemas/comm
 import { IngestStatusResponse } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import type { Database } from '../db/types.ts';
-import { EmbeddingStoreError, storeEmbeddings } from '../embedding/index.ts';
+import { storeEmbeddings } from '../embedding/index.ts';
 import type { Catalog } from './catalog.ts';
 import { documentStatus, submissionStatus } from './status.ts';
 import type { CatalogDocumentRequest } from './types.ts';
+import { NotFoundError } from '../util/errors.ts';
 
 export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Database }> = async (
   app,
@@ -40,20 +41,12 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
         response: { 200: CatalogEmbeddingsResponse, 400: ErrorMessage, 404: ErrorMessage, 409: ErrorMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
-    const body = req.body;
-    const items = 'embeddings' in body ? body.embeddings : [body];
-    try {
+    async (req) => {
+      const body = req.body;
+      const items = 'embeddings' in body ? body.embeddings : [body];
+      // A refused embedding is an EmbeddingStoreError: 422 in the validation shape, 400, 404 or 409 with its message.
       const r = await storeEmbeddings(db, items);
       return { stored: r.stored, indexed_doc_ids: r.indexedDocIds, chunk_id: items.length === 1 ? items[0].chunk_id : undefined, status: 'embedded' as const };
-    } catch (err) {
-      if (err instanceof EmbeddingStoreError) {
-        // Every 422 carries the validation shape; the other statuses (400, 404, 409) keep a message.
-        if (err.status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }] });
-        return reply.code(err.status).send({ detail: err.message });
-      }
-      throw err;
-    }
     },
   );
 
@@ -115,9 +108,10 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
         response: { 200: CatalogDocumentStatus, 404: ErrorMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const s = await documentStatus(catalog.db, req.params.doc_id);
-      return s ?? reply.code(404).send({ detail: 'Document not found' });
+      if (!s) throw new NotFoundError('Document not found');
+      return s;
     },
   );
 
@@ -131,9 +125,10 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; db: Da
         response: { 200: IngestStatusResponse, 404: ErrorMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const s = await submissionStatus(catalog.db, req.params.submission_id);
-      return s ?? reply.code(404).send({ detail: 'Submission not found' });
+      if (!s) throw new NotFoundError('Submission not found');
+      return s;
     },
   );
 

@@ -1,6 +1,6 @@
 /** Shapes the catalog accepts and returns (gateway spec 4.6). The gateway prepares them. */
 import type { DocumentPersonT, ThreadPayloadT } from '../schemas/ingest.ts';
-import { MemexError } from '../util/errors.ts';
+import { MemexError, type ErrorCode } from '../util/errors.ts';
 
 /** Why the block list (blocklist.ts) skipped a document or card. */
 export type BlockReason = 'blocked_source' | 'blocked_identifier' | 'blocked_message';
@@ -83,7 +83,7 @@ export interface BatchItemOutcome {
   /** The document shares a chunk that was still waiting for a vector: re-check its status after commit. */
   recheck?: boolean;
   result?: CatalogIngestResult;
-  error?: { code: string; message: string; status: number };
+  error?: { code: ErrorCode; message: string; status: number };
   /** The Message-ID of a message the block list kept out (its earlier attachments are erased after commit). */
   blockedMessage?: string;
 }
@@ -107,7 +107,7 @@ export interface ChunkCounts {
 }
 
 export class CatalogError extends MemexError {
-  constructor(status: number, code: string, message: string) {
-    super(message, code, status, ['body']);
+  constructor(status: number, code: ErrorCode, message: string) {
+    super(message, code, status, { loc: ['body'] });
   }
 }

@@ -5,8 +5,9 @@
  */
 import type { ServerClient } from '../client/server.ts';
 import type { SourceCoverageT } from '../schemas/coverage.ts';
+import { codedError } from '../util/errors.ts';
 
-export class SourcesUsageError extends Error {
+export class SourcesUsageError extends codedError('USAGE') {
   override name = 'SourcesUsageError';
 }
 

@@ -11,8 +11,9 @@
  * (`memex: configuration error: …`) and exits 1, never with a stack trace.
  */
 import path from 'node:path';
+import { codedError } from '../util/errors.ts';
 
-export class ConfigError extends Error {
+export class ConfigError extends codedError('CONFIG.INVALID') {
   override name = 'ConfigError';
 }
 

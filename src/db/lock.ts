@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { codedError } from '../util/errors.ts';
 
 export interface LockHolder {
   pid: number;
@@ -19,7 +20,7 @@ export interface LockHolder {
   started_at: string;
 }
 
-export class DatabaseLockedError extends Error {
+export class DatabaseLockedError extends codedError('DATABASE.LOCKED') {
   constructor(
     readonly lockFile: string,
     readonly holder: LockHolder,

@@ -1,6 +1,7 @@
 /** Operator actions the CLI wires: `memex reindex --failed`, `memex reindex --model NAME`, `memex status`. */
 import type { Database } from '../db/types.ts';
 import { getModels, reviveFailedDocuments, validateModelName } from './store.ts';
+import { codedError } from '../util/errors.ts';
 
 /**
  * A chunk's place in the embedding queue, newest first (migration 143): the latest time of the
@@ -25,7 +26,7 @@ export async function reindexFailed(db: Database): Promise<number> {
   });
 }
 
-export class ReindexError extends Error {
+export class ReindexError extends codedError('EMBEDDING.REINDEX') {
   override name = 'ReindexError';
 }
 

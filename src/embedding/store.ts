@@ -13,32 +13,25 @@
  */
 import crypto from 'node:crypto';
 import type { Database, Queryable } from '../db/types.ts';
+import { MemexError } from '../util/errors.ts';
 
-export class EmbeddingStoreError extends Error {
-  /** The HTTP status the catalog route answers with. */
-  constructor(message: string, readonly status: 400 | 404 | 409 | 422) {
-    super(message);
-  }
-}
+/** A refused embedding; its code (src/util/error-codes.ts) gives the HTTP status the catalog route answers with. */
+export class EmbeddingStoreError extends MemexError {}
 /** Malformed input: not a vector, not finite, bad uuid, bad model name. -> 422 */
 export class InvalidEmbeddingError extends EmbeddingStoreError {
-  override name = 'InvalidEmbeddingError';
-  constructor(message: string) { super(message, 422); }
+  constructor(message: string) { super(message, 'EMBEDDING.INVALID'); }
 }
 /** len(vector) != dimensions, or a model's vectors change length. -> 400 "Vector dimensions mismatch" (spec-notes 4.6) */
 export class DimensionMismatchError extends EmbeddingStoreError {
-  override name = 'DimensionMismatchError';
-  constructor(message: string) { super(message, 400); }
+  constructor(message: string) { super(message, 'EMBEDDING.DIMENSION_MISMATCH'); }
 }
 /** A chunk id that is not in the catalog. -> 404 */
 export class UnknownChunkError extends EmbeddingStoreError {
-  override name = 'UnknownChunkError';
-  constructor(readonly chunkIds: string[]) { super(`unknown chunk_id: ${chunkIds.slice(0, 5).join(', ')}`, 404); }
+  constructor(readonly chunkIds: string[]) { super(`unknown chunk_id: ${chunkIds.slice(0, 5).join(', ')}`, 'EMBEDDING.UNKNOWN_CHUNK'); }
 }
 /** A model that is neither the active model nor the one being re-indexed to. -> 409 */
 export class ModelNotAcceptedError extends EmbeddingStoreError {
-  override name = 'ModelNotAcceptedError';
-  constructor(message: string) { super(message, 409); }
+  constructor(message: string) { super(message, 'EMBEDDING.MODEL_NOT_ACCEPTED'); }
 }
 
 export interface EmbeddingItem {

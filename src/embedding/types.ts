@@ -1,3 +1,5 @@
+import { codedError } from '../util/errors.ts';
+
 /** What every embedding provider offers. Vectors come back in the order of `texts`. */
 export interface Embedder {
   /** Stored per vector (chunk_embeddings.model); a query is only compared with vectors of the same name. */
@@ -18,12 +20,12 @@ export interface Embedder {
  * retries). The worker puts the chunks back to pending and backs off instead of failing them:
  * `failed` is for input the model rejects, not for an outage.
  */
-export class ProviderUnavailableError extends Error {
+export class ProviderUnavailableError extends codedError('EMBEDDING.PROVIDER_UNAVAILABLE') {
   override name = 'ProviderUnavailableError';
 }
 
 /** The provider rejected the input (4xx other than 429, malformed answer). Chunks become `failed`. */
-export class EmbeddingRequestError extends Error {
+export class EmbeddingRequestError extends codedError('EMBEDDING.REQUEST_REFUSED') {
   override name = 'EmbeddingRequestError';
 }
 

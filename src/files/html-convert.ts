@@ -10,8 +10,9 @@
  */
 import type { ExtractLimits } from './limits.ts';
 import { WorkerPool } from './worker-pool.ts';
+import { codedError } from '../util/errors.ts';
 
-export class HtmlConversionError extends Error {
+export class HtmlConversionError extends codedError('FILE.HTML_CONVERSION') {
   override name = 'HtmlConversionError';
 }
 

@@ -30,6 +30,7 @@ import { extractText, type ExtractResult, type OcrFunction } from './extract.ts'
 import type { FileMeta } from './meta.ts';
 import { readObject, removeObjects, type ObjectStore, type PutResult } from './object-store.ts';
 import { isCalendarFile, MAX_CALENDAR_ATTACHMENT_BYTES } from '../calendar/config.ts';
+import { MemexError } from '../util/errors.ts';
 
 export interface FileIngestDeps {
   store: ObjectStore;
@@ -53,11 +54,14 @@ export interface FileIngestOutcome {
  * OCR was refused for a reason that says nothing about the file (pool busy, engine closed): no document is created
  * (it would be stored as "extraction failed" forever, since a re-upload is a duplicate); the client retries.
  */
-export class OcrUnavailableError extends Error {
-  override name = 'OcrUnavailableError';
-  readonly statusCode = 503;
-  readonly code = 'INGEST.OCR_UNAVAILABLE';
+export class OcrUnavailableError extends MemexError {
+  /** The status the gateway answers with, by Fastify's name (the upload routes read it). */
+  readonly statusCode: number;
   readonly retryable = true;
+  constructor(message: string) {
+    super(message, 'INGEST.OCR_UNAVAILABLE');
+    this.statusCode = this.status;
+  }
 }
 
 /** What happened in the OCR calls of one file: transient refusals, and the recognition time of each image/page. */

@@ -12,7 +12,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
+import { DISK_FULL_CODE, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
+import { MemexError, type ErrorCode } from '../util/errors.ts';
 import { SmallWrites } from './small-writes.ts';
 
 export type ObjectStoreBackend = 'local' | 's3';
@@ -77,81 +78,80 @@ export function besideKeyFor(objectKey: string, name: BesideName): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Errors: typed so the route maps them without string matching.
 
-export class ObjectStoreError extends Error {
-  override name = 'ObjectStoreError';
-  /** HTTP status the gateway should answer with. */
-  readonly statusCode: number = 500;
-  /** Spec error code (spec-notes A4.1). */
-  readonly code: string = 'INGEST.OBJECT_STORE_WRITE_FAILED';
+export class ObjectStoreError extends MemexError {
+  /** The status the gateway answers with, by Fastify's name: the upload routes put it in their envelopes. */
+  readonly statusCode: number;
   readonly retryable: boolean = true;
+  /** `code`: the spec's error code (spec-notes A4.1); the table gives its status. */
+  constructor(message: string, options: ErrorOptions | undefined, code: ErrorCode) {
+    super(message, code, undefined, options);
+    this.statusCode = this.status;
+  }
 }
 
 /** The upload exceeded maxBytes; the partial temp file has been deleted. Maps to 413. */
 export class TooLargeError extends ObjectStoreError {
   override name = 'TooLargeError';
-  override readonly statusCode = 413;
-  override readonly code = 'INGEST.FILE_TOO_LARGE';
   override readonly retryable = false;
   constructor(readonly maxBytes: number) {
-    super(`upload exceeds the limit of ${maxBytes} bytes`);
+    super(`upload exceeds the limit of ${maxBytes} bytes`, undefined, 'INGEST.FILE_TOO_LARGE');
   }
 }
 
 /** The upload had no bytes. Maps to 400 INGEST.EMPTY_FILE. */
 export class EmptyFileError extends ObjectStoreError {
   override name = 'EmptyFileError';
-  override readonly statusCode = 400;
-  override readonly code = 'INGEST.EMPTY_FILE';
   override readonly retryable = false;
   constructor() {
-    super('upload is empty');
+    super('upload is empty', undefined, 'INGEST.EMPTY_FILE');
   }
 }
 
 /** The upload stream itself failed (client went away, multipart truncated). Maps to 400 INGEST.FILE_READ_FAILED. */
 export class UploadReadError extends ObjectStoreError {
   override name = 'UploadReadError';
-  override readonly statusCode = 400;
-  override readonly code = 'INGEST.FILE_READ_FAILED';
-  override readonly retryable = true;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'INGEST.FILE_READ_FAILED');
+  }
 }
 
 export class NotFoundError extends ObjectStoreError {
   override name = 'NotFoundError';
-  override readonly statusCode = 404;
-  override readonly code = 'FILE.NOT_FOUND';
   override readonly retryable = false;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'FILE.NOT_FOUND');
+  }
 }
 
 export class InvalidObjectKeyError extends ObjectStoreError {
   override name = 'InvalidObjectKeyError';
-  override readonly statusCode = 400;
-  override readonly code = 'FILE.INVALID_OBJECT_KEY';
   override readonly retryable = false;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'FILE.INVALID_OBJECT_KEY');
+  }
 }
 
 /** The backend could not be reached (S3 endpoint down, DNS). Maps to 503 INGEST.OBJECT_STORE_UNAVAILABLE. */
 export class ObjectStoreUnavailableError extends ObjectStoreError {
   override name = 'ObjectStoreUnavailableError';
-  override readonly statusCode = 503;
-  override readonly code = 'INGEST.OBJECT_STORE_UNAVAILABLE';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'INGEST.OBJECT_STORE_UNAVAILABLE');
+  }
 }
 
 /** Writing failed inside the backend (disk full, permission, S3 error). Maps to 503 INGEST.OBJECT_STORE_WRITE_FAILED. */
 export class ObjectStoreWriteError extends ObjectStoreError {
   override name = 'ObjectStoreWriteError';
-  override readonly statusCode = 503;
-  override readonly code = 'INGEST.OBJECT_STORE_WRITE_FAILED';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options, 'INGEST.OBJECT_STORE_WRITE_FAILED');
+  }
 }
 
 /** The disk holding the objects (DATA_DIR) is full: nothing was stored. Maps to 507 STORAGE.DISK_FULL (src/util/disk-full.ts). */
 export class DiskFullError extends ObjectStoreError {
   override name = 'DiskFullError';
-  override readonly statusCode = DISK_FULL_STATUS;
-  override readonly code = DISK_FULL_CODE;
-  override readonly retryable = true;
   constructor(cause: unknown) {
-    super(diskFullMessage('data_dir'), { cause });
+    super(diskFullMessage('data_dir'), { cause }, DISK_FULL_CODE);
     noteDiskFull('data_dir');
   }
 }

@@ -26,7 +26,7 @@ import type { DocumentPersonT } from '../schemas/ingest.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { isUuid } from '../util/ids.ts';
 import { addBlocks, type NewBlock } from '../catalog/blocklist.ts';
-import { NotFoundError } from '../util/errors.ts';
+import { codedError, NotFoundError } from '../util/errors.ts';
 import { scrubErasedRows } from '../db/scrub.ts';
 import { notAnOriginal, originalFilesOf } from '../catalog/originals.ts';
 
@@ -62,7 +62,7 @@ export interface ForgetDeps {
   selfPersonId?: () => Promise<string | null>;
 }
 
-class DryRun extends Error {
+class DryRun extends codedError('CONTROL.DRY_RUN') {
   constructor(readonly result: ForgetResult) {
     super('dry run');
   }

@@ -1,11 +1,12 @@
 /**
  * Bearer-token guard (gateway spec 5): 401 when the header is missing or not a bearer token,
- * 403 when the token is wrong. Tokens are compared in constant time. Where the access token is
+ * 403 when the token is wrong (thrown: src/gateway/errors.ts writes the body). Tokens are compared in constant time. Where the access token is
  * accepted, so is the web UI's session cookie (src/gateway/sessions.ts) on a request without the header.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../util/hash.ts';
 import { sessionAuth, type WebSessions } from './sessions.ts';
+import { ForbiddenError, UnauthenticatedError } from '../util/errors.ts';
 
 /**
  * `tokens`: one token, or several of which any is accepted (unset ones ignored; none set: open).
@@ -17,20 +18,17 @@ export function bearerGuard(tokens: string | undefined | (string | undefined)[],
     if (accepted.length === 0) return;
     const header = req.headers.authorization;
     if (header === undefined && sessions) {
-      const verdict = await sessionAuth(sessions, req, reply);
-      if (verdict !== 'none') return;
+      if ((await sessionAuth(sessions, req, reply)) === 'ok') return;
     }
     const m = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
     if (!m) {
       reply.header('www-authenticate', 'Bearer');
-      return reply.code(401).send({ detail: `Missing ${what}` });
+      throw new UnauthenticatedError(`Missing ${what}`);
     }
     const given = m[1].trim();
     // Every accepted token is compared, so the time taken says nothing about which one was close.
     let ok = false;
     for (const t of accepted) ok = safeEqual(given, t) || ok;
-    if (!ok) {
-      return reply.code(403).send({ detail: `Invalid ${what}` });
-    }
+    if (!ok) throw new ForbiddenError(`Invalid ${what}`);
   };
 }

@@ -7,9 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
 import { IndexNotReadyError } from '../search/search.ts';
-import { PrepareError } from '../catalog/prepare.ts';
 import { toValidationDetail } from './validation.ts';
-import { MemexError } from '../util/errors.ts';
+import { InvalidRequestError, MemexError } from '../util/errors.ts';
+import { ERROR_CODES, type ErrorCodeEntry } from '../util/error-codes.ts';
+import { HostRefusedError } from '../util/request-host.ts';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
 export function correlationId(prefix: string): string {
@@ -59,6 +60,25 @@ export function oversizedDrainBytes(bodyLimit: number): number {
   return Math.max(64 * 1024 * 1024, 4 * bodyLimit);
 }
 
+/**
+ * The body of a MemexError a client caused (status < 500): the spec's 422 shape (`detail` a list of
+ * `{loc, msg, type}`), else `detail` the message and, as the code's entry in src/util/error-codes.ts says,
+ * `error_code` or the spec's error envelope `error` beside it.
+ */
+export function memexErrorBody(err: MemexError): Record<string, unknown> {
+  if (err instanceof InvalidRequestError) return { detail: err.problems.map((p) => ({ loc: p.loc, msg: p.msg, type: p.type ?? err.type })) };
+  if (err.status === 422) return { detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: err.type }] };
+  const entry: ErrorCodeEntry = ERROR_CODES[err.code];
+  if (entry.body === 'envelope') return { detail: err.message, error: errorEnvelope(err.code, err.message, err.status) };
+  if (entry.body === 'error_code') return { detail: err.message, error_code: err.code };
+  return { detail: err.message };
+}
+
+/** A refusal on /mcp, as the MCP transport itself answers: a JSON-RPC error. */
+function mcpErrorBody(message: string) {
+  return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ detail: `Not Found: ${req.method} ${req.url.split('?')[0]}` });
@@ -68,21 +88,17 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err.validation) {
       return reply.code(422).send({ detail: toValidationDetail(err.validation, err.validationContext ?? 'body') });
     }
-    if (err instanceof PrepareError) {
-      if (err.status === 422) return reply.code(422).send({ detail: [{ loc: err.loc, msg: err.message, type: err.type }] });
-      return reply.code(err.status).send({ detail: err.message, error: errorEnvelope(err.code, err.message, err.status) });
-    }
     if (err instanceof IndexNotReadyError) {
       // `memex serve` answers searches from a complete index only; GET /v1/readyz tells when.
       const { done, total } = err.state;
       const progress = total > 0 ? Math.round((1000 * done) / total) / 1000 : 0;
       return reply.code(503).header('retry-after', '2').send({ detail: err.message, phase: 'index', progress });
     }
-    // Every other error of ours that a client caused: its status, its code, the spec's 422 shape.
-    if (err instanceof MemexError && err.status < 500) {
-      if (err.status === 422) return reply.code(422).send({ detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: err.code }] });
-      return reply.code(err.status).send({ detail: err.message, error_code: err.code });
+    if (err instanceof HostRefusedError && req.url.split('?')[0].replace(/\/+$/, '') === '/mcp') {
+      return reply.code(err.status).send(mcpErrorBody(err.message));
     }
+    // Every other error of ours that a client caused: its status and the body its code's entry says.
+    if (err instanceof MemexError && err.status < 500) return reply.code(err.status).send(memexErrorBody(err));
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: `Malformed JSON: ${err.message}`, type: 'json_invalid' }] });
@@ -95,7 +111,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         await drainRequest(req.raw, oversizedDrainBytes(limit));
         const message = `Request body is larger than the limit of ${limit} bytes (BODY_LIMIT)`;
         reply.code(413).header('connection', 'close');
-        if (req.url.split('?')[0] === '/mcp') return reply.send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+        if (req.url.split('?')[0] === '/mcp') return reply.send(mcpErrorBody(message));
         return reply.send({ detail: message });
       }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

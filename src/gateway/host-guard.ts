@@ -11,23 +11,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config/server.ts';
-import { hostPolicy, judgeRequest, type HostPolicy, type HostRefusal } from '../util/request-host.ts';
-import { errorEnvelope } from './errors.ts';
+import { hostPolicy, HostRefusedError, judgeRequest, type HostPolicy } from '../util/request-host.ts';
 
 /** The gateway's names: ALLOWED_HOSTS, and HOST when it is a name. */
 export function gatewayHostPolicy(config: Pick<ServerConfig, 'allowedHosts' | 'host'>): HostPolicy {
   return hostPolicy({ allowedHosts: config.allowedHosts ?? [], boundHost: config.host, setting: 'ALLOWED_HOSTS' });
 }
 
-/** The body of a refusal, for a request to `path`. */
-export function refusalBody(refusal: HostRefusal, path: string): object {
-  if (path.replace(/\/+$/, '') === '/mcp') return { jsonrpc: '2.0', error: { code: -32000, message: refusal.message }, id: null };
-  return { detail: refusal.message, error: errorEnvelope(refusal.code, refusal.message, refusal.status) };
-}
-
 export function installHostGuard(app: FastifyInstance, policy: HostPolicy): void {
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', async (req) => {
     const refusal = judgeRequest(policy, req.headers);
-    if (refusal) return reply.code(refusal.status).send(refusalBody(refusal, req.url.split('?')[0]));
+    // src/gateway/errors.ts answers: the error envelope, or on /mcp the JSON-RPC error.
+    if (refusal) throw new HostRefusedError(refusal);
   });
 }

@@ -38,6 +38,7 @@ import {
 import { safeEqual, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import type { SignInCodes } from './ui.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../util/errors.ts';
 
 /** The cookie's name without the port (see sessionCookieName). */
 export const SESSION_COOKIE = 'memex_session';
@@ -247,22 +248,20 @@ export function sessionOf(req: FastifyRequest): ActiveSession | undefined {
 /**
  * For the bearer guard (src/gateway/auth.ts): judges a request that has no Authorization header but the
  * session cookie. Returns 'none' when there is no cookie (the guard then answers as before), 'ok' when
- * the request may go on, 'refused' when an answer was sent.
+ * the request may go on; throws (401, 403) when the session or its CSRF header does not let it in.
  */
-export async function sessionAuth(sessions: WebSessions, req: FastifyRequest, reply: FastifyReply): Promise<'none' | 'ok' | 'refused'> {
+export async function sessionAuth(sessions: WebSessions, req: FastifyRequest, reply: FastifyReply): Promise<'none' | 'ok'> {
   const secret = readCookie(req.headers.cookie, sessionCookieName(req));
   if (!secret) return 'none';
   const session = await sessions.check(secret, sessionHost(req));
   if (!session) {
     clearSessionCookie(req, reply);
-    reply.code(401).send({ detail: 'The session has ended (signed out, revoked or expired) or is not for this address: sign in again' });
-    return 'refused';
+    throw new UnauthenticatedError('The session has ended (signed out, revoked or expired) or is not for this address: sign in again');
   }
   if (!SAFE_METHODS.has(req.method)) {
     const given = req.headers[CSRF_HEADER];
     if (typeof given !== 'string' || !safeEqual(given, session.csrf_token)) {
-      reply.code(403).send({ detail: `A request made with the session cookie needs the ${CSRF_HEADER} header of GET /v1/session` });
-      return 'refused';
+      throw new ForbiddenError(`A request made with the session cookie needs the ${CSRF_HEADER} header of GET /v1/session`);
     }
   }
   if (session.touched) setSessionCookie(req, reply, secret, sessions.idleMs);
@@ -311,8 +310,8 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
       reply.header('cache-control', 'no-store');
       if (!token) return { signed_in: true, version, session_id: null, csrf_token: null }; // an open gateway
       const given = (req.body?.token ?? '').trim();
-      if (!given) return reply.code(401).send({ detail: 'Sign in with the access token: none was given' });
-      if (!safeEqual(given, token)) return reply.code(403).send({ detail: 'That token is not valid' });
+      if (!given) throw new UnauthenticatedError('Sign in with the access token: none was given');
+      if (!safeEqual(given, token)) throw new ForbiddenError('That token is not valid');
       return start(req, reply);
     },
   );
@@ -331,7 +330,7 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       reply.header('cache-control', 'no-store');
       if (!token || !codes.redeem(req.body.code)) {
-        return reply.code(403).send({ detail: 'This sign-in link was already used or has expired: sign in with the token' });
+        throw new ForbiddenError('This sign-in link was already used or has expired: sign in with the token');
       }
       return start(req, reply);
     },
@@ -361,8 +360,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{
     async (req, reply) => {
       reply.header('cache-control', 'no-store');
       // Only a holder of the token mints links: a stolen cookie must not turn into new sessions.
-      if (sessionOf(req)) return reply.code(403).send({ detail: 'A sign-in link is given for the bearer token only (`memex signin-link`)' });
-      if (!token) return reply.code(409).send({ detail: 'This server has no access token: the web UI needs no sign-in' });
+      if (sessionOf(req)) throw new ForbiddenError('A sign-in link is given for the bearer token only (`memex signin-link`)');
+      if (!token) throw new ConflictError('This server has no access token: the web UI needs no sign-in');
       const now = Date.now();
       const code = codes.issue(now);
       // The address the client asked by: the session the link opens is bound to that host (sessionHost).
@@ -425,7 +424,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (req, reply) => {
-      if (!(await sessions.revoke(req.params.session_id))) return reply.code(404).send({ detail: 'No such session' });
+      if (!(await sessions.revoke(req.params.session_id))) throw new NotFoundError('No such session');
       if (sessionOf(req)?.session_id === req.params.session_id) clearSessionCookie(req, reply);
       return { revoked: 1 };
     },

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { safeEqual } from '../util/hash.ts';
+import { NotFoundError } from '../util/errors.ts';
 
 /** dist/ui of this checkout. */
 export const DEFAULT_UI_DIR = fileURLToPath(new URL('../../dist/ui', import.meta.url));
@@ -130,7 +131,7 @@ export async function uiRoutes(app: FastifyInstance, opts: { dir: string }): Pro
 
   app.get<{ Params: { name: string } }>('/assets/:name', { schema: { hide: true } }, async (req, reply) => {
     const asset = assets?.get(`assets/${req.params.name}`);
-    if (!asset) return reply.code(404).send({ detail: 'Not found' });
+    if (!asset) throw new NotFoundError('Not found');
     // File names carry a content hash: cache for good.
     return pageHeaders(reply).header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
   });

@@ -14,6 +14,7 @@ import { repairMime } from './mime-repair.ts';
 import { isSignaturePart } from './signature.ts';
 import { MAX_EMAIL_FILE_BYTES } from './limits.ts';
 import { restorePartialEmlx, type MissingAttachment } from './partial-emlx.ts';
+import { MemexError } from '../util/errors.ts';
 
 export interface EmailAttachmentInfo {
   filename: string | null;
@@ -51,13 +52,13 @@ export interface ParsedEmail {
 }
 
 /** An input problem, carrying the HTTP status the agent answers with. */
-export class EmailInputError extends Error {
+export class EmailInputError extends MemexError {
   override name = 'EmailInputError';
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
   ) {
-    super(message);
+    super(message, 'AGENT.EMAIL_INPUT', status);
   }
 }
 

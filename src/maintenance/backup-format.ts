@@ -28,7 +28,7 @@ export const END_MEMBER = 'memex-backup-end.json';
 /** A backup that cannot be restored, or a backup/restore that cannot run now or here (the gateway answers 409). */
 export class BackupError extends MemexError {
   constructor(message: string) {
-    super(message, 'BACKUP.CONFLICT', 409);
+    super(message, 'BACKUP.CONFLICT');
   }
 }
 

@@ -41,6 +41,7 @@ import {
 } from './backup-format.ts';
 import { removeRestoreLeftovers, stagingDirFor } from './restore-leftovers.ts';
 import { catalogTables, countRows, tableChunks, TableLoader } from './table-data.ts';
+import { codedError } from '../util/errors.ts';
 
 export { BACKUP_FORMAT_VERSION, BackupError, type BackupManifest } from './backup-format.ts';
 
@@ -49,7 +50,7 @@ function addEntry(pack: tar.Pack, name: string, body: Buffer): Promise<void> {
 }
 
 /** The reader went away (a client that disconnected): the backup stops, costing nothing more. */
-export class BackupAborted extends Error {
+export class BackupAborted extends codedError('BACKUP.ABORTED') {
   constructor(cause: unknown) {
     super('the backup was abandoned by its reader', { cause });
     this.name = 'BackupAborted';

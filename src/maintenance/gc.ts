@@ -20,6 +20,7 @@ import type { ObjectStore } from '../files/object-store.ts';
 import { parseObjectKey, removeObjects } from '../files/object-store.ts';
 import { notAnOriginal } from '../catalog/originals.ts';
 import { removeStaleSearchSnapshotTemps } from '../search/index-snapshot.ts';
+import { codedError } from '../util/errors.ts';
 
 export interface GcOptions {
   /** Chunks, files and objects younger than this are kept (default 1 hour). */
@@ -47,7 +48,7 @@ export interface GcResult {
 
 export const DEFAULT_GC_GRACE_MS = 3_600_000;
 
-class DryRun extends Error {}
+class DryRun extends codedError('CONTROL.DRY_RUN') {}
 
 export async function collectGarbage(db: Database, store: ObjectStore | undefined, opts: GcOptions = {}): Promise<GcResult> {
   const started = Date.now();
@@ -87,7 +88,7 @@ export async function collectGarbage(db: Database, store: ObjectStore | undefine
       result.files = files.rowCount;
       objectKeys = files.rows.map((r) => r.object_key);
       if (opts.changeLog) result.change_log_rows = (await tx.query('DELETE FROM search_changes')).rowCount;
-      if (opts.dryRun) throw new DryRun();
+      if (opts.dryRun) throw new DryRun('dry run');
     });
   } catch (err) {
     if (!(err instanceof DryRun)) throw err;

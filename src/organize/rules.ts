@@ -13,6 +13,7 @@ import type { Database } from '../db/types.ts';
 import type { Search } from '../search/search.ts';
 import { newId } from '../util/ids.ts';
 import { addTag } from './tags.ts';
+import { NotFoundError } from '../util/errors.ts';
 
 /** Documents looked at per batch. */
 export const RULE_BATCH = 2000;
@@ -41,8 +42,7 @@ export interface RuleRow {
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 
-export class RuleNotFoundError extends Error {
-  readonly status = 404;
+export class RuleNotFoundError extends NotFoundError {
   constructor(id: string) {
     super(`no tagging rule ${id}`);
   }

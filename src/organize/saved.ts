@@ -6,6 +6,7 @@
 import { parseFilters, type RawFilters } from '../catalog/filters.ts';
 import type { Database } from '../db/types.ts';
 import type { Search } from '../search/search.ts';
+import { NotFoundError } from '../util/errors.ts';
 
 export interface SavedRow {
   name: string;
@@ -25,8 +26,7 @@ function row(r: SavedRow): SavedRow {
   return { ...r, seen_at: iso(r.seen_at), created_at: iso(r.created_at)!, updated_at: iso(r.updated_at)! };
 }
 
-export class SavedNotFoundError extends Error {
-  readonly status = 404;
+export class SavedNotFoundError extends NotFoundError {
   constructor(name: string) {
     super(`no saved search named ${name}`);
   }

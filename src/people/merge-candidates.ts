@@ -65,7 +65,7 @@ export async function mergeCandidates(
 
 export class MergeError extends MemexError {
   constructor(message: string, status: number, field: string) {
-    super(message, status === 404 ? 'not_found' : 'value_error', status, ['body', field]);
+    super(message, status === 404 ? 'NOT_FOUND' : 'VALIDATION', status, { loc: ['body', field] });
   }
 }
 

@@ -5,6 +5,7 @@
 import { defineSettings, int, oneOf, read, string } from '../config/env.ts';
 import { EMBEDDING_SETTINGS } from '../embedding/config.ts';
 import { prepareEgress } from '../privacy/egress.ts';
+import { codedError } from '../util/errors.ts';
 
 export interface LlmOptions {
   provider: 'ollama' | 'openai';
@@ -22,7 +23,7 @@ export interface ChatMessage {
 /** Why the model gave no answer: it did not answer in time, could not be reached, refused the request or said nothing. */
 export type LlmFailure = 'timeout' | 'unreachable' | 'http_error' | 'empty';
 
-export class LlmError extends Error {
+export class LlmError extends codedError('LLM.FAILED') {
   constructor(
     readonly reason: LlmFailure,
     message: string,

@@ -10,6 +10,7 @@
  */
 import type { Database, Queryable } from '../db/types.ts';
 import { filterSql, type SearchFilters } from '../catalog/filters.ts';
+import { codedError } from '../util/errors.ts';
 
 export interface VectorCandidate {
   doc_id: string;
@@ -46,7 +47,7 @@ export type VectorScan = 'vector' | 'halfvec' | 'bit';
 export const BIT_RERANK_FACTOR = 4;
 
 /** The k-NN did not finish within VectorQuery.timeoutMs. */
-export class VectorTimeoutError extends Error {
+export class VectorTimeoutError extends codedError('SEARCH.VECTOR_TIMEOUT') {
   constructor(ms: number) {
     super(`k-NN not done within ${ms} ms`);
     this.name = 'VectorTimeoutError';

@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import SQLiteESMFactory from '@journeyapps/wa-sqlite/dist/wa-sqlite.mjs';
 import { FacadeVFS } from '@journeyapps/wa-sqlite/src/FacadeVFS.js';
+import { codedError } from '../util/errors.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -90,10 +91,11 @@ const FREE = wasm._getSqliteFree();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export class SqliteError extends Error {
+export class SqliteError extends codedError('SQLITE.FAILED') {
   constructor(
     message: string,
-    readonly code: number,
+    /** SQLite's result code (`code` is memex's, src/util/error-codes.ts). */
+    readonly resultCode: number,
   ) {
     super(message);
   }
@@ -641,6 +643,6 @@ function stillValid(now: FileState, taken: FileState): boolean {
 }
 
 function isRetryable(err: unknown): boolean {
-  const code = err instanceof SqliteError ? err.code & 0xff : -1;
+  const code = err instanceof SqliteError ? err.resultCode & 0xff : -1;
   return code === SQLITE_CORRUPT || code === SQLITE_IOERR || code === SQLITE_BUSY || code === SQLITE_ERROR;
 }

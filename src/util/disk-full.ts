@@ -9,8 +9,9 @@
  * page) can say so together with the free space of the disk holding DATA_DIR.
  */
 import fs from 'node:fs';
+import type { ErrorCode } from './error-codes.ts';
 
-export const DISK_FULL_CODE = 'STORAGE.DISK_FULL';
+export const DISK_FULL_CODE = 'STORAGE.DISK_FULL' satisfies ErrorCode;
 export const DISK_FULL_STATUS = 507;
 
 export type FullDisk = 'data_dir' | 'database';

@@ -25,6 +25,7 @@
  * (curl, the CLI, MCP clients, the agent's collectors) are not concerned.
  */
 import net from 'node:net';
+import { MemexError } from './errors.ts';
 
 /** One allowed name: `name`, `name:port` or `*.domain` (every name under domain). */
 export interface AllowedHost {
@@ -45,6 +46,13 @@ export interface HostPolicy {
 export type HostRefusal =
   | { status: 421; code: 'REQUEST.HOST_NOT_ALLOWED'; message: string }
   | { status: 403; code: 'REQUEST.ORIGIN_NOT_ALLOWED'; message: string };
+
+/** A request the gateway refuses for its Host or Origin, thrown by its host guard (src/gateway/host-guard.ts). */
+export class HostRefusedError extends MemexError {
+  constructor(refusal: HostRefusal) {
+    super(refusal.message, refusal.code, refusal.status);
+  }
+}
 
 const NAME = /^(?:\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?$/;
 /** What a Host header may be at all: a name or an address, and a port. Anything else (`a@b`, `a/b`) is refused. */

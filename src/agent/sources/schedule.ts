@@ -5,8 +5,9 @@
  * (0 and 7 are Sunday); when both day fields are restricted a day matching either runs (as Vixie cron does).
  * Times are the host's local time, like cron's.
  */
+import { codedError } from '../../util/errors.ts';
 
-export class ScheduleError extends Error {
+export class ScheduleError extends codedError('AGENT.SCHEDULE') {
   override name = 'ScheduleError';
 }
 

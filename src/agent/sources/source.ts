@@ -8,6 +8,7 @@
  * in its status (`backing_off` or `failed`, `last_error` in words) and keeps retrying on its own; the others run on.
  */
 import type { SourceIdentity } from '../../coverage/identity.ts';
+import { codedError } from '../../util/errors.ts';
 
 export const SOURCE_STATES = ['starting', 'watching', 'polling', 'scheduled', 'running', 'backing_off', 'paused', 'failed', 'stopped'] as const;
 /**
@@ -53,7 +54,7 @@ export interface Source {
 }
 
 /** A run was asked for while one is under way (HTTP 409, as the spec says for concurrent runs). */
-export class SourceBusyError extends Error {
+export class SourceBusyError extends codedError('AGENT.SOURCE_BUSY') {
   override name = 'SourceBusyError';
 }
 

@@ -6,6 +6,7 @@
 import type { EmbeddingConfig } from '../config.ts';
 import { prepareEgress } from '../../privacy/egress.ts';
 import { EmbeddingRequestError, ProviderUnavailableError, type Embedder } from '../types.ts';
+import { codedError } from '../../util/errors.ts';
 
 export interface HttpOptions {
   timeoutMs: number;
@@ -15,9 +16,10 @@ export interface HttpOptions {
   maxDelayMs?: number;
 }
 
-class HttpStatusError extends Error {
-  constructor(readonly status: number, readonly body: string, readonly retryAfterMs: number | undefined) {
-    super(`HTTP ${status}`);
+class HttpStatusError extends codedError('EMBEDDING.PROVIDER_HTTP') {
+  /** `httpStatus`: the provider's answer (`status` is memex's own, src/util/error-codes.ts). */
+  constructor(readonly httpStatus: number, readonly body: string, readonly retryAfterMs: number | undefined) {
+    super(`HTTP ${httpStatus}`);
   }
 }
 
@@ -55,7 +57,7 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
     } catch (err) {
       lastErr = err;
       const retryable =
-        err instanceof HttpStatusError ? err.status === 429 || err.status >= 500 : !(err instanceof EmbeddingRequestError);
+        err instanceof HttpStatusError ? err.httpStatus === 429 || err.httpStatus >= 500 : !(err instanceof EmbeddingRequestError);
       if (!retryable) break;
       if (attempt === opt.maxRetries) break;
       const backoff = Math.min(cap, base * 2 ** attempt) * (0.75 + Math.random() * 0.5);
@@ -65,8 +67,8 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   }
   if (lastErr instanceof HttpStatusError) {
     // The body may echo input text; keep only its first line's start out of logs' way.
-    const msg = `${url} answered HTTP ${lastErr.status}: ${lastErr.body.split('\n')[0].slice(0, 200)}`;
-    if (lastErr.status === 429 || lastErr.status >= 500) throw new ProviderUnavailableError(msg);
+    const msg = `${url} answered HTTP ${lastErr.httpStatus}: ${lastErr.body.split('\n')[0].slice(0, 200)}`;
+    if (lastErr.httpStatus === 429 || lastErr.httpStatus >= 500) throw new ProviderUnavailableError(msg);
     throw new EmbeddingRequestError(msg);
   }
   if (lastErr instanceof EmbeddingRequestError) throw lastErr;

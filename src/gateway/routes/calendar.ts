@@ -9,6 +9,7 @@ import { ingestCalendar } from '../../calendar/store.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { AGENDA_MAX_DAYS, AgendaAnswer, AgendaQuery, CalendarIngestRequest, CalendarIngestResponse } from '../../schemas/calendar.ts';
 import { parseTimestamp } from '../../util/timestamp.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 export const calendarRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
   app.get(
@@ -22,13 +23,13 @@ export const calendarRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = a
         response: { 200: AgendaAnswer, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       // The schema checked both are timestamps (a date alone is its day's 00:00 UTC).
       const from = parseTimestamp(req.query.from)!;
       const to = parseTimestamp(req.query.to)!;
-      const refuse = (msg: string) => reply.code(422).send({ detail: [{ loc: ['query', 'to'], msg, type: 'value_error' }] });
-      if (to.getTime() <= from.getTime()) return refuse('to must be after from');
-      if (to.getTime() - from.getTime() > AGENDA_MAX_DAYS * 86_400_000) return refuse(`the range may be at most ${AGENDA_MAX_DAYS} days`);
+      const refuse = (msg: string) => new InvalidRequestError({ loc: ['query', 'to'], msg });
+      if (to.getTime() <= from.getTime()) throw refuse('to must be after from');
+      if (to.getTime() - from.getTime() > AGENDA_MAX_DAYS * 86_400_000) throw refuse(`the range may be at most ${AGENDA_MAX_DAYS} days`);
       return agenda(catalog.db, from, to);
     },
   );

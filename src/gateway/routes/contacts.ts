@@ -16,6 +16,7 @@ import {
   ContactIngestRequest,
   ContactIngestResponse,
 } from '../../schemas/people.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
   app.post(
@@ -77,9 +78,7 @@ export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
       if (req.query.since_token !== undefined && !req.query.full) {
         since = decodeExportToken(req.query.since_token);
         if (!since) {
-          return reply.code(422).send({
-            detail: [{ loc: ['query', 'since_token'], msg: 'since_token is not a token this server issued nor an ISO 8601 timestamp', type: 'value_error' }],
-          });
+          throw new InvalidRequestError({ loc: ['query', 'since_token'], msg: 'since_token is not a token this server issued nor an ISO 8601 timestamp' });
         }
       }
       const plan = await planExport(catalog.db, { since, full: req.query.full ?? false });

@@ -30,8 +30,9 @@ import {
   RunsQuery,
   SourceIdParams,
 } from '../../schemas/coverage.ts';
+import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
-const UNKNOWN_SOURCE = { detail: 'No coverage is recorded for this source' };
+const unknownSource = () => new NotFoundError('No coverage is recorded for this source');
 
 /** What a request asks of the collector, and who carries it out. */
 const REQUEST_NOTES = {
@@ -67,9 +68,9 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
         response: { 200: CoverageRunAccepted, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const problems = checkRunReport(req.body);
-      if (problems.length) return reply.code(422).send({ detail: problems.map((p) => ({ ...p, type: 'value_error' })) });
+      if (problems.length) throw new InvalidRequestError(problems);
       const r = await recordRun(db, req.body);
       req.log.info({ collector: req.body.collector, source_id: r.source_id, applied: r.applied, in_source: req.body.counts.in_source }, 'coverage run');
       return r;
@@ -100,9 +101,10 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
         response: { 200: MissingPage, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const page = await missingPage(db, req.params.source_id, Number(req.query.after ?? 0), req.query.limit ?? 100);
-      return page ?? reply.code(404).send(UNKNOWN_SOURCE);
+      if (!page) throw unknownSource();
+      return page;
     },
   );
 
@@ -117,7 +119,11 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
         response: { 200: RunsPage, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => (await runHistory(db, req.params.source_id, req.query.limit ?? 20)) ?? reply.code(404).send(UNKNOWN_SOURCE),
+    async (req) => {
+      const runs = await runHistory(db, req.params.source_id, req.query.limit ?? 20);
+      if (!runs) throw unknownSource();
+      return runs;
+    },
   );
 
   for (const what of ['retry', 'reconcile'] as const) {
@@ -136,7 +142,7 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
       },
       async (req, reply) => {
         const at = await requestAction(db, req.params.source_id, what);
-        if (!at) return reply.code(404).send(UNKNOWN_SOURCE);
+        if (!at) throw unknownSource();
         return reply.code(202).send({ source_id: req.params.source_id, requested_at: at, note: REQUEST_NOTES[what] });
       },
     );
@@ -153,7 +159,7 @@ export const coverageRoutes: FastifyPluginAsyncTypebox<{ db: Database }> = async
       },
     },
     async (req, reply) => {
-      if (!(await deleteSource(db, req.params.source_id))) return reply.code(404).send(UNKNOWN_SOURCE);
+      if (!(await deleteSource(db, req.params.source_id))) throw unknownSource();
       return reply.code(204).send(null);
     },
   );

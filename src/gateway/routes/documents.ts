@@ -16,7 +16,8 @@ import {
 } from '../../schemas/documents.ts';
 import { documentView } from '../../catalog/document-view.ts';
 import { getDocument, listDocuments } from '../../catalog/reads.ts';
-import { FilterError, parseFilters } from '../../catalog/filters.ts';
+import { parseFilters } from '../../catalog/filters.ts';
+import { NotFoundError } from '../../util/errors.ts';
 
 
 export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phoneRegion?: string }> = async (app, { catalog, phoneRegion }) => {
@@ -30,17 +31,12 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
         response: { 200: DocumentListResponse, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const { start_date, end_date, person, source_type, has_attachments, thread_id, person_id, limit, offset } = req.query;
-      let filters;
-      try {
-        // has_attachments=false is the declared default (spec 4.2): the same as leaving it out, no filter.
-        const attachments = has_attachments ? true : undefined;
-        filters = parseFilters({ start_date, end_date, person, source_type, has_attachments: attachments, thread_id }, phoneRegion);
-      } catch (err) {
-        if (!(err instanceof FilterError)) throw err;
-        return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });
-      }
+      // has_attachments=false is the declared default (spec 4.2): the same as leaving it out, no filter.
+      const attachments = has_attachments ? true : undefined;
+      // A filter value it cannot read is a FilterError: 422 at ['query', field] through the shared error mapping.
+      const filters = parseFilters({ start_date, end_date, person, source_type, has_attachments: attachments, thread_id }, phoneRegion);
       const q = req.query;
       const { documents, total } = await listDocuments(catalog.db, { ...filters, person_id, limit, offset });
       return { documents: documents as DocumentListItemT[], count: documents.length, total, limit: q.limit, offset: q.offset };
@@ -57,9 +53,9 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
         response: { 200: StoredDocument, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const doc = await getDocument(catalog.db, req.params.doc_id);
-      if (!doc) return reply.code(404).send({ detail: 'Document not found' });
+      if (!doc) throw new NotFoundError('Document not found');
       return doc as StoredDocumentT;
     },
   );
@@ -75,9 +71,9 @@ export const documentRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; phone
         response: { 200: DocumentViewResponse, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const view = await documentView(catalog.db, req.params.doc_id, req.query.chunk_id);
-      if (!view) return reply.code(404).send({ detail: 'Document not found' });
+      if (!view) throw new NotFoundError('Document not found');
       return view;
     },
   );

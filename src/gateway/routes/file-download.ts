@@ -18,7 +18,8 @@ import type { Queryable } from '../../db/types.ts';
 import { DetailMessage as NotFound, MediaResponse } from '../../schemas/common.ts';
 import { Sha256Params } from '../../schemas/files.ts';
 import { detectType, type ImageType } from '../../files/detect.ts';
-import { NotFoundError, type ObjectStore } from '../../files/object-store.ts';
+import { NotFoundError as ObjectNotFoundError, type ObjectStore } from '../../files/object-store.ts';
+import { NotFoundError } from '../../util/errors.ts';
 import { storedFile } from '../../files/stored-files.ts';
 import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
 
@@ -83,12 +84,12 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
     async (req, reply) => {
       const sha = req.params.sha256.toLowerCase();
       const row = await storedFile(db, sha);
-      if (!row) return reply.code(404).send({ detail: 'File not found' });
+      if (!row) throw new NotFoundError('File not found');
       let body;
       try {
         body = await store.get(row.object_key);
       } catch (err) {
-        if (err instanceof NotFoundError) return reply.code(404).send({ detail: 'File not found in the object store' });
+        if (err instanceof ObjectNotFoundError) throw new NotFoundError('File not found in the object store');
         throw err;
       }
       return reply
@@ -126,12 +127,12 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
     async (req, reply) => {
       const sha = req.params.sha256.toLowerCase();
       const row = await storedFile(db, sha);
-      if (!row) return reply.code(404).send({ detail: 'File not found' });
+      if (!row) throw new NotFoundError('File not found');
       let body: Readable;
       try {
         body = await store.get(row.object_key);
       } catch (err) {
-        if (err instanceof NotFoundError) return reply.code(404).send({ detail: 'File not found in the object store' });
+        if (err instanceof ObjectNotFoundError) throw new NotFoundError('File not found in the object store');
         throw err;
       }
       const { head, whole } = await peek(body, HEAD_BYTES);
@@ -139,7 +140,7 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
       const type = det.by === 'magic' && det.kind === 'image' && det.imageType ? SHOWN_IMAGE_TYPES[det.imageType] : undefined;
       if (!type) {
         whole.destroy();
-        return reply.code(404).send({ detail: 'This file is not an image that can be shown in the page: download it instead' });
+        throw new NotFoundError('This file is not an image that can be shown in the page: download it instead');
       }
       return reply
         .header('content-type', type)
@@ -166,7 +167,7 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
     },
     async (req, reply) => {
       const thumb = await thumbnailOf(db, store, req.params.sha256.toLowerCase());
-      if (!thumb) return reply.code(404).send({ detail: 'No thumbnail for this file' });
+      if (!thumb) throw new NotFoundError('No thumbnail for this file');
       return reply
         .header('content-type', 'image/webp')
         .header('x-content-type-options', 'nosniff')

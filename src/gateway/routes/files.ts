@@ -25,6 +25,7 @@ import { drainRequest, errorEnvelope, oversizedDrainBytes } from '../errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { normaliseOptionalMimeType } from '../../util/mime-type.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
   const envelope = errorEnvelope(code, message, status, 'gw_ingest_file');
@@ -41,8 +42,9 @@ async function sendStoreError(req: FastifyRequest, reply: FastifyReply, err: Obj
   return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
 }
 
-function unprocessable(reply: FastifyReply, detail: ValidationIssue[]) {
-  return reply.code(422).send({ detail });
+/** 422 in the spec's shape, one detail item per issue (through the shared error mapping). */
+function unprocessable(issues: ValidationIssue[]) {
+  return new InvalidRequestError(issues);
 }
 
 /** Reads a small stream (a `meta` sent as a file part) up to `max` bytes; undefined when longer. */
@@ -139,7 +141,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
     async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
-        return unprocessable(reply, [
+        throw unprocessable([
           { loc: ['body', 'meta'], msg: 'Field required (send multipart/form-data)', type: 'missing' },
           { loc: ['body', 'upload'], msg: 'Field required (send multipart/form-data)', type: 'missing' },
         ]);
@@ -171,7 +173,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           if (part.type === 'file' && part.fieldname === 'upload' && !stored) {
             // Bad meta sent first: refuse before reading (and storing) the upload.
             const early = metaIssues();
-            if (early && early.length) return unprocessable(reply, early);
+            if (early && early.length) throw unprocessable(early);
             upload = { filename: part.filename || undefined, mimeType: normaliseOptionalMimeType(part.mimetype) ?? undefined };
             guard.track(part.file);
             stored = await service.store(part.file, upload);
@@ -180,6 +182,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           if (part.type === 'file') part.file.resume(); // unknown file parts are skipped (bounded by the limits)
         }
       } catch (err) {
+        if (err instanceof InvalidRequestError) throw err; // the meta, refused before its upload was read
         if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
         const e = err as { statusCode?: number; code?: string; message?: string };
         if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
@@ -195,7 +198,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
       if (!m) issues.push(...(metaIssues() ?? []));
       else if (!m.ok) issues.push(...m.errors);
       if (!stored) issues.push({ loc: ['body', 'upload'], msg: 'Field required', type: 'missing' });
-      if (issues.length || !m?.ok || !stored) return unprocessable(reply, issues);
+      if (issues.length || !m?.ok || !stored) throw unprocessable(issues);
 
       try {
         const out = await service.ingestStored(m.meta, stored, upload, receivedAt);
@@ -239,7 +242,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
     async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
-        return unprocessable(reply, [{ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, upload, meta, upload, …)', type: 'missing' }]);
+        throw unprocessable([{ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, upload, meta, upload, …)', type: 'missing' }]);
       }
       const guard = guardTruncatedParts(req.raw);
       const results: FileBatchItemResultT[] = [];
@@ -302,7 +305,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
       }
       if (pendingMeta !== undefined) missingUpload();
       if (results.length + accepted.length === 0) {
-        return unprocessable(reply, [{ loc: ['body', 'upload'], msg: 'Field required (no meta and upload pairs)', type: 'missing' }]);
+        throw unprocessable([{ loc: ['body', 'upload'], msg: 'Field required (no meta and upload pairs)', type: 'missing' }]);
       }
 
       const outcomes = await service.ingestStoredMany(accepted.map((a) => a.item), receivedAt);

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
 import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 const TARGET_FIELDS = ['person_id', 'doc_id', 'source_type', 'identifier'] as const;
 
@@ -29,11 +30,9 @@ export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }>
         response: { 200: ForgetResponse, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const target = targetOf(req.body);
-      if (typeof target === 'string') {
-        return reply.code(422).send({ detail: [{ loc: ['body'], msg: target, type: 'value_error' }] });
-      }
+      if (typeof target === 'string') throw new InvalidRequestError({ loc: ['body'], msg: target });
       // A target that does not exist is a ForgetNotFoundError: 404 through the shared error mapping.
       const result = await service.forget(target, { dryRun: req.body.dry_run ?? false, block: req.body.block ?? false });
       req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');

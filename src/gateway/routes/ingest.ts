@@ -20,6 +20,7 @@ import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { PrepareError, prepareIngest } from '../../catalog/prepare.ts';
 import { compileBodyValidator, toValidationDetail } from '../validation.ts';
+import { NotFoundError } from '../../util/errors.ts';
 
 // A batch is checked in two steps (spec 4.1 rules 3–4, §7): the request must be a batch (an object
 // whose `documents` is an array of 1–1000 objects, else the whole request is a 422), then every
@@ -181,9 +182,9 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
         response: { 200: IngestStatusResponse, 404: DetailMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const status = await submissionStatus(catalog.db, req.params.submission_id);
-      if (!status) return reply.code(404).send({ detail: 'Submission not found' });
+      if (!status) throw new NotFoundError('Submission not found');
       return status;
     },
   );

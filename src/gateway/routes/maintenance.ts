@@ -11,6 +11,7 @@ import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
 import { ErrorMessage, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
 import { ExportQuery, GcRequest, GcResponse } from '../../schemas/maintenance.ts';
+import { ConflictError } from '../../util/errors.ts';
 
 export interface MaintenanceOptions {
   db: Database;
@@ -81,7 +82,7 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       },
     },
     async (req, reply) => {
-      if (!files) return reply.code(409).send({ detail: 'this gateway has no object store configured; back up from memex serve' });
+      if (!files) throw new ConflictError('this gateway has no object store configured; back up from memex serve');
       const source = {
         db,
         store: files.store,

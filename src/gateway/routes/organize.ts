@@ -3,11 +3,10 @@
  * searches. A bad tag name is a 422 in the spec's shape (`detail`), naming the field.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
 import { FilterError, parseFilters } from '../../catalog/filters.ts';
 import type { Database } from '../../db/types.ts';
-import { RuleNotFoundError, type TagRules } from '../../organize/rules.ts';
-import { SavedNotFoundError, type SavedSearches } from '../../organize/saved.ts';
+import type { TagRules } from '../../organize/rules.ts';
+import type { SavedSearches } from '../../organize/saved.ts';
 import { normaliseTag } from '../../organize/tag-names.ts';
 import { addTag, listTags, removeTag, tagsOn, targetExists } from '../../organize/tags.ts';
 import type { Search } from '../../search/search.ts';
@@ -35,14 +34,9 @@ import {
   type TagChangeRequestT,
 } from '../../schemas/organize.ts';
 import { SearchResponseSchema } from '../../schemas/search.ts';
+import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
-const invalid = (reply: FastifyReply, loc: (string | number)[], msg: string) =>
-  reply.code(422).send({ detail: [{ loc, msg, type: 'value_error' }] });
-
-const notFound = (reply: FastifyReply, err: unknown) => {
-  if (err instanceof RuleNotFoundError || err instanceof SavedNotFoundError) return reply.code(404).send({ detail: err.message });
-  throw err;
-};
+const invalid = (loc: (string | number)[], msg: string) => new InvalidRequestError({ loc, msg });
 
 export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: Search; rules: TagRules; saved: SavedSearches }> = async (
   app,
@@ -76,11 +70,11 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
           response: { 200: TagChangeResponse, 422: ValidationErrorBody },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         const name = normaliseTag(req.body.tag);
-        if (!name.ok) return invalid(reply, ['body', 'tag'], name.error);
+        if (!name.ok) throw invalid(['body', 'tag'], name.error);
         const t = await targets(req.body);
-        if (typeof t === 'string') return invalid(reply, ['body'], t);
+        if (typeof t === 'string') throw invalid(['body'], t);
         const changed = op === 'add' ? await addTag(db, name.name, t) : await removeTag(db, name.name, t);
         return { tag: name.name, matched: new Set(t.docIds).size + new Set(t.threadIds).size, changed };
       },
@@ -103,11 +97,11 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
         response: { 200: TagsOn, 404: DetailMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const { doc_id, thread_id } = req.query;
-      if ((doc_id === undefined) === (thread_id === undefined)) return invalid(reply, ['query'], 'give one of doc_id or thread_id');
+      if ((doc_id === undefined) === (thread_id === undefined)) throw invalid(['query'], 'give one of doc_id or thread_id');
       const on = { docId: doc_id, threadId: thread_id };
-      if (!(await targetExists(db, on))) return reply.code(404).send({ detail: doc_id ? `no document ${doc_id}` : `no conversation ${thread_id}` });
+      if (!(await targetExists(db, on))) throw new NotFoundError(doc_id ? `no document ${doc_id}` : `no conversation ${thread_id}`);
       return tagsOn(db, on);
     },
   );
@@ -131,8 +125,8 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
     },
     async (req, reply) => {
       const name = normaliseTag(req.body.tag);
-      if (!name.ok) return invalid(reply, ['body', 'tag'], name.error);
-      if (req.body.query.trim() === '') return invalid(reply, ['body', 'query'], 'the query must contain text');
+      if (!name.ok) throw invalid(['body', 'tag'], name.error);
+      if (req.body.query.trim() === '') throw invalid(['body', 'query'], 'the query must contain text');
       return reply.code(201).send(await rules.add(name.name, req.body.query.trim()));
     },
   );
@@ -148,19 +142,15 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
         response: { 200: TagRuleCreated, 404: DetailMessage, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       let tag: string | undefined;
       if (req.body.tag !== undefined) {
         const name = normaliseTag(req.body.tag);
-        if (!name.ok) return invalid(reply, ['body', 'tag'], name.error);
+        if (!name.ok) throw invalid(['body', 'tag'], name.error);
         tag = name.name;
       }
-      if (req.body.query !== undefined && req.body.query.trim() === '') return invalid(reply, ['body', 'query'], 'the query must contain text');
-      try {
-        return await rules.update(req.params.rule_id, { tag, query: req.body.query?.trim() });
-      } catch (err) {
-        return notFound(reply, err);
-      }
+      if (req.body.query !== undefined && req.body.query.trim() === '') throw invalid(['body', 'query'], 'the query must contain text');
+      return await rules.update(req.params.rule_id, { tag, query: req.body.query?.trim() });
     },
   );
 
@@ -175,13 +165,9 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
         response: { 200: RuleDeleted, 404: DetailMessage },
       },
     },
-    async (req, reply) => {
-      try {
-        const removed = await rules.remove(req.params.rule_id, req.query.remove_tags ?? false);
-        return { rule_id: req.params.rule_id, tags_removed: removed };
-      } catch (err) {
-        return notFound(reply, err);
-      }
+    async (req) => {
+      const removed = await rules.remove(req.params.rule_id, req.query.remove_tags ?? false);
+      return { rule_id: req.params.rule_id, tags_removed: removed };
     },
   );
 
@@ -210,12 +196,13 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
         response: { 200: SavedSearch, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
-      if (req.body.query.trim() === '') return invalid(reply, ['body', 'query'], 'the query must contain text');
+    async (req) => {
+      if (req.body.query.trim() === '') throw invalid(['body', 'query'], 'the query must contain text');
       try {
         return await saved.put(req.params.name, req.body.query.trim(), req.body.filters ?? {});
       } catch (err) {
-        if (err instanceof FilterError) return invalid(reply, ['body', 'filters', err.field], err.message);
+        // The filters are the body's here, not the query string's (FilterError's own loc).
+        if (err instanceof FilterError) throw invalid(['body', 'filters', err.field], err.message);
         throw err;
       }
     },
@@ -224,13 +211,9 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
   app.get(
     '/v1/saved/:name',
     { schema: { tags: ['organize'], summary: 'One saved search with its counts', params: SavedParams, response: { 200: SavedSearch, 404: DetailMessage } } },
-    async (req, reply) => {
-      try {
-        const s = await saved.get(req.params.name);
-        return { ...s, ...(await saved.counts(s)) };
-      } catch (err) {
-        return notFound(reply, err);
-      }
+    async (req) => {
+      const s = await saved.get(req.params.name);
+      return { ...s, ...(await saved.counts(s)) };
     },
   );
 
@@ -238,12 +221,8 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
     '/v1/saved/:name',
     { schema: { tags: ['organize'], summary: 'Remove a saved search', params: SavedParams, response: { 204: { type: 'null' }, 404: DetailMessage } } },
     async (req, reply) => {
-      try {
-        await saved.remove(req.params.name);
-        return reply.code(204).send();
-      } catch (err) {
-        return notFound(reply, err);
-      }
+      await saved.remove(req.params.name);
+      return reply.code(204).send();
     },
   );
 
@@ -259,15 +238,11 @@ export const organizeRoutes: FastifyPluginAsyncTypebox<{ db: Database; search: S
         response: { 200: SearchResponseSchema, 404: DetailMessage },
       },
     },
-    async (req, reply) => {
-      try {
-        const s = await saved.get(req.params.name);
-        const result = await search.search({ q: s.query, k: req.query.k, filters: parseFilters(s.filters), context_window: 0, group: req.query.group });
-        if (req.query.seen ?? true) await saved.markSeen(s.name);
-        return result;
-      } catch (err) {
-        return notFound(reply, err);
-      }
+    async (req) => {
+      const s = await saved.get(req.params.name);
+      const result = await search.search({ q: s.query, k: req.query.k, filters: parseFilters(s.filters), context_window: 0, group: req.query.group });
+      if (req.query.seen ?? true) await saved.markSeen(s.name);
+      return result;
     },
   );
 };

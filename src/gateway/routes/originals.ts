@@ -17,7 +17,7 @@ import type { Database } from '../../db/types.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { ReparseResponse } from '../../schemas/originals.ts';
 import { linkOriginals, ORIGINAL_MAX_BYTES, ORIGINAL_MIME_TYPE, originalOf, type OriginalKind } from '../../catalog/originals.ts';
-import { NotFoundError, ObjectStoreError, removeObjects, type ObjectStore, type PutResult } from '../../files/object-store.ts';
+import { NotFoundError as ObjectNotFoundError, ObjectStoreError, removeObjects, type ObjectStore, type PutResult } from '../../files/object-store.ts';
 import { DetailMessage as NotFound, ErrorMessage as ErrorBody, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
 import { DocIdParams } from '../../schemas/documents.ts';
 import {
@@ -30,6 +30,7 @@ import { errorEnvelope } from '../errors.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { contentDisposition } from './file-download.ts';
 import { isUuid } from '../../util/ids.ts';
+import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
 /** The meta part: {doc_id, kind?} and nothing else; a message saying what is wrong otherwise. */
 function parseMeta(raw: string | null | undefined): { docId: string; kind: OriginalKind } | string {
@@ -124,7 +125,7 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
     },
     async (req, reply) => {
       if (!req.isMultipart()) {
-        return reply.code(422).send({ detail: [{ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, original, meta, original, …)', type: 'missing' }] });
+        throw new InvalidRequestError({ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, original, meta, original, …)', type: 'missing' });
       }
       const results: OriginalItemResultT[] = [];
       const accepted: { index: number; docId: string; kind: OriginalKind; stored: PutResult }[] = [];
@@ -208,7 +209,7 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
       }
       if (pendingMeta !== undefined) refuse(count++, 422, 'INGEST.VALIDATION_ERROR', 'a meta without its original');
       if (results.length + accepted.length === 0) {
-        return reply.code(422).send({ detail: [{ loc: ['body', 'original'], msg: 'Field required (no meta and original pairs)', type: 'missing' }] });
+        throw new InvalidRequestError({ loc: ['body', 'original'], msg: 'Field required (no meta and original pairs)', type: 'missing' });
       }
       const outcomes = accepted.length ? await db.transaction((tx) => linkOriginals(tx, store.backend, accepted)) : [];
       // Objects written now that nothing names (their document is gone or is no message): removed again.
@@ -241,12 +242,12 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
     },
     async (req, reply) => {
       const original = await originalOf(db, req.params.doc_id);
-      if (!original) return reply.code(404).send({ detail: 'No original is kept for this document' });
+      if (!original) throw new NotFoundError('No original is kept for this document');
       let body;
       try {
         body = await store.get(original.object_key);
       } catch (err) {
-        if (err instanceof NotFoundError) return reply.code(404).send({ detail: 'The original is not in the object store' });
+        if (err instanceof ObjectNotFoundError) throw new NotFoundError('The original is not in the object store');
         throw err;
       }
       return reply

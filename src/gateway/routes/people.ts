@@ -5,7 +5,7 @@ import { listMerges } from '../../identity/merge.ts';
 import { getPerson } from '../../identity/records.ts';
 import { searchPeople } from '../../people/search.ts';
 import { ErrorMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
-import { mergeByHand, mergeCandidates, MergeError } from '../../people/merge-candidates.ts';
+import { mergeByHand, mergeCandidates } from '../../people/merge-candidates.ts';
 import {
   MergeCandidatesQuery,
   MergeCandidatesResponse,
@@ -18,6 +18,7 @@ import {
   PersonDetailResponse,
   PersonParams,
 } from '../../schemas/people.ts';
+import { NotFoundError } from '../../util/errors.ts';
 
 export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds?: () => Promise<string[]>; onMerged?: () => void }> = async (
   app,
@@ -48,16 +49,11 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds
         response: { 200: MergeRecord, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
-      try {
-        const rec = await mergeByHand(db, req.body.target, req.body.source, catalog.phoneRegion);
-        onMerged?.();
-        return rec;
-      } catch (err) {
-        if (!(err instanceof MergeError)) throw err;
-        if (err.status === 404) return reply.code(404).send({ detail: err.message });
-        return reply.code(422).send({ detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: 'value_error' }] });
-      }
+    async (req) => {
+      // A person that is not there, or one that cannot be merged, is a MergeError: 404 or 422 through the shared mapping.
+      const rec = await mergeByHand(db, req.body.target, req.body.source, catalog.phoneRegion);
+      onMerged?.();
+      return rec;
     },
   );
 
@@ -116,9 +112,9 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog; selfIds
         response: { 200: PersonDetailResponse, 404: NotFound, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const person = await getPerson(db, req.params.person_id);
-      if (!person) return reply.code(404).send({ detail: 'Person not found' });
+      if (!person) throw new NotFoundError('Person not found');
       return person;
     },
   );

@@ -25,17 +25,13 @@ import {
   TopQuery,
   TopResponse,
 } from '../../schemas/relationships.ts';
+import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
 function windowError(raw: string) {
-  return {
-    detail: [
-      {
-        loc: ['query', 'window'],
-        msg: `window must look like <days>d with 1 to ${MAX_WINDOW_DAYS} days (e.g. 90d) or be all, got "${raw.slice(0, 32)}"`,
-        type: 'value_error',
-      },
-    ],
-  };
+  return new InvalidRequestError({
+    loc: ['query', 'window'],
+    msg: `window must look like <days>d with 1 to ${MAX_WINDOW_DAYS} days (e.g. 90d) or be all, got "${raw.slice(0, 32)}"`,
+  });
 }
 
 /** GET /v1/crm/relationships/top; registered in a scope whose guard app.ts chooses (spec 5.4). */
@@ -50,25 +46,23 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
         response: { 200: TopResponse, 404: Detail, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const q = req.query;
       const raw = q.window ?? DEFAULT_WINDOW;
       const days = parseWindow(raw);
-      if (days === null) return reply.code(422).send(windowError(raw));
+      if (days === null) throw windowError(raw);
       let asOf: Date | null = null;
       if (q.as_of !== undefined) {
         const v = q.as_of.trim().toLowerCase();
         asOf = v === 'latest' ? ((await newestMessageAt(service.db)) ?? new Date()) : parseTimestamp(q.as_of);
         if (!asOf) {
-          return reply.code(422).send({
-            detail: [{ loc: ['query', 'as_of'], msg: 'as_of must be latest or an ISO 8601 date or date-time', type: 'value_error' }],
-          });
+          throw new InvalidRequestError({ loc: ['query', 'as_of'], msg: 'as_of must be latest or an ISO 8601 date or date-time' });
         }
       }
       let selfId: string | null;
       if (q.self_person_id) {
         selfId = await resolvePerson(service.db, q.self_person_id);
-        if (!selfId) return reply.code(404).send({ detail: `Self person ${q.self_person_id} not found` });
+        if (!selfId) throw new NotFoundError(`Self person ${q.self_person_id} not found`);
       } else {
         // No self person known: the edges of every self (those asked for by id before).
         selfId = (await service.self())?.person_id ?? null;
@@ -152,20 +146,18 @@ export const selfPersonRoutes: FastifyPluginAsyncTypebox<{ service: Relationship
         response: { 200: SelfState, 404: Detail, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const b = req.body;
       if ((b.person_id === undefined) === (b.identifier === undefined)) {
-        return reply.code(422).send({
-          detail: [{ loc: ['body'], msg: 'Give exactly one of person_id or identifier', type: 'value_error' }],
-        });
+        throw new InvalidRequestError({ loc: ['body'], msg: 'Give exactly one of person_id or identifier' });
       }
       let id: string | null;
       if (b.person_id) {
         id = await resolvePerson(service.db, b.person_id);
-        if (!id) return reply.code(404).send({ detail: `Person ${b.person_id} not found (or deleted)` });
+        if (!id) throw new NotFoundError(`Person ${b.person_id} not found (or deleted)`);
       } else {
         id = await personByIdentifier(service.db, b.identifier!, b.identifier_type ?? null, service.config.phoneRegion);
-        if (!id) return reply.code(404).send({ detail: 'No person has this identifier' });
+        if (!id) throw new NotFoundError('No person has this identifier');
       }
       await writeSelfSetting(service.db, id, 'manual');
       service.requestFull();

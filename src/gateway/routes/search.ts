@@ -1,9 +1,10 @@
 /** Search, ask and general context routes of the gateway (spec 4.3, limits of spec 8). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { FilterError, parseFilters } from '../../catalog/filters.ts';
+import { parseFilters } from '../../catalog/filters.ts';
 import type { Search } from '../../search/search.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { ASK_MAX_K, AskRequest, AskResponseSchema, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string; selfIds?: () => Promise<string[]> }> = async (
   app,
@@ -19,20 +20,11 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
         response: { 200: SearchResponseSchema, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const q = req.query;
-      let filters;
-      try {
-        filters = parseFilters(q, phoneRegion);
-      } catch (err) {
-        if (!(err instanceof FilterError)) throw err;
-        return reply.code(422).send({ detail: [{ loc: ['query', err.field], msg: err.message, type: 'value_error' }] });
-      }
-      if (q.q.trim() === '') {
-        return reply
-          .code(422)
-          .send({ detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }] });
-      }
+      // A filter value it cannot read is a FilterError: 422 at ['query', field] through the shared error mapping.
+      const filters = parseFilters(q, phoneRegion);
+      if (q.q.trim() === '') throw new InvalidRequestError({ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' });
       return search.search({ q: q.q, k: q.k, filters, context_window: q.context_window, group: q.group }, { ownerIds: selfIds });
     },
   );
@@ -47,12 +39,8 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
         response: { 200: AskResponseSchema, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
-      if (req.body.query.trim() === '') {
-        return reply
-          .code(422)
-          .send({ detail: [{ loc: ['body', 'query'], msg: 'Query must contain text', type: 'string_too_short' }] });
-      }
+    async (req) => {
+      if (req.body.query.trim() === '') throw new InvalidRequestError({ loc: ['body', 'query'], msg: 'Query must contain text', type: 'string_too_short' });
       return search.ask(req.body.query, Math.min(req.body.k ?? 5, ASK_MAX_K));
     },
   );

@@ -11,6 +11,7 @@ import { applySourceState, recordStatus, setPaused } from '../../coverage/freshn
 import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
 import { SourceIdParams } from '../../schemas/coverage.ts';
 import { PauseAnswer, SourceStateAnswer, SourceStateRequest, SourceStatusAnswer, SourceStatusBatch } from '../../schemas/sources.ts';
+import { NotFoundError } from '../../util/errors.ts';
 
 const NOTE = {
   pause: 'The agent running this source stops it at its next report (within 15 s while it runs) until it is resumed.',
@@ -42,8 +43,8 @@ export const sourceRoutes: FastifyPluginAsyncTypebox<{ db: Database; catalog: Ca
           response: { 200: PauseAnswer, 404: NotFound, 422: ValidationErrorBody },
         },
       },
-      async (req, reply) => {
-        if (!(await setPaused(db, req.params.source_id, what === 'pause'))) return reply.code(404).send({ detail: 'No such source (GET /v1/coverage lists them)' });
+      async (req) => {
+        if (!(await setPaused(db, req.params.source_id, what === 'pause'))) throw new NotFoundError('No such source (GET /v1/coverage lists them)');
         req.log.info({ source_id: req.params.source_id, what }, 'source pause state changed');
         return { source_id: req.params.source_id, paused: what === 'pause', note: NOTE[what] };
       },

@@ -5,6 +5,7 @@ import { sourceSummary, timeline } from '../../catalog/stats.ts';
 import { ValidationErrorBody } from '../../schemas/common.ts';
 import { SourcesResponse, TimelineQuery, TimelineResponse } from '../../schemas/stats.ts';
 import { parseTimestamp } from '../../util/timestamp.ts';
+import { InvalidRequestError } from '../../util/errors.ts';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ db: Queryable }> = async (app, { db }) => {
   app.get(
@@ -17,14 +18,14 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ db: Queryable }> = async (
         response: { 200: TimelineResponse, 422: ValidationErrorBody },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const bucket = req.query.bucket ?? 'month';
       const range: { start?: string; end?: string } = {};
       for (const [field, key] of [['start_date', 'start'], ['end_date', 'end']] as const) {
         const raw = req.query[field];
         if (raw === undefined) continue;
         const d = parseTimestamp(raw);
-        if (!d) return reply.code(422).send({ detail: [{ loc: ['query', field], msg: 'Input should be an ISO 8601 date or date-time', type: 'value_error' }] });
+        if (!d) throw new InvalidRequestError({ loc: ['query', field], msg: 'Input should be an ISO 8601 date or date-time' });
         range[key] = d.toISOString();
       }
       return { bucket, buckets: await timeline(db, { bucket, ...range }) };

@@ -30,20 +30,21 @@ import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { toUtcIso } from '../../util/timestamp.ts';
 import { accountKeyPart, PrepareError } from '../../catalog/prepare.ts';
 import { toValidationDetail } from '../validation.ts';
+import { MemexError, type ErrorCode } from '../../util/errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../../util/disk-full.ts';
 
 
 /** Failure of one envelope: a status and a 422-style detail list or a message. */
-export class EnvelopeError extends Error {
+export class EnvelopeError extends MemexError {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: ErrorCode,
     message: string,
     readonly detail: ValidationErrorItemT[] | null = null,
   ) {
-    super(message);
+    super(message, code, status);
   }
 }
 

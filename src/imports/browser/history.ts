@@ -14,6 +14,7 @@ import { SqliteSnapshot, type SqliteConnection } from '../../sqlite/engine.ts';
 import { sha256Hex } from '../../util/hash.ts';
 import type { IngestRequestT } from '../../schemas/ingest.ts';
 import type { OutgoingDocument } from '../submit.ts';
+import { codedError } from '../../util/errors.ts';
 
 export interface Bookmark {
   title: string | null;
@@ -63,7 +64,7 @@ export function chromeTime(v: unknown): Date | null {
 
 export type BrowserFileKind = 'firefox' | 'chromium' | 'chromium_bookmarks';
 
-export class BrowserFileError extends Error {}
+export class BrowserFileError extends codedError('IMPORT.UNREADABLE') {}
 
 /** Which browser file a path holds, by its content: null for none. */
 export async function browserFileKind(file: string, head: Buffer): Promise<BrowserFileKind | null> {

@@ -10,8 +10,9 @@
 import path from 'node:path';
 import type { Bundle } from './bundle.ts';
 import type { ChatExport, ChatMessage, ChatPerson, SkippedItem } from './model.ts';
+import { codedError } from '../../util/errors.ts';
 
-export class SlackFormatError extends Error {
+export class SlackFormatError extends codedError('IMPORT.UNREADABLE') {
   override name = 'SlackFormatError';
 }
 

@@ -12,8 +12,9 @@ import path from 'node:path';
 import type { Bundle } from './bundle.ts';
 import type { ChatExport, ChatMessage, ChatPerson, SkippedItem } from './model.ts';
 import { zonedTimeToUtc } from './tz.ts';
+import { codedError } from '../../util/errors.ts';
 
-export class TelegramFormatError extends Error {
+export class TelegramFormatError extends codedError('IMPORT.UNREADABLE') {
   override name = 'TelegramFormatError';
 }
 

@@ -12,6 +12,7 @@
  * apart with their kind, so the importer can count them as skipped. Media are `<attached: NAME>` (iOS) or
  * `NAME (file attached)` (Android). Unicode direction marks (LRM, RLM) and narrow no-break spaces are removed.
  */
+import { codedError } from '../../util/errors.ts';
 
 export type LineKind = 'message' | 'system' | 'deleted' | 'media_omitted';
 
@@ -49,7 +50,7 @@ export interface WaParseResult {
   leadingLines: number;
 }
 
-export class WhatsAppFormatError extends Error {
+export class WhatsAppFormatError extends codedError('IMPORT.UNREADABLE') {
   override name = 'WhatsAppFormatError';
 }
 

@@ -5,8 +5,9 @@
  */
 import fs from 'node:fs';
 import zlib from 'node:zlib';
+import { codedError } from '../../util/errors.ts';
 
-export class ZipError extends Error {
+export class ZipError extends codedError('IMPORT.BAD_ARCHIVE') {
   override name = 'ZipError';
 }
 

@@ -4,6 +4,7 @@
  * `![[embedded.png]]`), Markdown links to other `.md` files, and headings.
  */
 import { parse as parseYaml } from 'yaml';
+import { codedError } from '../../util/errors.ts';
 
 export interface ParsedNote {
   /** The front matter as read (an object), or {} when there is none. */
@@ -21,7 +22,7 @@ export interface ParsedNote {
   aliases: string[];
 }
 
-export class NoteParseError extends Error {}
+export class NoteParseError extends codedError('IMPORT.UNREADABLE') {}
 
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 

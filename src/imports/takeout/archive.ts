@@ -10,8 +10,9 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
+import { codedError } from '../../util/errors.ts';
 
-export class ArchiveError extends Error {}
+export class ArchiveError extends codedError('IMPORT.BAD_ARCHIVE') {}
 
 export type ArchiveKind = 'zip' | 'tgz';
 

@@ -9,6 +9,7 @@
  * number of objects and the nesting depth, and checks every offset against the buffer. It never throws:
  * `parseBplist` returns null for anything it cannot read.
  */
+import { codedError } from '../../../util/errors.ts';
 
 /** A UID reference (NSKeyedArchiver uses these to point into `$objects`). */
 export class PlistUid {
@@ -34,7 +35,7 @@ const MAX_DEPTH = 64;
 /** 2001-01-01T00:00:00Z in ms since the Unix epoch. */
 const APPLE_EPOCH_MS = 978_307_200_000;
 
-class BplistError extends Error {}
+class BplistError extends codedError('AGENT.BPLIST') {}
 
 /** Parses a bplist00 buffer; returns the top object or null when the buffer is not a readable bplist. */
 export function parseBplist(buf: Uint8Array): PlistValue | null {

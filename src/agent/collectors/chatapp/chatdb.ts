@@ -15,6 +15,7 @@
  */
 import os from 'node:os';
 import { type SqlParams, SqliteSnapshot } from '../../../sqlite/engine.ts';
+import { codedError } from '../../../util/errors.ts';
 
 /** 2001-01-01T00:00:00Z in ms since the Unix epoch. */
 export const APPLE_EPOCH_MS = 978_307_200_000;
@@ -125,7 +126,7 @@ const OPTIONAL_MESSAGE_COLUMNS = [
   'date_retracted',
 ] as const;
 
-export class ChatDbError extends Error {}
+export class ChatDbError extends codedError('AGENT.CHAT_DB') {}
 
 export class ChatDb {
   private readonly db: SqliteSnapshot;

@@ -28,6 +28,7 @@ import {
   writeJsonAtomic,
   type ChatDocument,
 } from './document.ts';
+import { codedError } from '../../../util/errors.ts';
 
 export interface CursorState {
   cursor_rowid: number | null;
@@ -151,7 +152,7 @@ export interface RunStats {
   errors: RunError[];
 }
 
-export class CollectorBusyError extends Error {
+export class CollectorBusyError extends codedError('AGENT.COLLECTOR_BUSY') {
   constructor() {
     super('Collector is already running');
   }
@@ -159,7 +160,7 @@ export class CollectorBusyError extends Error {
 
 const running = new Set<string>();
 
-class BatchFailed extends Error {}
+class BatchFailed extends codedError('AGENT.BATCH_FAILED') {}
 
 export const DEFAULT_BATCH_SIZE = 100;
 const TRACKER_SAVE_INTERVAL_MS = 30_000;

@@ -68,7 +68,7 @@ function toCollection(r: DavResponse): DavCollection {
 export async function discoverCollections(client: DavClient, url: string, kind: DavKind): Promise<DavCollection[]> {
   // The URL may be a collection of the kind already, or a home set holding them.
   const here = await client.propfind(url, 1, COLLECTION_PROPS).catch((err) => {
-    if (err instanceof DavError && err.status !== null && err.status !== 401) return null;
+    if (err instanceof DavError && err.httpStatus !== null && err.httpStatus !== 401) return null;
     throw err;
   });
   const own = here?.responses.filter((r) => hasType(r, RESOURCE[kind])) ?? [];
@@ -104,7 +104,7 @@ export async function collectionChanges(client: DavClient, coll: DavCollection, 
       return await syncReport(client, coll, kept?.sync_token ?? null, prev);
     } catch (err) {
       // A token the server forgot (403/409 valid-sync-token, 412 …): list everything from no token.
-      if (!(err instanceof DavError) || err.status === null || err.status === 401 || !kept?.sync_token) throw err;
+      if (!(err instanceof DavError) || err.httpStatus === null || err.httpStatus === 401 || !kept?.sync_token) throw err;
       return syncReport(client, coll, null, prev).catch(() => etagListing(client, coll, prev));
     }
   }
@@ -166,7 +166,7 @@ export async function fetchMembers(
         if (text !== null) got.set(r.href, { etag: textOf(r.props.getetag), text });
       }
     } catch (err) {
-      if (!(err instanceof DavError) || err.status === null || err.status === 401) throw err;
+      if (!(err instanceof DavError) || err.httpStatus === null || err.httpStatus === 401) throw err;
     }
     for (const m of chunk) {
       const g = got.get(m.url);

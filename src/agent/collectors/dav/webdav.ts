@@ -8,16 +8,17 @@
  * configured URL (a server cannot send the agent to fetch from another host with the person's credentials).
  */
 import { XMLParser } from 'fast-xml-parser';
+import { codedError } from '../../../util/errors.ts';
 
 /** Largest answer read (a multiget of 50 events with attachments inline stays far below). */
 export const MAX_DAV_RESPONSE_BYTES = 64 * 1024 * 1024;
 const TIMEOUT_MS = 60_000;
 
-export class DavError extends Error {
-  override name = 'DavError';
+export class DavError extends codedError('AGENT.DAV') {
   constructor(
     message: string,
-    readonly status: number | null = null,
+    /** The DAV server's HTTP status; null when it could not be reached (`status` is memex's own). */
+    readonly httpStatus: number | null = null,
   ) {
     super(message);
   }

@@ -47,6 +47,7 @@ import { reconcileSource, type Census } from '../../../coverage/reconcile.ts';
 import type { RunCountsT } from '../../../schemas/coverage.ts';
 import { FLAGS_UNTOLD, sameFlags } from './manifest.ts';
 import { submitEmailBatch, SubmitWindow, type BatchItem, type SubmitOptions, type SubmitOutcome } from './submit.ts';
+import { MemexError } from '../../../util/errors.ts';
 
 interface PendingItem extends BatchItem {
   entry: RunStateEntry;
@@ -95,12 +96,12 @@ export interface LocalRunResult {
   coverage: RunCountsT;
 }
 
-export class CollectorHttpError extends Error {
+export class CollectorHttpError extends MemexError {
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
   ) {
-    super(message);
+    super(message, 'AGENT.COLLECTOR_REFUSED', status);
   }
 }
 

@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import { writeJsonAtomic } from '../../../util/fs.ts';
 import os from 'node:os';
 import path from 'node:path';
+import { codedError } from '../../../util/errors.ts';
 
 export type EntryStatus = 'found' | 'submitted' | 'accepted' | 'rejected';
 
@@ -64,7 +65,7 @@ export function emptyState(): PersistedState {
   return { version: 1, last_accepted_rowid: null, entries: {}, accepted: {}, files: {}, source_ids: {} };
 }
 
-export class StateFileError extends Error {
+export class StateFileError extends codedError('AGENT.STATE_FILE') {
   override name = 'StateFileError';
 }
 
@@ -234,7 +235,7 @@ export function pruneRejectedLogs(logPath: string, retentionDays: number, now = 
 // ---------------------------------------------------------------------------------------------
 // Lock file: one collector per mailbox state, across processes.
 
-export class LockHeldError extends Error {
+export class LockHeldError extends codedError('AGENT.LOCK_HELD') {
   override name = 'LockHeldError';
   constructor(
     message: string,

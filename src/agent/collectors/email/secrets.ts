@@ -13,8 +13,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { expandHome } from '../../config.ts';
+import { codedError } from '../../../util/errors.ts';
 
-export class SecretError extends Error {
+export class SecretError extends codedError('AGENT.SECRET_UNRESOLVED') {
   override name = 'SecretError';
 }
 

@@ -1,0 +1,83 @@
+/**
+ * The error table (src/util/error-codes.ts) and what is written from it: docs/errors.md must be what
+ * scripts/error-docs.ts writes, and every error the gateway answers with takes its status and body from the table.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, renderErrorCodesBlock } from '../src/util/error-codes.ts';
+import { InvalidRequestError, MemexError, NotFoundError, UsageError } from '../src/util/errors.ts';
+import { memexErrorBody } from '../src/gateway/errors.ts';
+
+const root = path.join(import.meta.dirname, '..');
+
+describe('docs/errors.md', () => {
+  it('is what scripts/error-docs.ts writes from the table', () => {
+    const page = fs.readFileSync(path.join(root, 'docs', 'errors.md'), 'utf8');
+    expect(page).toContain('<!-- error-codes -->');
+    expect(page, 'docs/errors.md differs from src/util/error-codes.ts: run node --import tsx scripts/error-docs.ts').toBe(renderErrorCodesBlock(page));
+  });
+
+  it('lists every code', () => {
+    const page = fs.readFileSync(path.join(root, 'docs', 'errors.md'), 'utf8');
+    for (const code of Object.keys(ERROR_CODES)) expect(page).toContain(`| \`${code}\` |`);
+  });
+});
+
+describe('the table', () => {
+  it('gives each code a status and a meaning, and a 422 type only to 422 codes', () => {
+    for (const [code, e] of Object.entries(ERROR_CODES) as [string, { status: number; meaning: string; type?: string }][]) {
+      expect(e.status, code).toBeGreaterThanOrEqual(400);
+      expect(e.status, code).toBeLessThan(600);
+      expect(e.meaning.length, code).toBeGreaterThan(10);
+      if (e.type !== undefined) expect(e.status, code).toBe(422);
+    }
+  });
+
+  it('decides an error\'s status and body', () => {
+    expect(new NotFoundError('Document not found').status).toBe(404);
+    expect(memexErrorBody(new NotFoundError('Document not found'))).toEqual({ detail: 'Document not found' });
+    expect(memexErrorBody(new UsageError('bad'))).toEqual({ detail: 'bad', error_code: 'USAGE' });
+    expect(memexErrorBody(new InvalidRequestError({ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }))).toEqual({
+      detail: [{ loc: ['query', 'q'], msg: 'Query must contain text', type: 'string_too_short' }],
+    });
+    expect(memexErrorBody(new InvalidRequestError([{ loc: ['body', 'a'], msg: 'one' }, { loc: ['body', 'b'], msg: 'two' }]))).toEqual({
+      detail: [{ loc: ['body', 'a'], msg: 'one', type: 'value_error' }, { loc: ['body', 'b'], msg: 'two', type: 'value_error' }],
+    });
+    expect(memexErrorBody(new MemexError('empty', 'INGEST.EMPTY_TEXT'))).toEqual({ detail: [{ loc: ['body'], msg: 'empty', type: 'INGEST.EMPTY_TEXT' }] });
+    const envelope = memexErrorBody(new MemexError('old', 'PEOPLE.STALE_VERSION')) as { detail: string; error: { error_code: string; retryable: boolean } };
+    expect(envelope.detail).toBe('old');
+    expect(envelope.error).toMatchObject({ error_code: 'PEOPLE.STALE_VERSION', message: 'old', retryable: false });
+  });
+});
+
+describe('the rules the table keeps', () => {
+  const files = (dir: string): string[] =>
+    fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = path.join(dir, e.name);
+      return e.isDirectory() ? files(rel) : rel.endsWith('.ts') ? [rel] : [];
+    });
+  const source = files('src').map((f) => ({ file: f, text: fs.readFileSync(path.join(root, f), 'utf8') }));
+
+  it('lets no new error class extend Error itself: each has a code from the table', () => {
+    const direct = source.flatMap(({ file, text }) => [...text.matchAll(/class (\w+) extends Error\b/g)].map((m) => `${file}: ${m[1]}`));
+    expect(direct.sort()).toEqual(
+      [
+        'src/util/errors.ts: MemexError',
+        // Its `code` is the OCR failure kind (busy, timeout…) the agent's OCR route maps to a status.
+        'src/ocr/engine.ts: OcrError',
+        // The client, MCP and agent-configuration error classes belong to their own restructuring.
+        'src/agent/config.ts: AgentConfigError',
+        'src/client/server.ts: ServerError',
+        'src/client/submit.ts: GatewayHttpError',
+        'src/mcp/api.ts: ToolError',
+      ].sort(),
+    );
+  });
+
+  it('leaves the gateway\'s routes no 4xx to write by hand: they throw and src/gateway/errors.ts answers', () => {
+    const routes = source.filter(({ file }) => /^src\/gateway\/(routes\/)?[^/]+\.ts$|^src\/catalog\/routes\.ts$/.test(file) && file !== 'src/gateway/errors.ts');
+    const byHand = routes.flatMap(({ file, text }) => [...text.matchAll(/\.(?:code|status)\(\s*4\d\d\s*\)/g)].map(() => file));
+    expect(byHand).toEqual([]);
+  });
+});
