@@ -66,8 +66,7 @@ describe('the rules the table keeps', () => {
         'src/util/errors.ts: MemexError',
         // Its `code` is the OCR failure kind (busy, timeout…) the agent's OCR route maps to a status.
         'src/ocr/engine.ts: OcrError',
-        // The client, MCP and agent-configuration error classes belong to their own restructuring.
-        'src/agent/config.ts: AgentConfigError',
+        // The client and MCP error classes belong to their own restructuring.
         'src/client/server.ts: ServerError',
         'src/client/submit.ts: GatewayHttpError',
         'src/mcp/api.ts: ToolError',

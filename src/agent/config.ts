@@ -16,6 +16,7 @@ import YAML from 'yaml';
 import { ConfigError, isSet, read, type Setting } from '../config/env.ts';
 import { SERVER_SETTINGS } from '../config/server.ts';
 import { parseAllowedHosts } from '../util/request-host.ts';
+import { codedError } from '../util/errors.ts';
 import type { RedactOptions } from '../privacy/policy.ts';
 import { AGENT_SETTINGS, type AgentLogLevel } from './settings.ts';
 import { AGENT_YAML, secretProblem, type AgentConfig } from './config-schema.ts';
@@ -30,7 +31,7 @@ export { expandHome } from '../util/fs.ts';
 
 export const SECRET_MASK = '********';
 
-export class AgentConfigError extends Error {
+export class AgentConfigError extends codedError('AGENT.CONFIG') {
   override name = 'AgentConfigError';
 }
 

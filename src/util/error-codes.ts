@@ -112,6 +112,7 @@ export const ERROR_CODES = {
   'AGENT.BATCH_FAILED': { status: 500, internal: true, meaning: 'A batch the chat collector must send again later' },
   'AGENT.BPLIST': { status: 500, internal: true, meaning: 'A binary plist that cannot be read (the message keeps no rich text)' },
   'AGENT.BIND': { status: 500, internal: true, meaning: 'The agent cannot listen on its address' },
+  'AGENT.CONFIG': { status: 500, internal: true, meaning: 'The agent configuration (YAML and SVC_* settings) is not valid: the agent names the key and does not start' },
   'AGENT.SCHEDULE': { status: 500, internal: true, meaning: 'A schedule or duration in the agent\'s configuration that cannot be read' },
   'AGENT.DAV': { status: 500, internal: true, meaning: 'A CalDAV or CardDAV server refused or could not be reached' },
   'AGENT.URL_FETCH': { status: 502, internal: true, meaning: 'A URL the agent was asked to fetch could not be (the agent answers with the error\'s status)' },
