@@ -36,7 +36,6 @@ import { fileRoutes } from './routes/files.ts';
 import { ingestRoutes } from './routes/ingest.ts';
 import { calendarRoutes } from './routes/calendar.ts';
 import { relationshipRoutes, selfPersonRoutes } from './routes/relationships.ts';
-import { loadRelationshipConfig } from '../relationships/config.ts';
 import { RelationshipService } from '../relationships/service.ts';
 import { peopleRoutes } from './routes/people.ts';
 import { v2Routes } from './routes/v2.ts';
@@ -57,6 +56,8 @@ import { originalRoutes } from './routes/originals.ts';
 import { sessionRoutes, signInRoutes, WebSessions } from './sessions.ts';
 import { DEFAULT_UI_DIR, SignInCodes, uiRoutes } from './ui.ts';
 import { logDestination } from '../util/log.ts';
+import { loadRelationshipConfig } from '../relationships/config.ts';
+import { ROUTES } from '../schemas/routes.ts';
 
 export { API_VERSION };
 
@@ -193,17 +194,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.get(
-    '/v1/healthz',
-    {
-      schema: {
-        tags: ['health'],
-        security: [],
-        summary: 'Liveness and database reachability (503 when the database does not answer)',
-        response: { 200: Health, 503: Health },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.health,
+    handler: async (_req, reply) => {
       try {
         await db.query('SELECT 1');
         return { status: 'ok' as const, version: API_VERSION, database: db.kind };
@@ -211,7 +204,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         return reply.code(503).send({ status: 'error', version: API_VERSION, database: db.kind });
       }
     },
-  );
+  });
 
   const search =
     deps.search ??
@@ -229,17 +222,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   // index. Asking starts the index build when nothing has (gateways that build at first use). No
   // token, like /v1/healthz, so it says no counts: how many documents the store holds is not public.
   let warming: Promise<unknown> | null = null;
-  app.get(
-    '/v1/readyz',
-    {
-      schema: {
-        tags: ['health'],
-        security: [],
-        summary: 'Readiness: 503 while the search index is prepared, 200 once searches are answered from a complete index',
-        response: { 200: Readiness, 503: Readiness },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.readiness,
+    handler: async (_req, reply) => {
       const index = search.indexState();
       if (!index.ready && !warming) {
         warming = search.refreshIndex().catch((err) => app.log.warn({ err }, 'search index build failed'));
@@ -254,7 +239,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         model,
       });
     },
-  );
+  });
 
   await app.register(uiRoutes, { dir: deps.ui?.dir ?? DEFAULT_UI_DIR });
   // The web UI's sessions stand for the access token wherever it is accepted (src/gateway/sessions.ts).

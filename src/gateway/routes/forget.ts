@@ -1,8 +1,8 @@
 /** POST /v1/forget: erase a person, a document, a source or an identifier (docs/forget.md). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
-import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
-import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
+import { type ForgetRequestT } from '../../schemas/forget.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 const TARGET_FIELDS = ['person_id', 'doc_id', 'source_type', 'identifier'] as const;
 
@@ -18,18 +18,9 @@ function targetOf(body: ForgetRequestT): ForgetTarget | string {
 }
 
 export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }> = async (app, { service }) => {
-  app.post(
-    '/v1/forget',
-    {
-      schema: {
-        tags: ['forget'],
-        operationId: 'forget',
-        summary: 'Erase a person, document, source or identifier with everything derived from it (dry_run counts first)',
-        body: ForgetRequest,
-        response: { 200: ForgetResponse, 404: NotFound, 422: ValidationErrorBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.forget,
+    handler: async (req, reply) => {
       const target = targetOf(req.body);
       if (typeof target === 'string') {
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: target, type: 'value_error' }] });
@@ -39,5 +30,5 @@ export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }>
       req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');
       return { ...result, target: target as Record<string, unknown> };
     },
-  );
+  });
 };

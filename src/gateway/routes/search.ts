@@ -2,24 +2,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { FilterError, parseFilters } from '../../catalog/filters.ts';
 import type { Search } from '../../search/search.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
-import { ASK_MAX_K, AskRequest, AskResponseSchema, SearchQuery, SearchResponseSchema } from '../../schemas/search.ts';
+import { ASK_MAX_K } from '../../schemas/search.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegion?: string; selfIds?: () => Promise<string[]> }> = async (
   app,
   { search, phoneRegion, selfIds },
 ) => {
-  app.get(
-    '/v1/search',
-    {
-      schema: {
-        tags: ['search'],
-        summary: 'Hybrid search (BM25 + vectors) with filters, facets and thread context',
-        querystring: SearchQuery,
-        response: { 200: SearchResponseSchema, 422: ValidationErrorBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.search,
+    handler: async (req, reply) => {
       const q = req.query;
       let filters;
       try {
@@ -39,19 +31,11 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
       if (owner.size > 0) result.facets.person = result.facets.person.filter((f) => !owner.has(String(f.value)));
       return result;
     },
-  );
+  });
 
-  app.post(
-    '/v1/ask',
-    {
-      schema: {
-        tags: ['search'],
-        summary: 'Answer a question from the retrieved documents, with citations',
-        body: AskRequest,
-        response: { 200: AskResponseSchema, 422: ValidationErrorBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ask,
+    handler: async (req, reply) => {
       if (req.body.query.trim() === '') {
         return reply
           .code(422)
@@ -59,5 +43,5 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: Search; phoneRegi
       }
       return search.ask(req.body.query, Math.min(req.body.k ?? 5, ASK_MAX_K));
     },
-  );
+  });
 };
