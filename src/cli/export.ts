@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { serverOrDatabase, ServerError } from '../client/server.ts';
+import { serverOrDatabase } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import type { Database } from '../db/types.ts';
 import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
 
@@ -71,7 +72,7 @@ export async function runExportCommand(
   try {
     written = await serverOrDatabase(
       { flags: { url: values.url, token: values.token }, env, openDatabase },
-      async (server) => write(linesOf(await server.stream('GET', '/v1/export', { query: { format: 'ndjson' } }))),
+      async (server) => write(linesOf(await server.download('exportNdjson', { query: { format: 'ndjson' } }))),
       async (db) => {
         // The originals' bytes come from the object store, as the server's export includes them.
         const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
@@ -81,7 +82,7 @@ export async function runExportCommand(
       },
     );
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     console.error(`memex export: ${err.message}`);
     return 1;
   }

@@ -250,7 +250,7 @@ async function confirmKnown(
     const batch = candidates.slice(i, i + KNOWN_BATCH).map((c) => ({ source: 'localfs', path: c.path, sha256: c.sha256 }));
     let res: { instance_id: string; known: { path: string; sha256: string }[] };
     try {
-      res = await client.request('POST', '/v1/ingest/file/known', { json: { files: batch } });
+      res = await client.call('knownFiles', { body: { files: batch } });
     } catch {
       return null;
     }

@@ -9,7 +9,6 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
-import type { ReindexFailedResponseT } from '../schemas/status.ts';
 import type { ServerRole } from '../server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
@@ -204,7 +203,7 @@ async function status(): Promise<void> {
     async (server) => {
       const st = await op.statusOverHttp(server);
       // The sources the agents run and how fresh each is (docs/sources.md).
-      const cov = await server.request<{ sources: import('../schemas/coverage.ts').SourceCoverageT[] }>('GET', '/v1/coverage', { query: { missing_limit: 0 } }).catch(() => null);
+      const cov = await server.call('coverage', { query: { missing_limit: 0 } }).catch(() => null);
       return Object.assign(st, { sourceLines: cov ? (await import('./sources.ts')).formatSources(cov.sources) : [] });
     },
     async (db) => {
@@ -236,7 +235,7 @@ async function reindex(args: string[]): Promise<void> {
     const op = await import('./operator.ts');
     const server = await (await import('../client/server.ts')).runningServer();
     if (server) {
-      const r = await server.request<ReindexFailedResponseT>('POST', '/v1/admin/embedding/reindex-failed');
+      const r = await server.call('reindexFailed', {});
       console.log(`${r.queued} failed chunk(s) queued again`);
       if (values.wait) await op.watchQueueOverHttp(server);
       return;
@@ -263,7 +262,7 @@ async function reparseCommand(): Promise<void> {
   const server = await (await import('../client/server.ts')).runningServer();
   if (server) {
     process.stderr.write('reparse: the server is rebuilding stored messages from their originals…\n');
-    const r = await server.request<import('../schemas/originals.ts').ReparseResponseT>('POST', '/v1/admin/email/reparse');
+    const r = await server.call('reparseEmail', {});
     for (const line of formatReparse(r)) console.log(line);
     if (r.failed > 0) process.exitCode = 1;
     return;

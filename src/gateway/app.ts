@@ -47,7 +47,6 @@ import type { PooledEmbedder } from '../embedding/pool.ts';
 import { createSearch, type Search } from '../search/search.ts';
 import { installInputGuard } from './input-guard.ts';
 import { API_VERSION } from './version.ts';
-import { Health, Readiness } from '../schemas/status.ts';
 import { installValidation, lazySerializerFactory, type Pending } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { mcpAllowWrite } from '../mcp/config.ts';

@@ -10,13 +10,10 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
-import type { GeneralContextResponseT } from '../schemas/context.ts';
-import type { DocumentListItemT, DocumentListResponseT, StoredDocumentT } from '../schemas/documents.ts';
-import type { IngestSubmissionResponseT } from '../schemas/ingest.ts';
-import type { MergeCandidatesResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../schemas/people.ts';
-import type { TopResponseT } from '../schemas/relationships.ts';
-import { AskResponseSchema, type AskResponseT, type SearchResponseT } from '../schemas/search.ts';
-import { callOk, okBody, ToolError, type MemexApi } from './api.ts';
+import type { DocumentListItemT } from '../schemas/documents.ts';
+import type { IngestRequestT } from '../schemas/ingest.ts';
+import { AskResponseSchema } from '../schemas/search.ts';
+import { callOk, ToolError, type MemexApi } from './api.ts';
 import { guarded, ok } from './results.ts';
 import { registerOrganizeTools } from './organize-tools.ts';
 
@@ -344,11 +341,10 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk<SearchResponseT>(
+        const r = await callOk(
           api,
+          'search',
           {
-            method: 'GET',
-            path: '/v1/search',
             query: {
               q: a.query,
               k: a.k,
@@ -403,7 +399,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk<AskResponseT>(api, { method: 'POST', path: '/v1/ask', body: { query: a.question, k: a.k } }, { query: 'question' });
+        const r = await callOk(api, 'ask', { body: { query: a.question, k: a.k } }, { query: 'question' });
         // The short answer first, then each source with the sentence it quotes.
         const cites = r.citations.map(
           (c, i) => `[${i + 1}] ${c.title ?? '(untitled)'} (${[c.source_type, String(c.content_timestamp ?? '').slice(0, 10)].filter(Boolean).join(', ')}), document ${c.document_id}: "${c.quote ?? ''}"`,
@@ -444,11 +440,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk<PeopleSearchResponseT>(
-          api,
-          { method: 'GET', path: '/search/people', query: { q: a.query, limit: a.limit, offset: a.offset } },
-          { q: 'query' },
-        );
+        const r = await callOk(api, 'searchPeople', { query: { q: a.query, limit: a.limit, offset: a.offset } }, { q: 'query' });
         const people = r.results.map((p) => ({
           person_id: p.person_id,
           display_name: short(p.display_name, LIMITS.nameChars),
@@ -496,11 +488,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk<TopResponseT>(api, {
-          method: 'GET',
-          path: '/v1/crm/relationships/top',
-          query: { window: a.window, limit: a.limit, offset: a.offset, as_of: a.as_of },
-        });
+        const r = await callOk(api, 'topRelationships', { query: { window: a.window, limit: a.limit, offset: a.offset, as_of: a.as_of } });
         const relationships = r.relationships.map((e, i) => ({
           rank: a.offset + i + 1,
           person_id: e.person_id,
@@ -533,7 +521,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     () =>
       guarded(async () => {
-        const r = await callOk<MergeCandidatesResponseT>(api, { method: 'GET', path: '/v1/people/merge-candidates', query: { limit: 50 } });
+        const r = await callOk(api, 'mergeCandidates', { query: { limit: 50 } });
         const groups = r.groups.map((g) => ({
           display_name: short(g.display_name, LIMITS.nameChars),
           people: g.people.map((p) => ({ person_id: p.person_id, display_name: short(p.display_name, LIMITS.nameChars), emails: shortList(p.emails), message_count: p.message_count })),
@@ -557,9 +545,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     },
     (a) =>
       guarded(async () => {
-        const r = await callOk<GeneralContextResponseT>(api, {
-          method: 'GET',
-          path: '/v1/context/general',
+        const r = await callOk(api, 'generalContext', {
           query: { days: a.days, source_type: a.source_type, include_automated: a.include_automated || undefined },
         });
         const out = {
@@ -618,11 +604,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
       },
       (a) =>
         guarded(async () => {
-          const r = await callOk<{ merge_id: string; target_person_id: string; source_person_id: string }>(api, {
-            method: 'POST',
-            path: '/v1/people/merge',
-            body: { target: a.target, source: a.source },
-          });
+          const r = await callOk(api, 'mergePeople', { body: { target: a.target, source: a.source } });
           const out = { merge_id: r.merge_id, target_person_id: r.target_person_id, source_person_id: r.source_person_id };
           return ok(out, `Merged ${r.source_person_id} into ${r.target_person_id}.`);
         }),
@@ -643,11 +625,10 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
         guarded(async () => {
           if (a.text.trim() === '') throw new ToolError('invalid argument: text must contain something besides spaces');
           const key = createHash('sha256').update(`${a.title ?? ''}\n${a.text}`).digest('hex').slice(0, 32);
-          const r = await callOk<IngestSubmissionResponseT>(
+          const r = await callOk(
             api,
+            'ingest',
             {
-              method: 'POST',
-              path: '/v1/ingest',
               body: {
                 source_type: 'note',
                 source_id: `mcp-note-${key}`,
@@ -655,7 +636,8 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
                 title: a.title ?? null,
                 content: { mime_type: 'text/plain', data: a.text },
                 content_timestamp: new Date().toISOString(),
-                metadata: { created_by: 'mcp' },
+                // Metadata beyond the declared fields is kept as given (the schema is open).
+                metadata: { created_by: 'mcp' } as IngestRequestT['metadata'],
               },
             },
             { data: 'text' },
@@ -679,7 +661,7 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
     async (uri, vars) => {
       const id = String(vars.id);
       if (!uuid.safeParse(id).success) throw new ToolError(`${uri.href}: the id must be a document UUID`);
-      const doc = await callOk<StoredDocumentT>(api, { method: 'GET', path: `/v1/doc/${id}` });
+      const doc = await callOk(api, 'getDocument', { params: { doc_id: id } });
       const header = [doc.title ? `# ${short(doc.title)}` : null, `${doc.source_type} · ${doc.content_timestamp}`].filter(Boolean).join('\n');
       return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${header}\n\n${cut(doc.text ?? '', LIMITS.resourceChars).text}` }] };
     },
@@ -719,9 +701,9 @@ function rejectNonObjectArguments(server: McpServer): void {
  * LIMITS.documentOverhead, for the structured result and the text alike.
  */
 async function getDocument(api: MemexApi, id: string, includeThread: boolean, maxChars: number): Promise<CallToolResult> {
-  const res = await api.call({ method: 'GET', path: `/v1/doc/${id}` });
-  if (res.status === 404) throw new ToolError(`no document has id ${id}; use an id returned by search or ask`);
-  const doc = okBody<StoredDocumentT>(api, res);
+  const doc = await callOk(api, 'getDocument', { params: { doc_id: id } }).catch((err: unknown) => {
+    throw err instanceof ToolError && err.status === 404 ? new ToolError(`no document has id ${id}; use an id returned by search or ask`) : err;
+  });
   let budget = maxChars;
   const take = (n: number) => {
     budget = Math.max(0, budget - n);
@@ -806,7 +788,7 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
   let total = 0;
   let at = -1;
   for (let offset = 0; offset < LIMITS.threadScan; offset += page) {
-    const r = await callOk<DocumentListResponseT>(api, { method: 'GET', path: '/v1/documents', query: { thread_id: threadId, limit: page, offset } });
+    const r = await callOk(api, 'listDocuments', { query: { thread_id: threadId, limit: page, offset } });
     total = r.total;
     seen.push(...r.documents);
     at = seen.findIndex((d) => d.doc_id === id);
@@ -828,23 +810,22 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
 }
 
 async function getPerson(api: MemexApi, personId: string, recent: number): Promise<CallToolResult> {
-  const res = await api.call({ method: 'GET', path: `/v1/people/${personId}` });
-  if (res.status === 404) throw new ToolError(`no person has id ${personId}; find ids with search_people`);
-  const p = okBody<PersonDetailResponseT>(api, res);
+  const p = await callOk(api, 'getPerson', { params: { person_id: personId } }).catch((err: unknown) => {
+    throw err instanceof ToolError && err.status === 404 ? new ToolError(`no person has id ${personId}; find ids with search_people`) : err;
+  });
   let relationship: z.infer<typeof Relationship> | null = null;
   let note: string | null = null;
-  const rel = await api.call({
-    method: 'GET',
-    path: '/v1/crm/relationships/top',
-    query: { window: '3650d', person_id: p.person_id, limit: 1 },
+  const rel = await callOk(api, 'topRelationships', { query: { window: '3650d', person_id: p.person_id, limit: 1 } }).catch((err: unknown) => {
+    if (!(err instanceof ToolError) || err.status === undefined) throw err;
+    return err;
   });
-  if (rel.status === 200 && rel.body.relationships?.length) {
-    const e = rel.body.relationships[0];
+  if (!(rel instanceof ToolError) && rel.relationships.length) {
+    const e = rel.relationships[0];
     relationship = { score: Number(e.score), last_contact_at: e.last_contact_at ?? null, features: e.features ?? {}, summary: describeFeatures(e.features ?? {}) };
-  } else if (rel.status === 200) note = 'no relationship edge: this person has no two-way contact with the self person in ten years (newsletters and no-reply senders get none)';
+  } else if (!(rel instanceof ToolError)) note = 'no relationship edge: this person has no two-way contact with the self person in ten years (newsletters and no-reply senders get none)';
   else if (rel.status === 404) note = typeof rel.body?.detail === 'string' ? rel.body.detail : 'the self person is unknown';
   else note = `relationship unavailable (${rel.status})`;
-  const docs = await callOk<DocumentListResponseT>(api, { method: 'GET', path: '/v1/documents', query: { person_id: p.person_id, limit: recent } });
+  const docs = await callOk(api, 'listDocuments', { query: { person_id: p.person_id, limit: recent } });
   const out = {
     person_id: p.person_id,
     display_name: short(p.display_name, LIMITS.nameChars),
