@@ -21,6 +21,7 @@ import { CLIENT_SETTINGS, resolveServerTarget, type ServerTarget } from '../clie
 import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
 import { intOption, usageMessage } from './usage.ts';
+import { pathOf } from '../client/call.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -288,7 +289,7 @@ async function uploadOnce(opts: Options, file: string, meta: Record<string, unkn
   // openAsBlob: a file-backed Blob, streamed by fetch (the file is never read whole into memory).
   const blob = await openAsBlob(file);
   form.append('upload', blob, path.basename(file));
-  const res = await fetch(`${opts.gateway}/v1/ingest/file`, {
+  const res = await fetch(`${opts.gateway}${pathOf('ingestFile')}`, {
     method: 'POST',
     headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {},
     body: form,

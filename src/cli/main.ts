@@ -167,7 +167,8 @@ const STOP_GRACE_SECONDS = 20;
  */
 async function operatorDatabase(config: ServerConfig): Promise<Database> {
   if (!config.databaseUrl) {
-    const running = await fetch(`http://127.0.0.1:${config.port}/v1/healthz`, { signal: AbortSignal.timeout(1000) })
+    const { pathOf } = await import('../client/call.ts');
+    const running = await fetch(`http://127.0.0.1:${config.port}${pathOf('health')}`, { signal: AbortSignal.timeout(1000) })
       .then((r) => r.json() as Promise<{ database?: string }>)
       .catch(() => null);
     if (running?.database === 'pglite') {

@@ -235,7 +235,7 @@ export async function runningServer(flags: TargetFlags = {}, env: NodeJS.Process
   const client = createServerClient(resolveServerTarget(flags, env));
   let res: { status: number };
   try {
-    res = await client.probe('/v1/healthz', AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+    res = await client.probe(pathOf('health'), AbortSignal.timeout(HEALTH_TIMEOUT_MS));
   } catch (err) {
     if (err instanceof ClientError) return undefined;
     if ((err as Error).name === 'TimeoutError') {
