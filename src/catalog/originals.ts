@@ -10,6 +10,7 @@
 import type { Queryable } from '../db/types.ts';
 import type { ErrorCode } from '../util/error-codes.ts';
 import { isUuid } from '../util/ids.ts';
+import { ORIGINAL_MIME_TYPE } from '../schemas/originals.ts';
 
 /** The kinds of original kept: the message as sent (an .emlx file's message part, without Apple's wrapper). */
 export const ORIGINAL_KINDS = ['rfc822'] as const;
@@ -18,7 +19,8 @@ export type OriginalKind = (typeof ORIGINAL_KINDS)[number];
 /** Source types whose documents are built from a message and so can have an original. */
 export const ORIGINAL_SOURCE_TYPES = ['email', 'email_local'] as const;
 
-export const ORIGINAL_MIME_TYPE = 'message/rfc822';
+// The download's type, which the API states (GET /v1/documents/{doc_id}/original): declared in src/schemas.
+export { ORIGINAL_MIME_TYPE };
 
 /** The largest original kept: the collectors' largest message (MAX_EMAIL_FILE_BYTES, src/mail/parse.ts). */
 export const ORIGINAL_MAX_BYTES = 64 * 1024 * 1024;

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { serverOrDatabase, ServerError } from '../client/server.ts';
+import { serverOrDatabase } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { loadServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
@@ -37,7 +38,7 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
   try {
     await serverOrDatabase(
       { flags: { url: values.url, token: values.token }, env, openDatabase },
-      async (server) => pipeline(await server.stream('POST', '/v1/admin/backup'), fs.createWriteStream(partial, { mode: 0o600 })),
+      async (server) => pipeline(await server.download('backup', {}), fs.createWriteStream(partial, { mode: 0o600 })),
       async (db) => {
         const config = loadServerConfig(env);
         const files = loadFilesConfig(env, config.dataDir);
@@ -56,7 +57,7 @@ export async function runBackupCommand(argv: string[], openDatabase: () => Promi
     return 0;
   } catch (err) {
     fs.rmSync(partial, { force: true });
-    if (err instanceof BackupError || err instanceof ServerError) {
+    if (err instanceof BackupError || err instanceof ClientError) {
       console.error(`memex backup: ${err.message}`);
       return 1;
     }

@@ -4,7 +4,8 @@
  * prints the usage for --help (exit 0), a usage mistake with the usage (exit 2), and a server's refusal
  * (exit 1). The verb parses its own options and runs its body with the client.
  */
-import { createServerClient, ServerError, type ServerClient } from '../client/server.ts';
+import { createServerClient, type ServerClient } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import { isUsageError, usageMessage } from './usage.ts';
 
@@ -92,7 +93,7 @@ export async function runVerb(
   try {
     return await body(client, out);
   } catch (e) {
-    if (e instanceof ServerError) {
+    if (e instanceof ClientError) {
       err.write(`memex ${verb}: ${e.message}\n`);
       return 1;
     }

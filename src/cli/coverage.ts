@@ -4,8 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
-import type { CoverageResponseT, MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
-import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
+import type { MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
+import { serverOrDatabase, type ServerClient } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { ago } from './sessions.ts';
 import { usageMessage } from './usage.ts';
 
@@ -35,9 +36,9 @@ interface CoverageStore {
 
 function viaServer(server: ServerClient): CoverageStore {
   return {
-    list: async (filter) => (await server.request<CoverageResponseT>('GET', `/v1/coverage?missing_limit=0${filter ? `&source=${encodeURIComponent(filter)}` : ''}`)).sources,
+    list: async (filter) => (await server.call('coverage', { query: { missing_limit: 0, source: filter || undefined } })).sources,
     missing: async (id, after) =>
-      server.request('GET', `/v1/coverage/sources/${encodeURIComponent(id)}/missing?limit=${PAGE}${after ? `&after=${after}` : ''}`),
+      server.call('coverageMissing', { params: { source_id: id }, query: { limit: PAGE, after: after || undefined } }),
   };
 }
 
@@ -180,7 +181,7 @@ export async function runCoverageCommand(
       async (db) => run(await viaDatabase(db), args, io),
     );
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     io.err(`memex coverage: ${err.message}`);
     return 1;
   }

@@ -8,7 +8,9 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { serverOrDatabase, ServerError } from '../client/server.ts';
+import cliProgress from 'cli-progress';
+import { serverOrDatabase } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import type { Database } from '../db/types.ts';
 import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
 import { progressBar } from './progress.ts';
@@ -71,7 +73,7 @@ export async function runExportCommand(
   try {
     written = await serverOrDatabase(
       { flags: { url: values.url, token: values.token }, env, openDatabase },
-      async (server) => write(linesOf(await server.stream('GET', '/v1/export', { query: { format: 'ndjson' } }))),
+      async (server) => write(linesOf(await server.download('exportNdjson', { query: { format: 'ndjson' } }))),
       async (db) => {
         // The originals' bytes come from the object store, as the server's export includes them.
         const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
@@ -81,7 +83,7 @@ export async function runExportCommand(
       },
     );
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     console.error(`memex export: ${err.message}`);
     return 1;
   }

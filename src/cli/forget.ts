@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import readline from 'node:readline/promises';
-import { createServerClient, ServerError } from '../client/server.ts';
+import { createServerClient } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import type { ForgetResponseT } from '../schemas/forget.ts';
 import { usageMessage } from './usage.ts';
@@ -76,7 +77,7 @@ export async function runForgetCommand(argv: string[], env: NodeJS.ProcessEnv = 
 
   const client = createServerClient(resolveServerTarget({ url: values.url, token: values.token }, env));
   try {
-    const plan = await client.request<ForgetResponseT>('POST', '/v1/forget', { json: { ...body, dry_run: true } });
+    const plan = await client.call('forget', { body: { ...body, dry_run: true } });
     console.log(`${values['dry-run'] ? 'Would remove' : 'This will remove'}:\n${describe(plan)}`);
     if (values['dry-run']) return 0;
     if (!values.yes) {
@@ -92,11 +93,11 @@ export async function runForgetCommand(argv: string[], env: NodeJS.ProcessEnv = 
         return 1;
       }
     }
-    const done = await client.request<ForgetResponseT>('POST', '/v1/forget', { json: body });
+    const done = await client.call('forget', { body });
     console.log(`Removed:\n${describe(done)}`);
     return 0;
   } catch (err) {
-    if (err instanceof ServerError) {
+    if (err instanceof ClientError) {
       console.error(`memex forget: ${err.message}`);
       return err.status === 404 ? 1 : 2;
     }

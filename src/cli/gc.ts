@@ -3,7 +3,8 @@
  * database directly — then nothing keeps a search index, so the change log is emptied too.
  */
 import { parseArgs } from 'node:util';
-import { serverOrDatabase, ServerError } from '../client/server.ts';
+import { serverOrDatabase } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { loadServerConfig } from '../config/server.ts';
 import type { Database } from '../db/types.ts';
 import { createObjectStore, loadFilesConfig } from '../files/config.ts';
@@ -48,10 +49,11 @@ export async function runGcCommand(
   try {
     const r = await serverOrDatabase(
       { flags: { url: values.url, token: values.token }, env, openDatabase },
-      (server) =>
-        server.request<GcResult>('POST', '/v1/admin/gc', {
-          json: { dry_run: values['dry-run'], ...(graceHours === undefined ? {} : { grace_seconds: Math.round(graceHours * 3600) }) },
-        }),
+      // The route answers collectGarbage's result as it is (its schema omits snapshot_temps when there were none).
+      async (server): Promise<GcResult> =>
+        (await server.call('collectGarbage', {
+          body: { dry_run: values['dry-run'], ...(graceHours === undefined ? {} : { grace_seconds: Math.round(graceHours * 3600) }) },
+        })) as GcResult,
       async (db) =>
         collectGarbage(db, await createObjectStore(loadFilesConfig(env, loadServerConfig(env).dataDir)), {
           dryRun: values['dry-run'],
@@ -63,7 +65,7 @@ export async function runGcCommand(
     print(r);
     return 0;
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     console.error(`memex gc: ${err.message}`);
     return 1;
   }

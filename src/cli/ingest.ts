@@ -21,6 +21,7 @@ import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
 import { progressBar } from './progress.ts';
 import { intOption, usageMessage } from './usage.ts';
+import { pathOf } from '../client/call.ts';
 
 /** Extensions the server extracts text from (docs/files.md); others are not uploaded. */
 export const SUPPORTED_EXTENSIONS = new Set([
@@ -248,7 +249,7 @@ async function confirmKnown(
     const batch = candidates.slice(i, i + KNOWN_BATCH).map((c) => ({ source: 'localfs', path: c.path, sha256: c.sha256 }));
     let res: { instance_id: string; known: { path: string; sha256: string }[] };
     try {
-      res = await client.request('POST', '/v1/ingest/file/known', { json: { files: batch } });
+      res = await client.call('knownFiles', { body: { files: batch } });
     } catch {
       return null;
     }
@@ -286,7 +287,7 @@ async function uploadOnce(opts: Options, file: string, meta: Record<string, unkn
   // openAsBlob: a file-backed Blob, streamed by fetch (the file is never read whole into memory).
   const blob = await openAsBlob(file);
   form.append('upload', blob, path.basename(file));
-  const res = await fetch(`${opts.gateway}/v1/ingest/file`, {
+  const res = await fetch(`${opts.gateway}${pathOf('ingestFile')}`, {
     method: 'POST',
     headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {},
     body: form,

@@ -10,7 +10,6 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
-import type { ReindexFailedResponseT } from '../schemas/status.ts';
 import type { ServerRole } from '../app/server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
@@ -114,7 +113,8 @@ const STOP_GRACE_SECONDS = 20;
  */
 async function operatorDatabase(config: ServerConfig): Promise<Database> {
   if (!config.databaseUrl) {
-    const running = await fetch(`http://127.0.0.1:${config.port}/v1/healthz`, { signal: AbortSignal.timeout(1000) })
+    const { pathOf } = await import('../client/call.ts');
+    const running = await fetch(`http://127.0.0.1:${config.port}${pathOf('health')}`, { signal: AbortSignal.timeout(1000) })
       .then((r) => r.json() as Promise<{ database?: string }>)
       .catch(() => null);
     if (running?.database === 'pglite') {
@@ -150,7 +150,7 @@ async function status(): Promise<void> {
     async (server) => {
       const st = await op.statusOverHttp(server);
       // The sources the agents run and how fresh each is (docs/sources.md).
-      const cov = await server.request<{ sources: import('../schemas/coverage.ts').SourceCoverageT[] }>('GET', '/v1/coverage', { query: { missing_limit: 0 } }).catch(() => null);
+      const cov = await server.call('coverage', { query: { missing_limit: 0 } }).catch(() => null);
       return Object.assign(st, { sourceLines: cov ? (await import('./sources.ts')).formatSources(cov.sources) : [] });
     },
     async (db) => {
@@ -182,7 +182,7 @@ async function reindex(args: string[]): Promise<void> {
     const op = await import('./operator.ts');
     const server = await (await import('../client/server.ts')).runningServer();
     if (server) {
-      const r = await server.request<ReindexFailedResponseT>('POST', '/v1/admin/embedding/reindex-failed');
+      const r = await server.call('reindexFailed', {});
       console.log(`${r.queued} failed chunk(s) queued again`);
       if (values.wait) await op.watchQueueOverHttp(server);
       return;
@@ -209,7 +209,7 @@ async function reparseCommand(): Promise<void> {
   const server = await (await import('../client/server.ts')).runningServer();
   if (server) {
     process.stderr.write('reparse: the server is rebuilding stored messages from their originals…\n');
-    const r = await server.request<import('../schemas/originals.ts').ReparseResponseT>('POST', '/v1/admin/email/reparse');
+    const r = await server.call('reparseEmail', {});
     for (const line of formatReparse(r)) console.log(line);
     if (r.failed > 0) process.exitCode = 1;
     return;

@@ -58,7 +58,7 @@ export function formatStatus(s: StatusResponseT): string[] {
 
 /** GET /v1/status. */
 export function statusOverHttp(client: ServerClient): Promise<StatusResponseT> {
-  return client.request<StatusResponseT>('GET', '/v1/status');
+  return client.call('status', {});
 }
 
 /** Follows the server's queue until nothing is pending or processing (reindex --wait). */

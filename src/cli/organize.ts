@@ -70,8 +70,8 @@ export async function runTagCommand(argv: string[], io: CommandIo = {}): Promise
       const json = (v: unknown) => out.write(`${JSON.stringify(v, null, 2)}\n`);
       const [sub, ...rest] = words;
       if (sub === 'add' || sub === 'remove') {
-        const res = await client.request<{ tag: string; matched: number; changed: number }>('POST', `/v1/tags/${sub}`, {
-          json: { tag: rest[0], query: rest.slice(1).join(' ') },
+        const res = await client.call(sub === 'add' ? 'addTag' : 'removeTag', {
+          body: { tag: rest[0], query: rest.slice(1).join(' ') },
         });
         if (values.json) return json(res), 0;
         out.write(
@@ -82,7 +82,7 @@ export async function runTagCommand(argv: string[], io: CommandIo = {}): Promise
         return 0;
       }
       if (sub === 'list') {
-        const res = await client.request<{ tags: TagCount[] }>('GET', '/v1/tags');
+        const res = await client.call('listTags', {});
         if (values.json) return json(res), 0;
         if (res.tags.length === 0) out.write('no tags yet (memex tag add NAME QUERY)\n');
         for (const t of res.tags) {
@@ -94,21 +94,22 @@ export async function runTagCommand(argv: string[], io: CommandIo = {}): Promise
       // rule add | list | remove
       const [op, ...args] = rest;
       if (op === 'add') {
-        const res = await client.request<{ rule: Rule; tagged: number }>('POST', '/v1/tags/rules', {
-          json: { tag: args[0], query: args.slice(1).join(' ') },
+        const res = await client.call('addTagRule', {
+          body: { tag: args[0], query: args.slice(1).join(' ') },
         });
         if (values.json) return json(res), 0;
         out.write(`rule ${res.rule.rule_id}: ${res.rule.tag} <- ${res.rule.query}\ntagged ${plural(res.tagged, 'document')} now; new documents are tagged as they arrive\n`);
         return 0;
       }
       if (op === 'list') {
-        const res = await client.request<{ rules: Rule[] }>('GET', '/v1/tags/rules');
+        const res = await client.call('listTagRules', {});
         if (values.json) return json(res), 0;
         if (res.rules.length === 0) out.write('no rules (memex tag rule add NAME QUERY)\n');
         for (const r of res.rules) out.write(`${r.rule_id}\t${r.tag}\t${r.query}\t${plural(r.documents, 'document')}\n`);
         return 0;
       }
-      const res = await client.request<{ rule_id: string; tags_removed: number }>('DELETE', `/v1/tags/rules/${encodeURIComponent(args[0])}`, {
+      const res = await client.call('deleteTagRule', {
+        params: { rule_id: args[0] },
         query: { remove_tags: values['remove-tags'] ? true : undefined },
       });
       if (values.json) return json(res), 0;
@@ -156,7 +157,7 @@ export async function runSavedCommand(argv: string[], io: CommandIo = {}): Promi
       const json = (v: unknown) => out.write(`${JSON.stringify(v, null, 2)}\n`);
       const [sub, name, ...query] = words;
       if (sub === 'list') {
-        const res = await client.request<{ saved: Saved[] }>('GET', '/v1/saved');
+        const res = await client.call('listSavedSearches', {});
         if (values.json) return json(res), 0;
         if (res.saved.length === 0) out.write('no saved searches (memex saved add NAME QUERY)\n');
         for (const s of res.saved) {
@@ -172,14 +173,15 @@ export async function runSavedCommand(argv: string[], io: CommandIo = {}): Promi
           end_date: values.until,
           has_attachments: values.attachments ? true : undefined,
         };
-        const res = await client.request<Saved>('PUT', `/v1/saved/${encodeURIComponent(name)}`, {
-          json: { query: query.join(' '), filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) },
+        const res = await client.call('saveSearch', {
+          params: { name },
+          body: { query: query.join(' '), filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) },
         });
         if (values.json) return json(res), 0;
         out.write(`saved @${res.name}: ${plural(res.count ?? 0, 'document')} match now (memex search @${res.name})\n`);
         return 0;
       }
-      await client.request('DELETE', `/v1/saved/${encodeURIComponent(name)}`);
+      await client.call('deleteSavedSearch', { params: { name } });
       if (values.json) return json({ removed: name }), 0;
       out.write(`removed @${name}\n`);
       return 0;

@@ -4,7 +4,6 @@
  * (GET /v1/people/merge-candidates, POST /v1/people/merge).
  */
 import { parseArgs } from 'node:util';
-import type { MergeCandidatesResponseT } from '../schemas/people.ts';
 import { UsageError } from '../util/errors.ts';
 import { runVerb, targetOptions, type CommandIo } from './client-verb.ts';
 
@@ -24,7 +23,7 @@ export async function runPeopleCommand(argv: string[], io: CommandIo = {}): Prom
     async (client, out) => {
       const [action, a, b] = positionals;
       if (action === 'candidates') {
-        const r = await client.request<MergeCandidatesResponseT>('GET', '/v1/people/merge-candidates', { query: { limit: 200 } });
+        const r = await client.call('mergeCandidates', { query: { limit: 200 } });
         if (values.json) {
           out.write(`${JSON.stringify(r, null, 2)}\n`);
           return 0;
@@ -40,7 +39,7 @@ export async function runPeopleCommand(argv: string[], io: CommandIo = {}): Prom
         }
         return 0;
       }
-      const rec = await client.request<{ target_person_id: string; source_person_id: string }>('POST', '/v1/people/merge', { json: { target: a, source: b } });
+      const rec = await client.call('mergePeople', { body: { target: a, source: b } });
       if (values.json) out.write(`${JSON.stringify(rec, null, 2)}\n`);
       else out.write(`merged ${rec.source_person_id} into ${rec.target_person_id}\n`);
       return 0;

@@ -55,7 +55,8 @@ export async function relationshipsCommand(argv: string[], env: NodeJS.ProcessEn
   const running = await runningServer({}, env);
   const server = loadServerConfig(env);
   if (running && values.self === undefined) {
-    const result = await running.request<RecomputeResult>('POST', '/v1/admin/relationships/recompute');
+    // The route answers the service's result as it is (its schema types self_source as a string).
+    const result = (await running.call('recomputeRelationships', {})) as RecomputeResult;
     print(result, values.json);
     if (!result.self_person_id) {
       console.error('memex: no self person known: set SELF_IDENTIFIERS or PUT /v1/admin/self-person');

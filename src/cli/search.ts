@@ -5,10 +5,17 @@
  */
 import { parseArgs } from 'node:util';
 import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/documents.ts';
-import type { AskCitationT, AskResponseT, SearchResponseT } from '../schemas/search.ts';
-import { ServerError } from '../client/server.ts';
+import type { AskCitationT } from '../schemas/search.ts';
+import { type ServerClient } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { UsageError } from '../util/errors.ts';
-import { CLIENT_OPTIONS_USAGE as COMMON, runVerb, splitQueryArgs, targetOptions, type CommandIo } from './client-verb.ts';
+import {
+  CLIENT_OPTIONS_USAGE as COMMON,
+  runVerb,
+  splitQueryArgs,
+  targetOptions,
+  type CommandIo,
+} from './client-verb.ts';
 import { intOption } from './usage.ts';
 
 
@@ -84,10 +91,11 @@ export async function runSearchCommand(argv: string[], io: CommandIo = {}): Prom
       // `memex search @NAME`: the saved search NAME (its query and filters; memex saved list).
       const saved = /^@([\p{L}\p{N}][\p{L}\p{N}_.-]*)$/u.exec(query)?.[1];
       const res = saved
-        ? await client.request<SearchResponseT>('GET', `/v1/saved/${encodeURIComponent(saved)}/run`, {
+        ? await client.call('runSavedSearch', {
+            params: { name: saved },
             query: { k: intOption(values.limit as string | undefined, '--limit', 10, 50) },
           })
-        : await client.request<SearchResponseT>('GET', '/v1/search', {
+        : await client.call('search', {
         query: {
           q: query,
           k: intOption(values.limit as string | undefined, '--limit', 10, 50),
@@ -172,8 +180,8 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
     ASK_USAGE,
     io,
     async (client, out) => {
-      const res = await client.request<AskResponseT>('POST', '/v1/ask', {
-        json: { query: question, k: intOption(values.limit as string | undefined, '--limit', 5, 20) },
+      const res = await client.call('ask', {
+        body: { query: question, k: intOption(values.limit as string | undefined, '--limit', 5, 20) },
       });
       if (values.json) {
         out.write(`${JSON.stringify(res, null, 2)}\n`);
@@ -188,7 +196,7 @@ export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise
         const docs = new Map<string, Promise<StoredDocumentT | null>>();
         for (const [i, c] of res.citations.entries()) {
           // A document that cannot be read is listed by id, with the quote the answer carries.
-          if (!docs.has(c.document_id)) docs.set(c.document_id, client.request<StoredDocumentT>('GET', `/v1/doc/${c.document_id}`).catch(() => null));
+          if (!docs.has(c.document_id)) docs.set(c.document_id, client.call('getDocument', { params: { doc_id: c.document_id } }).catch(() => null));
           const doc = await docs.get(c.document_id)!;
           const title = doc?.title ?? c.title;
           const label = `${title?.trim() || '(untitled)'} (${[doc?.source_type ?? c.source_type, day(doc?.content_timestamp ?? c.content_timestamp)].filter(Boolean).join(', ')})`;
@@ -222,10 +230,10 @@ export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promis
       if (values.raw) return writeOriginal(client, id, out);
       let view: DocumentViewResponseT;
       try {
-        view = await client.request<DocumentViewResponseT>('GET', `/v1/doc/${encodeURIComponent(id)}/view`);
+        view = await client.call('documentView', { params: { doc_id: id } });
       } catch (e) {
-        if (e instanceof ServerError && e.status === 404) throw new ServerError(`no document ${id}`, 404);
-        if (e instanceof ServerError && e.status === 422) throw new ServerError(`"${id}" is not a document id (a UUID, as memex search prints)`, 422);
+        if (e instanceof ClientError && e.status === 404) throw new ClientError(404, `no document ${id}`);
+        if (e instanceof ClientError && e.status === 422) throw new ClientError(422, `"${id}" is not a document id (a UUID, as memex search prints)`);
         throw e;
       }
       if (values.json) {
@@ -259,13 +267,13 @@ export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promis
 }
 
 /** `memex open --raw ID`: the bytes of GET /v1/documents/{id}/original, unchanged, to standard output. */
-async function writeOriginal(client: { stream(method: string, pathname: string): Promise<NodeJS.ReadableStream> }, id: string, out: { write(s: string | Uint8Array): unknown }): Promise<number> {
+async function writeOriginal(client: Pick<ServerClient, 'download'>, id: string, out: { write(s: string | Uint8Array): unknown }): Promise<number> {
   let body: NodeJS.ReadableStream;
   try {
-    body = await client.stream('GET', `/v1/documents/${encodeURIComponent(id)}/original`);
+    body = await client.download('documentOriginal', { params: { doc_id: id } });
   } catch (e) {
-    if (e instanceof ServerError && e.status === 404) throw new ServerError(`no original is kept for ${id} (not a message, or stored before memex kept originals: memex import mail --rescan PATH)`, 404);
-    if (e instanceof ServerError && e.status === 422) throw new ServerError(`"${id}" is not a document id (a UUID, as memex search prints)`, 422);
+    if (e instanceof ClientError && e.status === 404) throw new ClientError(404, `no original is kept for ${id} (not a message, or stored before memex kept originals: memex import mail --rescan PATH)`);
+    if (e instanceof ClientError && e.status === 422) throw new ClientError(422, `"${id}" is not a document id (a UUID, as memex search prints)`);
     throw e;
   }
   for await (const chunk of body) out.write(typeof chunk === 'string' ? chunk : new Uint8Array(chunk as Buffer));

@@ -4,8 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
-import type { RevokedSessionsT, SessionInfoT, SessionListT } from '../schemas/sessions.ts';
-import { serverOrDatabase, ServerError, type ServerClient } from '../client/server.ts';
+import type { SessionInfoT } from '../schemas/sessions.ts';
+import { serverOrDatabase, type ServerClient } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { resolveServerTarget } from '../client/target.ts';
 import { usageMessage } from './usage.ts';
 
@@ -31,17 +32,17 @@ interface SessionStore {
 
 function viaServer(server: ServerClient): SessionStore {
   return {
-    list: async () => (await server.request<SessionListT>('GET', '/v1/sessions')).sessions,
+    list: async () => (await server.call('listSessions', {})).sessions,
     revoke: async (id) => {
       try {
-        await server.request<RevokedSessionsT>('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+        await server.call('revokeSession', { params: { session_id: id } });
         return true;
       } catch (err) {
-        if (err instanceof ServerError && err.status === 404) return false;
+        if (err instanceof ClientError && err.status === 404) return false;
         throw err;
       }
     },
-    revokeAll: async () => (await server.request<RevokedSessionsT>('DELETE', '/v1/sessions')).revoked,
+    revokeAll: async () => (await server.call('revokeOtherSessions', {})).revoked,
   };
 }
 
@@ -141,7 +142,7 @@ export async function runSessionsCommand(
       },
     );
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     io.err(`memex sessions: ${err.message}`);
     return 1;
   }

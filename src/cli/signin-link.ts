@@ -4,8 +4,8 @@
  * prints a link at start only to a terminal; this is how to get one when its output goes to a log.
  */
 import { parseArgs } from 'node:util';
-import type { SignInLinkT } from '../schemas/sessions.ts';
-import { runningServer, ServerError } from '../client/server.ts';
+import { runningServer } from '../client/server.ts';
+import { ClientError } from '../client/errors.ts';
 import { usageMessage } from './usage.ts';
 
 export const SIGNIN_LINK_USAGE = `usage: memex signin-link [--json]   a one-time sign-in link for the web UI of the running server
@@ -50,7 +50,7 @@ export async function runSigninLinkCommand(
       io.err('memex signin-link: no memex server answers: start one with `memex serve`, or point --url / MEMEX_URL at it');
       return 1;
     }
-    const link = await server.request<SignInLinkT>('POST', '/v1/session/link');
+    const link = await server.call('createSignInLink', {});
     if (values.json) io.out(JSON.stringify(link, null, 2));
     else {
       io.out(link.url);
@@ -58,7 +58,7 @@ export async function runSigninLinkCommand(
     }
     return 0;
   } catch (err) {
-    if (!(err instanceof ServerError)) throw err;
+    if (!(err instanceof ClientError)) throw err;
     io.err(`memex signin-link: ${err.message}`);
     return 1;
   }

@@ -37,7 +37,7 @@ export function formatSources(sources: SourceCoverageT[], now = Date.now()): str
 }
 
 async function list(client: ServerClient): Promise<SourceCoverageT[]> {
-  return (await client.request<{ sources: SourceCoverageT[] }>('GET', '/v1/coverage', { query: { missing_limit: 0 } })).sources;
+  return (await client.call('coverage', { query: { missing_limit: 0 } })).sources;
 }
 
 function pick(sources: SourceCoverageT[], what: string): SourceCoverageT {
@@ -61,6 +61,6 @@ export async function sourcesCommand(client: ServerClient, args: string[], out: 
   if (verb !== 'pause' && verb !== 'resume') throw new SourcesUsageError(`unknown sources verb "${verb}": list, pause or resume`);
   if (!what) throw new SourcesUsageError(`memex sources ${verb} needs a SOURCE (a source_id or a part of its name)`);
   const s = pick(sources, what);
-  const r = await client.request<{ note: string }>('POST', `/v1/sources/${s.source_id}/${verb}`);
+  const r = await client.call(verb === 'pause' ? 'pauseSource' : 'resumeSource', { params: { source_id: s.source_id } });
   out(`${verb === 'pause' ? 'paused' : 'resumed'}: ${name(s)}. ${r.note}`);
 }

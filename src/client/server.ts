@@ -1,26 +1,19 @@
 /**
  * The client of the public API that the CLI verbs, MCP over stdio, contact import and the operator verbs share:
- * requests with the bearer token from the target rule (target.ts), errors fit for a terminal, patience with a
- * server that is starting, and the choice between a running server and the database (serverOrDatabase).
+ * `call(op, input)` (call.ts) over node:http with the bearer token from the target rule (target.ts), errors fit
+ * for a terminal, patience with a server that is starting, and the choice between a running server and the
+ * database (serverOrDatabase). The verbs name operations of the route table; `request` and `stream` by method
+ * and path are the layer under them.
  *
  * The module imports nothing heavy: `memex help` and the client verbs load it on every start.
  */
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import type { Database } from '../db/types.ts';
+import { OPERATIONS, type OperationName } from '../schemas/operations.ts';
+import { createCall, pathOf, type Call, type CallInput, type Transport } from './call.ts';
+import { ClientError, errorDetail } from './errors.ts';
 import { resolveServerTarget, type ServerTarget, type TargetFlags } from './target.ts';
-
-/** A request the server refused or could not answer, with a message fit for a terminal. */
-export class ServerError extends Error {
-  constructor(
-    message: string,
-    /** HTTP status, or 0 when the server could not be reached. */
-    readonly status: number,
-    readonly body?: unknown,
-  ) {
-    super(message);
-  }
-}
 
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined | (string | number)[]>;
@@ -34,29 +27,25 @@ export interface RequestOptions {
 
 export interface ServerClient {
   readonly target: ServerTarget;
+  /** An operation of the route table; waits while the server says it is starting; any other answer than 2xx throws ClientError. */
+  call: Call;
+  /** An operation's 2xx body as a stream (an export, a backup, an original); any other answer throws ClientError. */
+  download<K extends OperationName>(op: K, input: CallInput<K>): Promise<Readable>;
+  /** Requests as they go over node:http, without the wait for a starting server (MCP over stdio). */
+  readonly transport: Transport;
   /** Full URL for a path such as /v1/search, with the query string. */
   urlFor(pathname: string, query?: RequestOptions['query']): string;
-  /** A raw fetch with the bearer token; throws ServerError only when the server cannot be reached. */
-  fetch(method: string, pathname: string, opts?: RequestOptions): Promise<Response>;
-  /** A request whose 2xx JSON body is returned; any other answer throws ServerError. */
+  /** A request by method and path whose 2xx JSON body is returned; any other answer throws ClientError. */
   request<T = unknown>(method: string, pathname: string, opts?: RequestOptions): Promise<T>;
-  /** A request whose 2xx body is returned as a stream (an export, a backup); any other answer throws ServerError. */
+  /** A request by method and path whose 2xx body is returned as a stream; any other answer throws ClientError. */
   stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable>;
-  /** GET `pathname` and its status; throws ServerError (status 0) only when the server cannot be reached. */
+  /** GET `pathname` and its status; throws ClientError (status 0) only when the server cannot be reached. */
   probe(pathname: string, signal?: AbortSignal): Promise<{ status: number }>;
 }
 
-/** The first `{detail:[{msg}]}` message, or `detail` as a string, or the text itself. */
+/** The first `{detail:[{loc, msg}]}` messages, or `detail` as a string, or the text itself. */
 function describeBody(body: unknown, text: string): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (typeof detail === 'string') return detail;
-  if (Array.isArray(detail) && detail.length) {
-    return detail
-      .slice(0, 3)
-      .map((d: { loc?: unknown[]; msg?: string }) => (d.loc?.length ? `${d.loc.join('.')}: ${d.msg}` : String(d.msg)))
-      .join('; ');
-  }
-  return text.slice(0, 300);
+  return errorDetail(body) ?? text.slice(0, 300);
 }
 
 /** An answer read whole: status and body text. */
@@ -119,12 +108,12 @@ export function createServerClient(
     }
     return u.toString();
   };
-  const unreachable = (err: unknown): ServerError => {
+  const unreachable = (err: unknown): ClientError => {
     const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
-    return new ServerError(
+    return new ClientError(
+      0,
       `no memex server answers at ${target.url}${code ? ` (${code})` : ''}: start one with \`memex serve\`, ` +
         'or point --url / MEMEX_URL at it',
-      0,
     );
   };
   const prepare = (opts: RequestOptions) => {
@@ -174,30 +163,47 @@ export function createServerClient(
       if (opts.signal?.aborted) throw opts.signal.reason;
     }
   };
-  /** The ServerError for an answer that is not 2xx, its message fit for a terminal. */
-  const refusal = async (method: string, pathname: string, res: PlainAnswer | Response): Promise<ServerError> => {
-    const text = 'text' in res && typeof res.text === 'string' ? res.text : await (res as Response).text();
+  /** The ClientError for an answer that is not 2xx, its message fit for a terminal. */
+  const refused = (method: string, pathname: string, status: number, text: string): ClientError => {
     let body: unknown = undefined;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {
       /* not JSON */
     }
-    if (res.status === 401 || res.status === 403) {
+    if (status === 401 || status === 403) {
       const from = target.tokenSource === 'none' ? 'no token was found' : `the token from ${target.tokenSource}`;
-      return new ServerError(
-        `the server at ${target.url} refused the request (${res.status}): ${from}; pass --token, set AUTH_TOKEN, ` +
+      return new ClientError(
+        status,
+        `the server at ${target.url} refused the request (${status}): ${from}; pass --token, set AUTH_TOKEN, ` +
           'or set DATA_DIR to the server\'s data directory (its auth-token file)',
-        res.status,
-        body,
+        text,
       );
     }
-    return new ServerError(`${method} ${pathname} answered ${res.status}: ${describeBody(body, text)}`, res.status, body);
+    return new ClientError(status, `${method} ${pathname} answered ${status}: ${describeBody(body, text)}`, text);
+  };
+  const refusal = async (method: string, pathname: string, res: PlainAnswer | Response): Promise<ClientError> =>
+    refused(method, pathname, res.status, 'text' in res && typeof res.text === 'string' ? res.text : await (res as Response).text());
+  /** The transport of `call`: the path carries its query string already. */
+  const transport: Transport = async (req) =>
+    plain(req.method, req.path, { headers: req.headers, body: req.body, signal: req.signal });
+  /** As `transport`, asked again while the server says it is starting. */
+  const patient: Transport = async (req) =>
+    answered(req.method, req.path, { headers: req.headers, body: req.body, signal: req.signal });
+  const stream = async (method: string, pathname: string, opts?: RequestOptions): Promise<Readable> => {
+    const res = await doFetch(method, pathname, opts);
+    if (!res.ok || !res.body) throw await refusal(method, pathname, res);
+    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
   };
   return {
     target,
+    transport,
+    call: createCall(patient, { refusal: ({ method, path, answer }) => refused(method, path.split('?')[0], answer.status, answer.text) }),
+    download: (op, input) => {
+      const { params, query } = input as { params?: Record<string, unknown>; query?: Record<string, string | number | boolean | undefined> };
+      return stream(OPERATIONS[op].method, pathOf(op, params), { query });
+    },
     urlFor,
-    fetch: doFetch,
     async request<T>(method: string, pathname: string, opts?: RequestOptions): Promise<T> {
       const res = await answered(method, pathname, opts);
       if (res.status < 200 || res.status > 299) throw await refusal(method, pathname, res);
@@ -211,11 +217,7 @@ export function createServerClient(
     async probe(pathname: string, signal?: AbortSignal): Promise<{ status: number }> {
       return { status: (await plain('GET', pathname, { signal })).status };
     },
-    async stream(method: string, pathname: string, opts?: RequestOptions): Promise<Readable> {
-      const res = await doFetch(method, pathname, opts);
-      if (!res.ok || !res.body) throw await refusal(method, pathname, res);
-      return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
-    },
+    stream,
   };
 }
 
@@ -233,11 +235,11 @@ export async function runningServer(flags: TargetFlags = {}, env: NodeJS.Process
   const client = createServerClient(resolveServerTarget(flags, env));
   let res: { status: number };
   try {
-    res = await client.probe('/v1/healthz', AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+    res = await client.probe(pathOf('health'), AbortSignal.timeout(HEALTH_TIMEOUT_MS));
   } catch (err) {
-    if (err instanceof ServerError) return undefined;
+    if (err instanceof ClientError) return undefined;
     if ((err as Error).name === 'TimeoutError') {
-      throw new ServerError(`the server at ${client.target.url} did not answer its health check within ${HEALTH_TIMEOUT_MS / 1000} s`, 504);
+      throw new ClientError(504, `the server at ${client.target.url} did not answer its health check within ${HEALTH_TIMEOUT_MS / 1000} s`);
     }
     throw err;
   }

@@ -15,6 +15,7 @@
  *   document we sent, which holds the user's text.
  */
 import { urlForLog } from '../util/url.ts';
+import { ClientError } from './errors.ts';
 
 /** The shortest time an upload attempt is given (see GatewayClientOptions.uploadBackoffMs). */
 const UPLOAD_ATTEMPT_MS = 120_000;
@@ -24,35 +25,15 @@ export interface GatewayLogger {
   debug?(obj: object, msg?: string): void;
 }
 
-export class GatewayHttpError extends Error {
-  override name = 'GatewayHttpError';
-  constructor(
-    /** HTTP status, or -1 when the retry attempts ran out. */
-    readonly status: number,
-    message: string,
-    /** Response body text of the last attempt (truncated), when there was one. */
-    readonly body?: string,
-    /** Statuses (or 0 for transport errors) of every attempt made. */
-    readonly attempts: number[] = [],
-    /** What each attempt met, in words ("503", "timed out after 30 s", "connect ECONNREFUSED …"). */
-    readonly reasons: string[] = [],
-  ) {
-    super(message);
-  }
-
-  /**
-   * The error for a person: the spec's message plus what each attempt met, e.g. "Exceeded retry attempts
-   * (4 attempts over 14 s: timed out after 120 s; 503; 503; 503)". The message itself stays the spec's.
-   */
-  describe(): string {
-    if (this.reasons.length === 0) return this.message;
-    return `${this.message} (${this.reasons.length} ${this.reasons.length === 1 ? 'attempt' : 'attempts'}: ${this.reasons.join('; ')})`;
-  }
-}
+/**
+ * The spec's name for the client's error (host-agent spec §4.8): the one error of every client of the API
+ * (src/client/errors.ts), so a collector and a CLI verb catch the same thing.
+ */
+export { ClientError as GatewayHttpError };
 
 /** Any error as words for a person: a gateway error with its attempts, else its message. */
 export function describeSubmitError(err: unknown): string {
-  return err instanceof GatewayHttpError ? err.describe() : (err as Error).message;
+  return err instanceof ClientError ? err.describe() : (err as Error).message;
 }
 
 export interface GatewayResponse<T = unknown> {
@@ -228,9 +209,9 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
         continue;
       }
       log?.warn({ url: urlForLog(url), status: res.status, response: lastBody }, 'gateway rejected the request');
-      throw new GatewayHttpError(res.status, `Gateway answered ${res.status}${refusal(res.status)}`, lastBody, statuses);
+      throw new ClientError(res.status, `Gateway answered ${res.status}${refusal(res.status)}`, lastBody, statuses);
     }
-    throw new GatewayHttpError(-1, 'Exceeded retry attempts', lastBody, statuses, reasons);
+    throw new ClientError(-1, 'Exceeded retry attempts', lastBody, statuses, reasons);
   }
 
   return {

@@ -18,8 +18,10 @@ import { renderPdfFirstPage } from './pdf.ts';
 import { NotFoundError, readObject, type ObjectStore } from './object-store.ts';
 import { storedFile, type StoredFile } from './stored-files.ts';
 
-export const THUMBNAIL_MAX_PX = 320;
-export const THUMBNAIL_MAX_BYTES = 64 * 1024;
+import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX } from '../schemas/files.ts';
+
+// The bounds are the API's (GET /v1/files/{sha256}/thumbnail states them): declared in src/schemas.
+export { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX };
 /** Files larger than this get no thumbnail (reading them whole to make one is not worth it). */
 export const THUMBNAIL_MAX_SOURCE_BYTES = 100 * 1024 * 1024;
 /** Images over this many pixels get none (sharp refuses to decode them: decompression bombs). */

@@ -31,7 +31,6 @@ import { statusRoutes } from './routes/status.ts';
 import { statsRoutes } from './routes/stats.ts';
 import { installInputGuard } from './input-guard.ts';
 import { API_VERSION } from './version.ts';
-import { Health, Readiness } from '../schemas/status.ts';
 import { installValidation, lazySerializerFactory, type Pending } from './validation.ts';
 import { mcpRoutes } from '../mcp/http.ts';
 import { fileDownloadRoutes } from './routes/file-download.ts';
@@ -39,6 +38,7 @@ import { originalRoutes } from './routes/originals.ts';
 import { sessionRoutes, signInRoutes } from './sessions.ts';
 import { DEFAULT_UI_DIR, uiRoutes } from './ui.ts';
 import { logDestination } from '../util/log.ts';
+import { ROUTES } from '../schemas/routes.ts';
 
 export { API_VERSION };
 
@@ -136,17 +136,9 @@ export async function buildGateway(deps: GatewayOptions): Promise<FastifyInstanc
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.get(
-    '/v1/healthz',
-    {
-      schema: {
-        tags: ['health'],
-        security: [],
-        summary: 'Liveness and database reachability (503 when the database does not answer)',
-        response: { 200: Health, 503: Health },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.health,
+    handler: async (_req, reply) => {
       try {
         await db.query('SELECT 1');
         return { status: 'ok' as const, version: API_VERSION, database: db.kind };
@@ -154,23 +146,15 @@ export async function buildGateway(deps: GatewayOptions): Promise<FastifyInstanc
         return reply.code(503).send({ status: 'error', version: API_VERSION, database: db.kind });
       }
     },
-  );
+  });
 
   // Readiness (not in the spec; Kubernetes' name): 200 once searches are answered from a complete
   // index. Asking starts the index build when nothing has (gateways that build at first use). No
   // token, like /v1/healthz, so it says no counts: how many documents the store holds is not public.
   let warming: Promise<unknown> | null = null;
-  app.get(
-    '/v1/readyz',
-    {
-      schema: {
-        tags: ['health'],
-        security: [],
-        summary: 'Readiness: 503 while the search index is prepared, 200 once searches are answered from a complete index',
-        response: { 200: Readiness, 503: Readiness },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.readiness,
+    handler: async (_req, reply) => {
       const index = search.indexState();
       if (!index.ready && !warming) {
         warming = search.refreshIndex().catch((err) => app.log.warn({ err }, 'search index build failed'));
@@ -185,7 +169,7 @@ export async function buildGateway(deps: GatewayOptions): Promise<FastifyInstanc
         model,
       });
     },
-  );
+  });
 
   await app.register(uiRoutes, { dir: deps.uiDir ?? DEFAULT_UI_DIR });
   app.addHook('onReady', async () => {

@@ -22,22 +22,12 @@
 import crypto from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import type { Queryable } from '../db/types.ts';
-import {
-  CurrentSession,
-  RedeemRequest,
-  RevokedSessions,
-  SessionIdParams,
-  SessionList,
-  SignInLink,
-  SignInRequest,
-  type CurrentSessionT,
-  type SessionInfoT,
-} from '../schemas/sessions.ts';
+import { type CurrentSessionT, type SessionInfoT } from '../schemas/sessions.ts';
 import { safeEqual, sha256Hex } from '../util/hash.ts';
 import { newId } from '../util/ids.ts';
 import type { SignInCodes } from './ui.ts';
+import { ROUTES } from '../schemas/routes.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../util/errors.ts';
 
 /** The cookie's name without the port (see sessionCookieName). */
@@ -287,26 +277,12 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
     return { signed_in: true, version, session_id: opened.session_id, csrf_token: opened.csrf_token };
   }
 
-  app.post(
-    '/v1/session',
-    {
-      schema: {
-        tags: ['session'],
-        security: [],
-        summary: 'Sign in with the access token: opens a web session (an HttpOnly cookie) and answers its CSRF token',
-        body: SignInRequest,
-        response: {
-          200: CurrentSession,
-          401: Type.Object({ detail: Type.String() }, { description: 'No token was given' }),
-          403: Type.Object({ detail: Type.String() }, { description: 'The token is not valid' }),
-        },
-      },
-      // No body at all is no token (401 below), not a malformed request.
-      preValidation: async (req) => {
-        req.body ??= {};
-      },
+  app.route({
+    ...ROUTES.signIn,
+    preValidation: async (req) => {
+      req.body ??= {};
     },
-    async (req, reply) => {
+    handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       if (!token) return { signed_in: true, version, session_id: null, csrf_token: null }; // an open gateway
       const given = (req.body?.token ?? '').trim();
@@ -314,27 +290,18 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{
       if (!safeEqual(given, token)) throw new ForbiddenError('That token is not valid');
       return start(req, reply);
     },
-  );
+  });
 
-  app.post(
-    '/v1/session/redeem',
-    {
-      schema: {
-        tags: ['session'],
-        security: [],
-        summary: "Sign in with the one-time code of `memex serve`'s link: opens a web session (the token itself is never sent)",
-        body: RedeemRequest,
-        response: { 200: CurrentSession, 403: Type.Object({ detail: Type.String() }) },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.redeemSignInCode,
+    handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       if (!token || !codes.redeem(req.body.code)) {
         throw new ForbiddenError('This sign-in link was already used or has expired: sign in with the token');
       }
       return start(req, reply);
     },
-  );
+  });
 };
 
 /** Behind the guard: the current session, signing out, listing and revoking sessions, and sign-in links. */
@@ -344,20 +311,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{
   token: string | undefined;
   version: string;
 }> = async (app, { sessions, codes, token, version }) => {
-  app.post(
-    '/v1/session/link',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'A fresh one-time sign-in link for the web UI (`memex signin-link`); bearer token only',
-        response: {
-          200: SignInLink,
-          403: Type.Object({ detail: Type.String() }, { description: 'Asked with a web session, not the bearer token' }),
-          409: Type.Object({ detail: Type.String() }, { description: 'The server has no access token: the UI needs no sign-in' }),
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.createSignInLink,
+    handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       // Only a holder of the token mints links: a stolen cookie must not turn into new sessions.
       if (sessionOf(req)) throw new ForbiddenError('A sign-in link is given for the bearer token only (`memex signin-link`)');
@@ -367,77 +323,45 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{
       // The address the client asked by: the session the link opens is bound to that host (sessionHost).
       return { url: `${req.protocol}://${sessionHost(req)}/#signin=${code}`, expires_at: new Date(now + codes.ttlMs).toISOString() };
     },
-  );
+  });
 
 
-  app.get(
-    '/v1/session',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'Who asks: 200 for a valid bearer token or web session, with the session\'s CSRF token',
-        response: { 200: CurrentSession },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.currentSession,
+    handler: async (req, reply) => {
       reply.header('cache-control', 'no-store');
       return current(req, version);
     },
-  );
+  });
 
-  app.delete(
-    '/v1/session',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'Sign out: ends the web session that asks and clears its cookie',
-        response: { 200: RevokedSessions },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.signOut,
+    handler: async (req, reply) => {
       const s = sessionOf(req);
       clearSessionCookie(req, reply);
       return { revoked: s && (await sessions.revoke(s.session_id)) ? 1 : 0 };
     },
-  );
+  });
 
-  app.get(
-    '/v1/sessions',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'Web sessions that are signed in, most recently used first (`memex sessions`)',
-        response: { 200: SessionList },
-      },
-    },
-    async (req) => ({ sessions: await sessions.list(sessionOf(req)?.session_id) }),
-  );
+  app.route({
+    ...ROUTES.listSessions,
+    handler: async (req) => ({ sessions: await sessions.list(sessionOf(req)?.session_id) }),
+  });
 
-  app.delete(
-    '/v1/sessions/:session_id',
-    {
-      schema: {
-        tags: ['session'],
-        summary: 'Revoke a web session: its browser is signed out at its next request',
-        params: SessionIdParams,
-        response: { 200: RevokedSessions, 404: Type.Object({ detail: Type.String() }) },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.revokeSession,
+    handler: async (req, reply) => {
       if (!(await sessions.revoke(req.params.session_id))) throw new NotFoundError('No such session');
       if (sessionOf(req)?.session_id === req.params.session_id) clearSessionCookie(req, reply);
       return { revoked: 1 };
     },
-  );
+  });
 
-  app.delete(
-    '/v1/sessions',
-    {
-      schema: { tags: ['session'], summary: 'Revoke every web session (bearer-token clients are not affected)', response: { 200: RevokedSessions } },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.revokeOtherSessions,
+    handler: async (req, reply) => {
       if (sessionOf(req)) clearSessionCookie(req, reply);
       return { revoked: await sessions.revokeAll() };
     },
-  );
+  });
 };

@@ -38,9 +38,15 @@ function forPeer(api: MemexApi, address: string | undefined): MemexApi {
   const peer = host.includes(':') ? `http://[${host}]/` : `http://${host || 'unknown.invalid'}/`;
   return {
     where: api.where,
-    async call(req) {
-      const res = await api.call(req);
-      return { status: res.status, body: prepareEgress(peer, 'mcp', res.body) };
+    async transport(req) {
+      const res = await api.transport(req);
+      let body: unknown;
+      try {
+        body = JSON.parse(res.text);
+      } catch {
+        return { ...res, text: prepareEgress(peer, 'mcp', res.text) };
+      }
+      return { ...res, text: JSON.stringify(prepareEgress(peer, 'mcp', body)) };
     },
   };
 }

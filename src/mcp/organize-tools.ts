@@ -6,7 +6,6 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import type { SearchResponseT } from '../schemas/search.ts';
 import { callOk, ToolError, type MemexApi } from './api.ts';
 import { guarded, ok } from './results.ts';
 
@@ -40,7 +39,7 @@ export function registerOrganizeTools(server: McpServer, api: MemexApi, opts: { 
     },
     () =>
       guarded(async () => {
-        const r = await callOk<{ tags: z.infer<typeof TagOut>[] }>(api, { method: 'GET', path: '/v1/tags' });
+        const r = await callOk(api, 'listTags', {});
         const tags = r.tags.slice(0, MAX_LISTED);
         const text = tags.length ? tags.map((t) => `${t.name}: ${t.documents} document(s), ${t.conversations} conversation(s)`).join('\n') : 'No tags yet.';
         return ok({ tags, total: r.tags.length }, text);
@@ -58,7 +57,7 @@ export function registerOrganizeTools(server: McpServer, api: MemexApi, opts: { 
     },
     () =>
       guarded(async () => {
-        const r = await callOk<{ saved: z.infer<typeof SavedOut>[] }>(api, { method: 'GET', path: '/v1/saved' });
+        const r = await callOk(api, 'listSavedSearches', {});
         const saved = r.saved.slice(0, MAX_LISTED).map(({ name, query, filters, count, new_since_seen, seen_at }) => ({ name, query, filters, count, new_since_seen, seen_at }));
         const text = saved.length ? saved.map((s) => `@${s.name}: ${s.query} (${s.count ?? 0} documents, ${s.new_since_seen ?? 0} new)`).join('\n') : 'No saved searches.';
         return ok({ saved }, text);
@@ -80,7 +79,7 @@ export function registerOrganizeTools(server: McpServer, api: MemexApi, opts: { 
     (a) =>
       guarded(async () => {
         const name = a.name.replace(/^@/, '');
-        const r = await callOk<SearchResponseT>(api, { method: 'GET', path: `/v1/saved/${encodeURIComponent(name)}/run`, query: { k: a.k, seen: false } });
+        const r = await callOk(api, 'runSavedSearch', { params: { name }, query: { k: a.k, seen: false } });
         const hits = r.hits
           .filter((h) => !h.context)
           .map((h) => ({ document_id: h.document_id, title: h.title ?? null, snippet: (h.snippet ?? '').slice(0, SNIPPET), source_type: h.source_type, date: h.content_timestamp }));
@@ -111,11 +110,7 @@ export function registerOrganizeTools(server: McpServer, api: MemexApi, opts: { 
     (a) =>
       guarded(async () => {
         if (!a.document_ids?.length && !a.query) throw new ToolError('invalid argument: give document_ids or query');
-        const r = await callOk<{ tag: string; matched: number; changed: number }>(api, {
-          method: 'POST',
-          path: a.remove ? '/v1/tags/remove' : '/v1/tags/add',
-          body: { tag: a.tag, doc_ids: a.document_ids, query: a.query },
-        });
+        const r = await callOk(api, a.remove ? 'removeTag' : 'addTag', { body: { tag: a.tag, doc_ids: a.document_ids, query: a.query } });
         return ok(r, `${a.remove ? 'Removed' : 'Added'} ${r.tag} ${a.remove ? 'from' : 'to'} ${r.changed} document(s) (${r.matched} matched).`);
       }),
   );

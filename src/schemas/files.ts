@@ -3,6 +3,19 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ErrorEnvelope, Nullable, ValidationErrorItem } from './common.ts';
 import { IngestSubmissionResponse } from './ingest.ts';
 
+/** GET /v1/files/{sha256}/thumbnail: a WebP at most this many pixels on its longer side, and at most these bytes. */
+export const THUMBNAIL_MAX_PX = 320;
+export const THUMBNAIL_MAX_BYTES = 64 * 1024;
+
+/** GET /v1/files/{sha256}/image serves a stored file inline only with one of these types, read from its bytes. */
+export const SHOWN_IMAGE_TYPES = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+} as const;
+
 /** GET /v1/files/{sha256} and its thumbnail. */
 export const Sha256Params = Type.Object({ sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) });
 

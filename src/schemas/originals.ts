@@ -5,6 +5,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ErrorEnvelope, Nullable } from './common.ts';
 
+/** The type an original downloads with. */
+export const ORIGINAL_MIME_TYPE = 'message/rfc822';
+
 /** Originals one POST /v1/ingest/originals may carry (a batch of POST /v1/ingest:batch is 100 messages). */
 export const ORIGINALS_MAX_PER_REQUEST = 200;
 /** Bytes of one original meta part. */

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { text } from 'node:stream/consumers';
-import { createServerClient, runningServer, serverOrDatabase, ServerError } from '../../src/client/server.ts';
+import { ClientError as ServerError } from '../../src/client/errors.ts';
+import { createServerClient, runningServer, serverOrDatabase } from '../../src/client/server.ts';
 import { resolveServerTarget } from '../../src/client/target.ts';
 import type { Database } from '../../src/db/types.ts';
 

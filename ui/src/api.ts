@@ -4,19 +4,15 @@
  * token or the session's secret, and a reload or a new tab is still signed in. Every change (POST, PUT,
  * PATCH, DELETE) also carries the session's CSRF token, which signing in and GET /v1/session answer.
  */
-// Type-only imports of the API's own schemas: erased in the build, no server code is bundled.
+// The route table's names and paths and the typed `call` (browser-safe, no schema is bundled); the API's own
+// types are type-only imports, erased in the build.
+import { createCall, fetchTransport, pathOf, type Call, type Refusal, type Transport } from '../../src/client/call.ts';
+import { ClientError } from '../../src/client/errors.ts';
 import type { FileIngestResponseT } from '../../src/schemas/files.ts';
 import type { CurrentSessionT } from '../../src/schemas/sessions.ts';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A request the server refused (its status, its body's words as the message), or could not be sent (status 0). */
+export { ClientError };
 
 export type SessionState = 'unknown' | 'signed-in' | 'signed-out';
 
@@ -40,10 +36,10 @@ function setState(next: SessionState, session: CurrentSessionT | null, tell: boo
 /** Asks the server whether this browser is signed in (at start, and when another tab signs in or out). */
 export async function checkSession(): Promise<SessionState> {
   try {
-    setState('signed-in', await api<CurrentSessionT>('/v1/session', { signIn: true }), false);
+    setState('signed-in', await signInCall('currentSession', {}), false);
   } catch (err) {
     setState('signed-out', null, false);
-    if (!(err instanceof ApiError) || err.status !== 401) throw err;
+    if (!(err instanceof ClientError) || err.status !== 401) throw err;
   }
   return state;
 }
@@ -51,18 +47,18 @@ tabs?.addEventListener('message', () => void checkSession().catch(() => {}));
 
 /** Signs in with the access token: the server answers with the session cookie (the token is not kept). */
 export async function signIn(token: string): Promise<void> {
-  setState('signed-in', await api<CurrentSessionT>('/v1/session', { method: 'POST', body: { token }, signIn: true }), true);
+  setState('signed-in', await signInCall('signIn', { body: { token } }), true);
 }
 
 /** Signs in with the one-time code of `memex serve`'s link. */
 export async function redeemCode(code: string): Promise<void> {
-  setState('signed-in', await api<CurrentSessionT>('/v1/session/redeem', { method: 'POST', body: { code }, signIn: true }), true);
+  setState('signed-in', await signInCall('redeemSignInCode', { body: { code } }), true);
 }
 
 /** Ends the session on the server (not just in this tab) and clears its cookie. */
 export async function signOut(): Promise<void> {
   try {
-    await api('/v1/session', { method: 'DELETE', signIn: true });
+    await signInCall('signOut', {});
   } finally {
     setState('signed-out', null, true);
   }
@@ -78,14 +74,6 @@ export function describeError(status: number, body: unknown): string {
   return `request failed (HTTP ${status})`;
 }
 
-export interface RequestOptions {
-  method?: string;
-  body?: unknown;
-  signal?: AbortSignal;
-  /** A request of the sign-in itself: its 401 is an answer, not the end of the session. */
-  signIn?: boolean;
-}
-
 /** Headers every request of the page sends: the CSRF token on changes. */
 function sessionHeaders(method: string): Record<string, string> {
   return method !== 'GET' && method !== 'HEAD' && csrfToken ? { 'x-csrf-token': csrfToken } : {};
@@ -96,23 +84,34 @@ function sessionEnded(): void {
   if (state === 'signed-in') setState('signed-out', null, true);
 }
 
-export async function api<T = unknown>(path: string, opts: RequestOptions = {}): Promise<T> {
-  const method = opts.method ?? 'GET';
-  const headers = sessionHeaders(method);
-  let body: BodyInit | undefined;
-  if (opts.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(opts.body);
-  }
-  const res = await fetch(path, { method, headers, body, signal: opts.signal, credentials: 'same-origin' });
-  const type = res.headers.get('content-type') ?? '';
-  const data = type.includes('json') ? await res.json() : await res.text();
-  if (!opts.signIn && res.status === 401) sessionEnded();
-  if (!res.ok) throw new ApiError(res.status, data, describeError(res.status, data));
-  return data as T;
+const toServer = fetchTransport();
+
+/** The page's requests: the CSRF token on changes; a 401 ends the session here too, unless it answers a sign-in. */
+function sessionTransport(signingIn: boolean): Transport {
+  return async (req) => {
+    const answer = await toServer({ ...req, headers: { ...req.headers, ...sessionHeaders(req.method) } });
+    if (!signingIn && answer.status === 401) sessionEnded();
+    return answer;
+  };
 }
 
-/** Query string from defined, non-empty values. */
+const refusal: Refusal = ({ answer, body }) => new ClientError(answer.status, describeError(answer.status, body), answer.text);
+
+const sessionCall = createCall(sessionTransport(false), { refusal });
+
+/**
+ * An operation of the route table (src/schemas/operations.ts), e.g. `call('search', { query: { q } })`. Query
+ * values that are empty ('', null) are left out, as the page's forms leave a field empty to mean "any".
+ */
+export const call: Call = (op, input, options) => {
+  const query = (input as { query?: Record<string, unknown> }).query;
+  const kept = query && Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  return sessionCall(op, (query ? { ...input, query: kept } : input) as typeof input, options);
+};
+/** `call` for the sign-in requests themselves: their 401 is an answer, not the end of the session. */
+const signInCall = createCall(sessionTransport(true), { refusal });
+
+/** Query string from defined, non-empty values (for the page's own links, e.g. #/search?q=…). */
 export function qs(params: Record<string, string | number | boolean | undefined | null>): string {
   const u = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));
@@ -122,7 +121,7 @@ export function qs(params: Record<string, string | number | boolean | undefined 
 
 /** Where a stored file downloads (the session cookie goes with a plain link). */
 export function fileUrl(sha256: string): string {
-  return `/v1/files/${encodeURIComponent(sha256)}`;
+  return pathOf('downloadFile', { sha256 });
 }
 
 /**
@@ -130,12 +129,12 @@ export function fileUrl(sha256: string): string {
  * sandboxed (404 for SVG and everything that is not a PNG, JPEG, GIF, WebP or BMP).
  */
 export function imageUrl(sha256: string): string {
-  return `/v1/files/${encodeURIComponent(sha256)}/image`;
+  return pathOf('fileImage', { sha256 });
 }
 
 /** A stored image's or PDF's thumbnail (a small WebP made by the server; 404 for other files). */
 export function thumbnailUrl(sha256: string): string {
-  return `/v1/files/${encodeURIComponent(sha256)}/thumbnail`;
+  return pathOf('fileThumbnail', { sha256 });
 }
 
 export interface UploadProgress {
@@ -151,16 +150,16 @@ export function uploadFile(file: File, onProgress: (p: UploadProgress) => void):
     form.append('meta', JSON.stringify({ source: 'upload', path: `upload/${file.name}`, filename: file.name, ...(mtime ? { mtime } : {}) }));
     form.append('upload', file, file.name);
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', '/v1/ingest/file');
+    xhr.open('POST', pathOf('ingestFile'));
     for (const [k, v] of Object.entries(sessionHeaders('POST'))) xhr.setRequestHeader(k, v);
     xhr.responseType = 'json';
     xhr.upload.onprogress = (e) => onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
     xhr.onload = () => {
       if (xhr.status === 401) sessionEnded();
       if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response);
-      else reject(new ApiError(xhr.status, xhr.response, describeError(xhr.status, xhr.response)));
+      else reject(new ClientError(xhr.status, describeError(xhr.status, xhr.response), JSON.stringify(xhr.response)));
     };
-    xhr.onerror = () => reject(new ApiError(0, null, 'network error'));
+    xhr.onerror = () => reject(new ClientError(0, 'network error'));
     xhr.send(form);
   });
 }

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { ForgetResponseT } from '../../src/schemas/forget.ts';
-import { api } from './api.ts';
+import { call as callApi } from './api.ts';
 import { ErrorNote } from './components.tsx';
 
 type Removed = ForgetResponseT['removed'];
@@ -57,7 +57,7 @@ export function ForgetPanel(props: { target: Record<string, string | null>; what
     setBusy(true);
     setError(null);
     try {
-      const answer = await api<ForgetResponseT>('/v1/forget', { method: 'POST', body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
+      const answer = await callApi('forget', { body: { ...target, dry_run: dryRun, block: dryRun ? false : block } });
       if (dryRun) {
         setTyped('');
         setPlan(answer);

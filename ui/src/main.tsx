@@ -1,7 +1,7 @@
 /** The web UI's shell: sign-in, navigation, the page for the current hash route. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, checkSession, redeemCode, sessionState, signIn, signOut, type SessionState } from './api.ts';
+import { ClientError, checkSession, redeemCode, sessionState, signIn, signOut, type SessionState } from './api.ts';
 import { ErrorNote } from './components.tsx';
 import { href, navigate, useRoute } from './router.ts';
 import { SearchPage } from './pages/search.tsx';
@@ -44,7 +44,7 @@ function SignIn() {
     try {
       await signIn(token.trim());
     } catch (err) {
-      setError(new Error(err instanceof ApiError && err.status === 403 ? 'That token is not valid.' : String((err as Error).message)));
+      setError(new Error(err instanceof ClientError && err.status === 403 ? 'That token is not valid.' : String((err as Error).message)));
     } finally {
       setBusy(false);
     }

@@ -4,7 +4,7 @@
  * tagging a selection of results. Names and queries are data: rendered as text, never as HTML.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from './api.ts';
+import { call, qs } from './api.ts';
 import { ErrorNote } from './components.tsx';
 
 interface TagCount {
@@ -48,7 +48,7 @@ export function OrganizeSidebar({ onQuery, query, filters }: { onQuery: (q: stri
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     const ctl = new AbortController();
-    Promise.all([api<{ saved: Saved[] }>('/v1/saved', { signal: ctl.signal }), api<{ tags: TagCount[] }>('/v1/tags', { signal: ctl.signal })])
+    Promise.all([call('listSavedSearches', {}, { signal: ctl.signal }), call('listTags', {}, { signal: ctl.signal })])
       .then(([s, t]) => {
         setSaved(s.saved);
         setTags(t.tags);
@@ -59,7 +59,7 @@ export function OrganizeSidebar({ onQuery, query, filters }: { onQuery: (q: stri
 
   async function run(s: Saved) {
     // Looked at now: its "new" count starts again from here.
-    await api(`/v1/saved/${encodeURIComponent(s.name)}/run${qs({ k: 1 })}`).catch(() => undefined);
+    await call('runSavedSearch', { params: { name: s.name }, query: { k: 1 } }).catch(() => undefined);
     const f: Record<string, string> = {};
     for (const [k, v] of Object.entries(s.filters ?? {})) if (v !== undefined && v !== null) f[k] = String(v);
     onQuery(s.query, f);
@@ -73,7 +73,7 @@ export function OrganizeSidebar({ onQuery, query, filters }: { onQuery: (q: stri
     if (!name.trim()) return;
     const { person_name: _n, each: _e, ...apiFilters } = filters;
     try {
-      await api(`/v1/saved/${encodeURIComponent(name.trim())}`, { method: 'PUT', body: { query: query.trim(), filters: apiFilters } });
+      await call('saveSearch', { params: { name: name.trim() }, body: { query: query.trim(), filters: apiFilters } });
       setError(null);
       setNaming(false);
       setName('');
@@ -141,7 +141,7 @@ export function TagSelection({ docIds, onDone }: { docIds: string[]; onDone: () 
     e?.preventDefault();
     if (!name.trim()) return;
     try {
-      const r = await api<{ tag: string; changed: number }>(`/v1/tags/${op}`, { method: 'POST', body: { tag: name, doc_ids: docIds } });
+      const r = await call(op === 'add' ? 'addTag' : 'removeTag', { body: { tag: name, doc_ids: docIds } });
       setError(null);
       setNote(op === 'add' ? `Tagged ${r.changed} ${r.tag}` : `Took ${r.tag} off ${r.changed}`);
       setName('');
@@ -176,7 +176,7 @@ export function TagEditor({ docId, threadId }: { docId: string; threadId: string
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     const ctl = new AbortController();
-    api<{ document: TagOn[]; conversation: TagOn[] }>(`/v1/tags/on${qs({ doc_id: docId })}`, { signal: ctl.signal })
+    call('tagsOn', { query: { doc_id: docId } }, { signal: ctl.signal })
       .then(setOn)
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
@@ -184,7 +184,7 @@ export function TagEditor({ docId, threadId }: { docId: string; threadId: string
 
   async function change(op: 'add' | 'remove', tag: string, conversation: boolean) {
     try {
-      await api(`/v1/tags/${op}`, { method: 'POST', body: conversation && threadId ? { tag, thread_ids: [threadId] } : { tag, doc_ids: [docId] } });
+      await call(op === 'add' ? 'addTag' : 'removeTag', { body: conversation && threadId ? { tag, thread_ids: [threadId] } : { tag, doc_ids: [docId] } });
       setError(null);
       if (op === 'add') setName('');
       changed();

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { ReadinessT, StatusResponseT } from '../../src/schemas/status.ts';
-import { api, ApiError } from './api.ts';
+import { call, ClientError } from './api.ts';
 
 export interface Readiness {
   /** Searches are answered from a complete index (true until the server says otherwise). */
@@ -21,7 +21,7 @@ const POLL_MS = 1000;
 
 /** Whether a search was refused because the server is still preparing (503 with a phase). */
 export function notReadyError(err: unknown): boolean {
-  return err instanceof ApiError && err.status === 503 && typeof (err.body as { phase?: unknown } | null)?.phase === 'string';
+  return err instanceof ClientError && err.status === 503 && typeof (err.json as { phase?: unknown } | undefined)?.phase === 'string';
 }
 
 /** GET /v1/readyz until it answers 200, once a second, from the page's start or a recheck(). */
@@ -33,10 +33,13 @@ export function useReadiness(): Readiness {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const ask = async () => {
       try {
-        const res = await fetch('/v1/readyz', { headers: { accept: 'application/json' } });
-        const body = (await res.json().catch(() => ({}))) as Partial<ReadinessT>;
+        // 503 while the index is prepared: its body says how far it is.
+        const body: Partial<ReadinessT> = await call('readiness', {}).catch((err: unknown) => {
+          if (err instanceof ClientError && err.status > 0) return (err.json ?? {}) as Partial<ReadinessT>;
+          throw err;
+        });
         if (stopped) return;
-        const ready = res.ok && body.ready === true;
+        const ready = body.ready === true;
         setState({ ready, progress: typeof body.progress === 'number' ? body.progress : 0 });
         if (!ready) timer = setTimeout(ask, POLL_MS);
       } catch {
@@ -73,7 +76,7 @@ export function MeaningNote() {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const read = async () => {
       try {
-        const s = await api<Partial<StatusResponseT>>('/v1/status');
+        const s: Partial<StatusResponseT> = await call('status', {});
         if (stopped || !s.meaning_searchable) return;
         const next = { d30: s.meaning_searchable.last_30_days, d365: s.meaning_searchable.last_365_days };
         setShare(next);

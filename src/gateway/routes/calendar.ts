@@ -6,24 +6,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { agenda } from '../../calendar/agenda.ts';
 import { ingestCalendar } from '../../calendar/store.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
-import { AGENDA_MAX_DAYS, AgendaAnswer, AgendaQuery, CalendarIngestRequest, CalendarIngestResponse } from '../../schemas/calendar.ts';
+import { AGENDA_MAX_DAYS } from '../../schemas/calendar.ts';
 import { parseTimestamp } from '../../util/timestamp.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError } from '../../util/errors.ts';
 
 export const calendarRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
-  app.get(
-    '/v1/calendar/agenda',
-    {
-      schema: {
-        tags: ['documents'],
-        operationId: 'calendarAgenda',
-        summary: `Events (each occurrence of a recurring one) and tasks due between two instants, by start; at most ${AGENDA_MAX_DAYS} days`,
-        querystring: AgendaQuery,
-        response: { 200: AgendaAnswer, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.calendarAgenda,
+    handler: async (req) => {
       // The schema checked both are timestamps (a date alone is its day's 00:00 UTC).
       const from = parseTimestamp(req.query.from)!;
       const to = parseTimestamp(req.query.to)!;
@@ -32,18 +23,10 @@ export const calendarRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = a
       if (to.getTime() - from.getTime() > AGENDA_MAX_DAYS * 86_400_000) throw refuse(`the range may be at most ${AGENDA_MAX_DAYS} days`);
       return agenda(catalog.db, from, to);
     },
-  );
+  });
 
-  app.post(
-    '/v1/calendar/ingest',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Store calendar events and tasks (documents) and the occurrences of recurring events',
-        body: CalendarIngestRequest,
-        response: { 200: CalendarIngestResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => ingestCalendar(catalog, req.body.items),
-  );
+  app.route({
+    ...ROUTES.calendarIngest,
+    handler: async (req) => ingestCalendar(catalog, req.body.items),
+  });
 };

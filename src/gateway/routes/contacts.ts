@@ -8,72 +8,33 @@ import type { Catalog } from '../../catalog/catalog.ts';
 import { getChangeToken } from '../../people/change-tokens.ts';
 import { DEFAULT_CONTACT_SOURCE, ingestContacts } from '../../people/contacts.ts';
 import { decodeExportToken, planExport } from '../../identity/records.ts';
-import { MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
-import {
-  ChangeTokenQuery,
-  ChangeTokenResponse,
-  ContactExportQuery,
-  ContactIngestRequest,
-  ContactIngestResponse,
-} from '../../schemas/people.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError } from '../../util/errors.ts';
 
 export const contactIngestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
-  app.post(
-    '/catalog/contacts/ingest',
-    {
-      schema: {
-        tags: ['contacts'],
-        summary: 'Upsert or delete contact cards by (source, external_id); counts say what changed',
-        body: ContactIngestRequest,
-        response: { 200: ContactIngestResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) =>
+  app.route({
+    ...ROUTES.contactsIngest,
+    handler: async (req) =>
       ingestContacts(catalog, req.body, {
         // The error code only: messages of constraint errors quote identifiers.
         onCardError: (index, err) => req.log.warn({ index, code: (err as { code?: string }).code ?? 'error' }, 'contact card failed'),
       }),
-  );
+  });
 
-  app.get(
-    '/catalog/contacts/change-token',
-    {
-      schema: {
-        tags: ['contacts'],
-        summary: 'The change token last stored for (source, device_id)',
-        querystring: ChangeTokenQuery,
-        response: {
-          200: ChangeTokenResponse,
-          422: ValidationErrorBody,
-        },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.contactsChangeToken,
+    handler: async (req) => {
       const source = req.query.source ?? DEFAULT_CONTACT_SOURCE;
       const t = await getChangeToken(catalog.db, source, req.query.device_id);
       return { source, device_id: req.query.device_id, change_token: t?.change_token ?? null, updated_at: t?.updated_at ?? null };
     },
-  );
+  });
 };
 
 export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
-  app.get(
-    '/catalog/contacts/export',
-    {
-      schema: {
-        tags: ['contacts'],
-        summary:
-          'Newline-delimited JSON, one person per line with identifiers, streamed in pages. ' +
-          'X-Since-Token-Next carries the token for the next incremental export.',
-        querystring: ContactExportQuery,
-        response: {
-          200: MediaResponse('application/x-ndjson', 'One person per line, with identifiers; X-Since-Token-Next in a header'),
-          422: ValidationErrorBody,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.contactsExport,
+    handler: async (req, reply) => {
       let since: string | null = null;
       if (req.query.since_token !== undefined && !req.query.full) {
         since = decodeExportToken(req.query.since_token);
@@ -89,5 +50,5 @@ export const contactExportRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }
       if (plan.nextToken) reply.header('x-since-token-next', plan.nextToken);
       return reply.send(Readable.from(lines(), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
     },
-  );
+  });
 };

@@ -4,21 +4,12 @@
  * enforced"), as the relationship route is with RELATIONSHIPS_REQUIRE_CATALOG_TOKEN.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ValidationErrorBody } from '../../schemas/common.ts';
-import { ContextQuery, GeneralContextResponse } from '../../schemas/context.ts';
 import type { Search } from '../../search/search.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 export const contextRoutes: FastifyPluginAsyncTypebox<{ search: Search }> = async (app, { search }) => {
-  app.get(
-    '/v1/context/general',
-    {
-      schema: {
-        tags: ['search'],
-        summary: 'Totals, busiest threads and recent highlights of the active documents',
-        querystring: ContextQuery,
-        response: { 200: GeneralContextResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => search.generalContext(req.query),
-  );
+  app.route({
+    ...ROUTES.generalContext,
+    handler: async (req) => search.generalContext(req.query),
+  });
 };

@@ -15,13 +15,13 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Queryable } from '../../db/types.ts';
-import { DetailMessage as NotFound, MediaResponse } from '../../schemas/common.ts';
-import { Sha256Params } from '../../schemas/files.ts';
+import { SHOWN_IMAGE_TYPES as SHOWN_IMAGE_MIME_TYPES } from '../../schemas/files.ts';
 import { detectType, type ImageType } from '../../files/detect.ts';
 import { NotFoundError as ObjectNotFoundError, type ObjectStore } from '../../files/object-store.ts';
 import { NotFoundError } from '../../util/errors.ts';
 import { storedFile } from '../../files/stored-files.ts';
-import { THUMBNAIL_MAX_BYTES, THUMBNAIL_MAX_PX, thumbnailOf } from '../../files/thumbnails.ts';
+import { thumbnailOf } from '../../files/thumbnails.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 /** RFC 6266 / 5987 filename parameters: an ASCII fallback and the UTF-8 name. */
 export function contentDisposition(filename: string): string {
@@ -30,13 +30,7 @@ export function contentDisposition(filename: string): string {
 }
 
 /** Served inline only with one of these types, decided from the bytes: raster images a browser shows. */
-const SHOWN_IMAGE_TYPES: Partial<Record<ImageType, string>> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  bmp: 'image/bmp',
-};
+const SHOWN_IMAGE_TYPES: Partial<Record<ImageType, string>> = SHOWN_IMAGE_MIME_TYPES;
 /** Enough of the start of a file for its magic bytes (a BMP header is checked to 54 bytes). */
 const HEAD_BYTES = 4096;
 
@@ -71,17 +65,9 @@ async function peek(stream: Readable, n: number): Promise<{ head: Buffer; whole:
 
 export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: ObjectStore; db: Queryable }): Promise<void> {
   const { store, db } = opts;
-  app.get<{ Params: { sha256: string } }>(
-    '/v1/files/:sha256',
-    {
-      schema: {
-        tags: ['files'],
-        summary: 'Download a stored file by its SHA-256',
-        params: Sha256Params,
-        response: { 200: MediaResponse('application/octet-stream', 'The file as stored'), 404: NotFound },
-      },
-    },
-    async (req, reply) => {
+  app.route<{ Params: { sha256: string } }>({
+    ...ROUTES.downloadFile,
+    handler: async (req, reply) => {
       const sha = req.params.sha256.toLowerCase();
       const row = await storedFile(db, sha);
       if (!row) throw new NotFoundError('File not found');
@@ -102,29 +88,11 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         .header('cache-control', 'private, max-age=3600')
         .send(body);
     },
-  );
+  });
 
-  app.get<{ Params: { sha256: string } }>(
-    '/v1/files/:sha256/image',
-    {
-      schema: {
-        tags: ['files'],
-        summary: 'A stored raster image, to show in a page',
-        description:
-          'The bytes of a stored PNG, JPEG, GIF, WebP or BMP with the type read from the bytes (never the declared one), inline, with `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`. 404 for every other file, SVG included (its download is GET /v1/files/{sha256}).',
-        params: Sha256Params,
-        response: {
-          200: {
-            description: 'The image as stored',
-            content: Object.fromEntries(
-              Object.values(SHOWN_IMAGE_TYPES).map((t) => [t, { schema: { type: 'string', format: 'binary' } }]),
-            ),
-          },
-          404: NotFound,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route<{ Params: { sha256: string } }>({
+    ...ROUTES.fileImage,
+    handler: async (req, reply) => {
       const sha = req.params.sha256.toLowerCase();
       const row = await storedFile(db, sha);
       if (!row) throw new NotFoundError('File not found');
@@ -152,20 +120,11 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         .header('cache-control', 'private, max-age=3600')
         .send(whole);
     },
-  );
+  });
 
-  app.get<{ Params: { sha256: string } }>(
-    '/v1/files/:sha256/thumbnail',
-    {
-      schema: {
-        tags: ['files'],
-        summary: 'Thumbnail of a stored image or PDF',
-        description: `A WebP at most ${THUMBNAIL_MAX_PX} px on its longer side and ${THUMBNAIL_MAX_BYTES / 1024} KB: the image, or a PDF's first page. Made on the first request and kept beside the file; 404 for files of other types.`,
-        params: Sha256Params,
-        response: { 200: MediaResponse('image/webp', 'The thumbnail'), 404: NotFound },
-      },
-    },
-    async (req, reply) => {
+  app.route<{ Params: { sha256: string } }>({
+    ...ROUTES.fileThumbnail,
+    handler: async (req, reply) => {
       const thumb = await thumbnailOf(db, store, req.params.sha256.toLowerCase());
       if (!thumb) throw new NotFoundError('No thumbnail for this file');
       return reply
@@ -176,5 +135,5 @@ export async function fileDownloadRoutes(app: FastifyInstance, opts: { store: Ob
         .header('cache-control', 'private, max-age=86400')
         .send(thumb);
     },
-  );
+  });
 }

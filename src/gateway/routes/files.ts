@@ -7,24 +7,27 @@
 import multipart from '@fastify/multipart';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { FileIngestService, OcrUnavailableError, type FileItemResult, type StoredUpload } from '../../files/ingest-service.ts';
+import {
+  FileIngestService,
+  OcrUnavailableError,
+  type FileItemResult,
+  type StoredUpload,
+} from '../../files/ingest-service.ts';
 import { CatalogError } from '../../catalog/types.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
-import { DiskFullError, EmptyFileError, ObjectStoreError, TooLargeError, type PutResult } from '../../files/object-store.ts';
-import { DiskFullBody, ErrorMessage as ErrorBody, ValidationErrorBody } from '../../schemas/common.ts';
 import {
-  FILE_BATCH_MAX_FILES,
-  FileBatchResponse,
-  FileIngestResponse,
-  KnownFilesRequest,
-  KnownFilesResponse,
-  type FileBatchItemResultT,
-  type KnownFilesRequestT,
-} from '../../schemas/files.ts';
+  DiskFullError,
+  EmptyFileError,
+  ObjectStoreError,
+  TooLargeError,
+  type PutResult,
+} from '../../files/object-store.ts';
+import { FILE_BATCH_MAX_FILES, type FileBatchItemResultT, type KnownFilesRequestT } from '../../schemas/files.ts';
 import { drainRequest, errorEnvelope, oversizedDrainBytes } from '../errors.ts';
-import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { normaliseOptionalMimeType } from '../../util/mime-type.ts';
+import { toSubmissionResponse } from './ingest.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError } from '../../util/errors.ts';
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
@@ -119,26 +122,9 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
     throwFileSizeLimit: false,
   });
 
-  app.post(
-    '/v1/ingest/file',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Upload one file (multipart: meta JSON + upload); stored once by SHA-256, text extracted and indexed',
-        deprecated: true,
-        consumes: ['multipart/form-data'],
-        response: {
-          200: FileIngestResponse,
-          202: FileIngestResponse,
-          400: ErrorBody,
-          413: ErrorBody,
-          422: ValidationErrorBody,
-          503: ErrorBody,
-          507: DiskFullBody,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ingestFile,
+    handler: async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
         throw unprocessable([
@@ -214,32 +200,11 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
         throw err; // catalog errors: the gateway's error handler
       }
     },
-  );
+  });
 
-  app.post(
-    '/v1/ingest/file::batch',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: `Upload up to ${FILE_BATCH_MAX_FILES} files at once (multipart: meta JSON then upload, repeated)`,
-        description:
-          'Each file is handled as POST /v1/ingest/file would handle it, and answered in `results` by its position ' +
-          '(`status_code` is what the single route would have answered). One bad file never stops the others: the ' +
-          'answer is 202 when every file was accepted, else 207. The documents are cataloged together (one batch), ' +
-          'which is much cheaper than one request per file.',
-        consumes: ['multipart/form-data'],
-        response: {
-          202: FileBatchResponse,
-          207: FileBatchResponse,
-          400: ErrorBody,
-          413: ErrorBody,
-          422: ValidationErrorBody,
-          503: ErrorBody,
-          507: DiskFullBody,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ingestFileBatch,
+    handler: async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
         throw unprocessable([{ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, upload, meta, upload, …)', type: 'missing' }]);
@@ -313,22 +278,11 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
       results.sort((a, b) => a.index - b.index);
       return sendBatchResults(reply, results);
     },
-  );
+  });
 
-  app.post(
-    '/v1/ingest/file/known',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Which uploads the server already holds (same source path and bytes), and its instance id',
-        description:
-          'Clients that remember what they uploaded (memex ingest) confirm it here before skipping a file: only files ' +
-          'listed in `known` would be answered as duplicates. `instance_id` changes with a new data directory or database.',
-        body: KnownFilesRequest,
-        response: { 200: KnownFilesResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.knownFiles,
+    handler: async (req) => {
       const { files } = req.body as KnownFilesRequestT;
       const items = files.map((f) => {
         const parsed = parseFileMeta({ source: f.source, path: f.path, ...(f.message_id ? { message_id: f.message_id } : {}) });
@@ -341,5 +295,5 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
         known: known.map((k) => ({ path: files[valid[k.index].i].path, sha256: files[valid[k.index].i].sha256.toLowerCase(), doc_id: k.doc_id })),
       };
     },
-  );
+  });
 }

@@ -1,8 +1,8 @@
 /** POST /v1/forget: erase a person, a document, a source or an identifier (docs/forget.md). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type ForgetService, type ForgetTarget } from '../../forget/forget.ts';
-import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
-import { ForgetRequest, ForgetResponse, type ForgetRequestT } from '../../schemas/forget.ts';
+import { type ForgetRequestT } from '../../schemas/forget.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError } from '../../util/errors.ts';
 
 const TARGET_FIELDS = ['person_id', 'doc_id', 'source_type', 'identifier'] as const;
@@ -19,18 +19,9 @@ function targetOf(body: ForgetRequestT): ForgetTarget | string {
 }
 
 export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }> = async (app, { service }) => {
-  app.post(
-    '/v1/forget',
-    {
-      schema: {
-        tags: ['forget'],
-        operationId: 'forget',
-        summary: 'Erase a person, document, source or identifier with everything derived from it (dry_run counts first)',
-        body: ForgetRequest,
-        response: { 200: ForgetResponse, 404: NotFound, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.forget,
+    handler: async (req) => {
       const target = targetOf(req.body);
       if (typeof target === 'string') throw new InvalidRequestError({ loc: ['body'], msg: target });
       // A target that does not exist is a ForgetNotFoundError: 404 through the shared error mapping.
@@ -38,5 +29,5 @@ export const forgetRoutes: FastifyPluginAsyncTypebox<{ service: ForgetService }>
       req.log.info({ dry_run: result.dry_run, target: Object.keys(target)[0], removed: result.removed }, 'forget');
       return { ...result, target: target as Record<string, unknown> };
     },
-  );
+  });
 };

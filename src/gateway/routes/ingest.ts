@@ -4,22 +4,14 @@ import { Type } from '@sinclair/typebox';
 import { batchKeyOf, type Catalog } from '../../catalog/catalog.ts';
 import { submissionStatus } from '../../catalog/status.ts';
 import type { CatalogDocumentRequest, CatalogIngestResult } from '../../catalog/types.ts';
-import { DetailMessage, DiskFullBody, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
-import {
-  BatchIngestRequest,
-  BatchIngestResponse,
-  IngestRequest,
-  IngestStatusResponse,
-  IngestSubmissionResponse,
-  SubmissionParams,
-  type BatchItemResultT,
-  type IngestSubmissionResponseT,
-} from '../../schemas/ingest.ts';
+import { type ValidationErrorItemT } from '../../schemas/common.ts';
+import { IngestRequest, type BatchItemResultT, type IngestSubmissionResponseT } from '../../schemas/ingest.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
 import { CLEAN_ITEMS_IN_HANDLER } from '../input-guard.ts';
 import { PrepareError, prepareIngest } from '../../catalog/prepare.ts';
 import { compileBodyValidator, toValidationDetail } from '../validation.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { NotFoundError } from '../../util/errors.ts';
 
 // A batch is checked in two steps (spec 4.1 rules 3–4, §7): the request must be a batch (an object
@@ -61,38 +53,22 @@ export function toSubmissionResponse(r: CatalogIngestResult): IngestSubmissionRe
 
 
 export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
-  app.post(
-    '/v1/ingest',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Ingest one text document',
-        body: IngestRequest,
-        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody, 507: DiskFullBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ingest,
+    handler: async (req, reply) => {
       const prepared = prepareIngest(req.body);
       const result = await catalog.ingest(prepared);
       reply.header('x-content-sha256', prepared.content_sha256);
       return reply.code(result.duplicate || result.skipped ? 200 : 202).send(toSubmissionResponse(result));
     },
-  );
+  });
 
-  app.post(
-    '/v1/ingest::batch',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Ingest several documents; one bad item never stops the others',
-        body: BatchIngestRequest,
-        response: { 202: BatchIngestResponse, 207: BatchIngestResponse, 422: ValidationErrorBody },
-      },
-      config: CLEAN_ITEMS_IN_HANDLER,
-      validatorCompiler: ({ httpPart }) =>
-        (httpPart === 'body' ? validateBatchEnvelope : () => true) as ReturnType<typeof compileBodyValidator>,
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ingestBatch,
+    config: CLEAN_ITEMS_IN_HANDLER,
+    validatorCompiler: ({ httpPart }) =>
+      (httpPart === 'body' ? validateBatchEnvelope : () => true) as ReturnType<typeof compileBodyValidator>,
+    handler: async (req, reply) => {
       const docs = req.body.documents;
       const results: BatchItemResultT[] = [];
       const prepared: { index: number; request: CatalogDocumentRequest }[] = [];
@@ -170,23 +146,15 @@ export const ingestRoutes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = asy
         results,
       });
     },
-  );
+  });
 
-  app.get(
-    '/v1/ingest/:submission_id',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: 'Status of a submission, or of a batch by its batch_id',
-        params: SubmissionParams,
-        response: { 200: IngestStatusResponse, 404: DetailMessage, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.submissionStatus,
+    handler: async (req) => {
       const status = await submissionStatus(catalog.db, req.params.submission_id);
       if (!status) throw new NotFoundError('Submission not found');
       return status;
     },
-  );
+  });
 };
 

@@ -1,6 +1,5 @@
 /** POST /v1/admin/gc (src/maintenance/gc.ts), GET /v1/export (export.ts), POST /v1/admin/backup (backup.ts). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { Database } from '../../db/types.ts';
 import type { ObjectStore } from '../../files/object-store.ts';
 import path from 'node:path';
@@ -9,8 +8,7 @@ import type { ServerConfig } from '../../config/server.ts';
 import { BackupAborted, backupPreflight, writeBackup } from '../../maintenance/backup.ts';
 import { exportNdjson } from '../../maintenance/export.ts';
 import { collectGarbage } from '../../maintenance/gc.ts';
-import { ErrorMessage, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
-import { ExportQuery, GcRequest, GcResponse } from '../../schemas/maintenance.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { ConflictError } from '../../util/errors.ts';
 
 export interface MaintenanceOptions {
@@ -22,18 +20,9 @@ export interface MaintenanceOptions {
 
 export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = async (app, { db, config, files }) => {
   const store = files?.store;
-  app.post(
-    '/v1/admin/gc',
-    {
-      schema: {
-        tags: ['admin'],
-        operationId: 'collectGarbage',
-        summary: 'Collect chunks, vectors, files and stored objects that no document references',
-        body: Type.Optional(GcRequest),
-        response: { 200: GcResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.collectGarbage,
+    handler: async (req) => {
       const body = req.body ?? {};
       const grace = body.grace_seconds;
       const result = await collectGarbage(db, store, {
@@ -44,44 +33,20 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       req.log.info(result, 'garbage collected');
       return result;
     },
-  );
+  });
 
-  app.get(
-    '/v1/export',
-    {
-      schema: {
-        tags: ['admin'],
-        operationId: 'exportNdjson',
-        summary:
-          'Everything as NDJSON: a header line with counts, then active documents (metadata, people, files), threads and people',
-        querystring: ExportQuery,
-        response: {
-          200: MediaResponse('application/x-ndjson', 'A header line with counts, then one JSON object per line'),
-          422: ValidationErrorBody,
-        },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.exportNdjson,
+    handler: async (_req, reply) => {
       reply.header('content-type', 'application/x-ndjson; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="memex-export.ndjson"');
       return reply.send(Readable.from(exportNdjson(db, files ? { store: files.store, maxObjectBytes: files.maxObjectBytes } : {}), { objectMode: false, highWaterMark: 64 * 1024 }) as any);
     },
-  );
+  });
 
-  app.post(
-    '/v1/admin/backup',
-    {
-      schema: {
-        tags: ['admin'],
-        operationId: 'backup',
-        summary: 'A consistent copy of everything (database and stored files) as one tar file, made while the server runs',
-        response: {
-          200: MediaResponse('application/x-tar', 'The backup (docs/forget.md): a manifest first, memex\'s table rows as NDJSON, the stored objects, an end member last'),
-          409: ErrorMessage,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.backup,
+    handler: async (req, reply) => {
       if (!files) throw new ConflictError('this gateway has no object store configured; back up from memex serve');
       const source = {
         db,
@@ -105,5 +70,5 @@ export const maintenanceRoutes: FastifyPluginAsyncTypebox<MaintenanceOptions> = 
       reply.header('content-disposition', 'attachment; filename="memex-backup.tar"');
       return reply.send(out as any);
     },
-  );
+  });
 };

@@ -15,21 +15,30 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Database } from '../../db/types.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
-import { ReparseResponse } from '../../schemas/originals.ts';
-import { linkOriginals, ORIGINAL_MAX_BYTES, ORIGINAL_MIME_TYPE, originalOf, type OriginalKind } from '../../catalog/originals.ts';
-import { NotFoundError as ObjectNotFoundError, ObjectStoreError, removeObjects, type ObjectStore, type PutResult } from '../../files/object-store.ts';
-import { DetailMessage as NotFound, ErrorMessage as ErrorBody, MediaResponse, ValidationErrorBody } from '../../schemas/common.ts';
-import { DocIdParams } from '../../schemas/documents.ts';
+import {
+  linkOriginals,
+  ORIGINAL_MAX_BYTES,
+  ORIGINAL_MIME_TYPE,
+  originalOf,
+  type OriginalKind,
+} from '../../catalog/originals.ts';
+import {
+  NotFoundError as ObjectNotFoundError,
+  ObjectStoreError,
+  removeObjects,
+  type ObjectStore,
+  type PutResult,
+} from '../../files/object-store.ts';
 import {
   ORIGINAL_META_MAX_BYTES,
   ORIGINALS_MAX_PER_REQUEST,
-  OriginalUploadResponse,
   type OriginalItemResultT,
 } from '../../schemas/originals.ts';
 import { errorEnvelope } from '../errors.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { contentDisposition } from './file-download.ts';
 import { isUuid } from '../../util/ids.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
 /** The meta part: {doc_id, kind?} and nothing else; a message saying what is wrong otherwise. */
@@ -108,22 +117,9 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
     throwFileSizeLimit: false,
   });
 
-  app.post(
-    '/v1/ingest/originals',
-    {
-      schema: {
-        tags: ['ingest'],
-        summary: `Keep the raw bytes of ingested messages (multipart: meta JSON then original, repeated, up to ${ORIGINALS_MAX_PER_REQUEST})`,
-        description:
-          'Each original is stored once by SHA-256 (the same message from two folders is one object) and linked to the ' +
-          'document version named by `meta.doc_id` (an email document). Answered per original by position: 201 linked, ' +
-          '200 already linked, 404 no such document, 413 larger than the largest message, 422 a bad meta or not a message. ' +
-          'The answer is 202 when every original was linked, else 207.',
-        consumes: ['multipart/form-data'],
-        response: { 202: OriginalUploadResponse, 207: OriginalUploadResponse, 400: ErrorBody, 413: ErrorBody, 422: ValidationErrorBody, 503: ErrorBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.ingestOriginals,
+    handler: async (req, reply) => {
       if (!req.isMultipart()) {
         throw new InvalidRequestError({ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, original, meta, original, …)', type: 'missing' });
       }
@@ -224,23 +220,11 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
       results.sort((a, b) => a.index - b.index);
       return sendBatchResults(reply, results);
     },
-  );
+  });
 
-  app.get<{ Params: { doc_id: string } }>(
-    '/v1/documents/:doc_id/original',
-    {
-      schema: {
-        tags: ['documents'],
-        summary: 'The original of a message document: its raw RFC 5322 bytes as collected (message/rfc822, a download)',
-        description:
-          'The original linked to this version, else the newest linked to another version of the same document. ' +
-          '404 when none is kept (a document that is no message, or mail stored before memex kept originals: ' +
-          '`memex import mail --rescan PATH` stores them).',
-        params: DocIdParams,
-        response: { 200: MediaResponse(ORIGINAL_MIME_TYPE, 'The message as collected'), 404: NotFound, 422: ValidationErrorBody },
-      },
-    },
-    async (req, reply) => {
+  app.route<{ Params: { doc_id: string } }>({
+    ...ROUTES.documentOriginal,
+    handler: async (req, reply) => {
       const original = await originalOf(db, req.params.doc_id);
       if (!original) throw new NotFoundError('No original is kept for this document');
       let body;
@@ -259,25 +243,15 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
         .header('cache-control', 'private, max-age=3600')
         .send(body);
     },
-  );
+  });
 
-  app.post(
-    '/v1/admin/email/reparse',
-    {
-      schema: {
-        tags: ['admin'],
-        summary: 'Rebuild every stored message from its original with the current parser; a changed result is a new version',
-        description:
-          'What `memex reindex --reparse` runs. Answers when done: how many documents were repaired (a new version), ' +
-          'unchanged, failed, and how many email documents have no original (`memex import mail --rescan PATH` stores them).',
-        response: { 200: ReparseResponse },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.reparseEmail,
+    handler: async (req) => {
       const { reparseEmail } = await import('../../maintenance/reparse.ts');
       const result = await reparseEmail({ db, store, catalog });
       req.log.info({ repaired: result.repaired, unchanged: result.unchanged, failed: result.failed, without_original: result.without_original }, 'email reparsed from the originals');
       return result;
     },
-  );
+  });
 }

@@ -15,16 +15,8 @@ import {
 } from '../../relationships/self.ts';
 import { newestMessageAt, parseWindow, topRelationships, topRelationshipsAsOf } from '../../relationships/top.ts';
 import { parseTimestamp } from '../../util/timestamp.ts';
-import { ErrorMessage as Detail, ValidationErrorBody } from '../../schemas/common.ts';
-import {
-  DEFAULT_WINDOW,
-  MAX_WINDOW_DAYS,
-  RecomputeResponse,
-  SelfPut,
-  SelfState,
-  TopQuery,
-  TopResponse,
-} from '../../schemas/relationships.ts';
+import { DEFAULT_WINDOW, MAX_WINDOW_DAYS } from '../../schemas/relationships.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
 function windowError(raw: string) {
@@ -36,17 +28,9 @@ function windowError(raw: string) {
 
 /** GET /v1/crm/relationships/top; registered in a scope whose guard app.ts chooses (spec 5.4). */
 export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: RelationshipService }> = async (app, { service }) => {
-  app.get(
-    '/v1/crm/relationships/top',
-    {
-      schema: {
-        tags: ['crm'],
-        summary: 'People ranked by relationship score (edges self -> person, explained by their features)',
-        querystring: TopQuery,
-        response: { 200: TopResponse, 404: Detail, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.topRelationships,
+    handler: async (req) => {
       const q = req.query;
       const raw = q.window ?? DEFAULT_WINDOW;
       const days = parseWindow(raw);
@@ -86,7 +70,7 @@ export const relationshipRoutes: FastifyPluginAsyncTypebox<{ service: Relationsh
           : await topRelationships(service.db, selfId, { ...ask, now: asOf ?? undefined });
       return { self_person_id: selfId, ...top, window: Number.isFinite(days) ? `${days}d` : 'all', limit, offset };
     },
-  );
+  });
 };
 
 /**
@@ -124,29 +108,14 @@ async function selfState(service: RelationshipService) {
 
 /** Admin routes for the self person; registered behind the gateway token. */
 export const selfPersonRoutes: FastifyPluginAsyncTypebox<{ service: RelationshipService }> = async (app, { service }) => {
-  app.get(
-    '/v1/admin/self-person',
-    {
-      schema: {
-        tags: ['admin'],
-        summary: 'The self person in use, the stored override and what detection finds',
-        response: { 200: SelfState },
-      },
-    },
-    async () => selfState(service),
-  );
+  app.route({
+    ...ROUTES.getSelfPerson,
+    handler: async () => selfState(service),
+  });
 
-  app.put(
-    '/v1/admin/self-person',
-    {
-      schema: {
-        tags: ['admin'],
-        summary: 'Override the self person by id or by one of their identifiers (merged ids resolve to the survivor)',
-        body: SelfPut,
-        response: { 200: SelfState, 404: Detail, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.setSelfPerson,
+    handler: async (req) => {
       const b = req.body;
       if ((b.person_id === undefined) === (b.identifier === undefined)) {
         throw new InvalidRequestError({ loc: ['body'], msg: 'Give exactly one of person_id or identifier' });
@@ -163,30 +132,18 @@ export const selfPersonRoutes: FastifyPluginAsyncTypebox<{ service: Relationship
       service.requestFull();
       return selfState(service);
     },
-  );
+  });
 
-  app.delete(
-    '/v1/admin/self-person',
-    {
-      schema: { tags: ['admin'], summary: 'Remove the override; detection decides again', response: { 200: SelfState } },
-    },
-    async () => {
+  app.route({
+    ...ROUTES.clearSelfPerson,
+    handler: async () => {
       if (await clearSelfSetting(service.db)) service.requestFull();
       return selfState(service);
     },
-  );
+  });
 
-  app.post(
-    '/v1/admin/relationships/recompute',
-    {
-      schema: {
-        tags: ['admin'],
-        summary: 'Recompute every relationship edge of the self person now',
-        response: {
-          200: RecomputeResponse,
-        },
-      },
-    },
-    async () => service.recompute(),
-  );
+  app.route({
+    ...ROUTES.recomputeRelationships,
+    handler: async () => service.recompute(),
+  });
 };

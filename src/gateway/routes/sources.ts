@@ -8,9 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Catalog } from '../../catalog/catalog.ts';
 import type { Database } from '../../db/types.ts';
 import { applySourceState, recordStatus, setPaused } from '../../coverage/freshness.ts';
-import { DetailMessage as NotFound, ValidationErrorBody } from '../../schemas/common.ts';
-import { SourceIdParams } from '../../schemas/coverage.ts';
-import { PauseAnswer, SourceStateAnswer, SourceStateRequest, SourceStatusAnswer, SourceStatusBatch } from '../../schemas/sources.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { NotFoundError } from '../../util/errors.ts';
 
 const NOTE = {
@@ -19,48 +17,24 @@ const NOTE = {
 };
 
 export const sourceRoutes: FastifyPluginAsyncTypebox<{ db: Database; catalog: Catalog }> = async (app, { db, catalog }) => {
-  app.put(
-    '/v1/sources/status',
-    {
-      schema: {
-        tags: ['coverage'],
-        summary: "An agent's report of how fresh each of its sources is; the answer says which a person paused",
-        body: SourceStatusBatch,
-        response: { 200: SourceStatusAnswer, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => ({ sources: await recordStatus(db, req.body.agent, req.body.sources) }),
-  );
+  app.route({
+    ...ROUTES.reportSourceStatus,
+    handler: async (req) => ({ sources: await recordStatus(db, req.body.agent, req.body.sources) }),
+  });
 
   for (const what of ['pause', 'resume'] as const) {
-    app.post(
-      `/v1/sources/:source_id/${what}`,
-      {
-        schema: {
-          tags: ['coverage'],
-          summary: what === 'pause' ? 'Pause a source: its agent stops keeping it up to date until resumed' : 'Resume a paused source',
-          params: SourceIdParams,
-          response: { 200: PauseAnswer, 404: NotFound, 422: ValidationErrorBody },
-        },
-      },
-      async (req) => {
+    app.route({
+      ...ROUTES[what === 'pause' ? 'pauseSource' : 'resumeSource'],
+      handler: async (req) => {
         if (!(await setPaused(db, req.params.source_id, what === 'pause'))) throw new NotFoundError('No such source (GET /v1/coverage lists them)');
         req.log.info({ source_id: req.params.source_id, what }, 'source pause state changed');
         return { source_id: req.params.source_id, paused: what === 'pause', note: NOTE[what] };
       },
-    );
+    });
   }
 
-  app.post(
-    '/v1/documents/source-state',
-    {
-      schema: {
-        tags: ['documents'],
-        summary: 'What changed at the source for stored documents (folder, flags, deleted_at_source), recorded without a new version',
-        body: SourceStateRequest,
-        response: { 200: SourceStateAnswer, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => applySourceState(db, req.body.updates, (id) => catalog.deleteDocument(id)),
-  );
+  app.route({
+    ...ROUTES.sourceState,
+    handler: async (req) => applySourceState(db, req.body.updates, (id) => catalog.deleteDocument(id)),
+  });
 };

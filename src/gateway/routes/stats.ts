@@ -2,23 +2,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Queryable } from '../../db/types.ts';
 import { sourceSummary, timeline } from '../../catalog/stats.ts';
-import { ValidationErrorBody } from '../../schemas/common.ts';
-import { SourcesResponse, TimelineQuery, TimelineResponse } from '../../schemas/stats.ts';
 import { parseTimestamp } from '../../util/timestamp.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 import { InvalidRequestError } from '../../util/errors.ts';
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ db: Queryable }> = async (app, { db }) => {
-  app.get(
-    '/v1/stats/timeline',
-    {
-      schema: {
-        tags: ['stats'],
-        summary: 'Active documents per time bucket and source type (the timeline chart)',
-        querystring: TimelineQuery,
-        response: { 200: TimelineResponse, 422: ValidationErrorBody },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.timeline,
+    handler: async (req) => {
       const bucket = req.query.bucket ?? 'month';
       const range: { start?: string; end?: string } = {};
       for (const [field, key] of [['start_date', 'start'], ['end_date', 'end']] as const) {
@@ -30,17 +21,10 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ db: Queryable }> = async (
       }
       return { bucket, buckets: await timeline(db, { bucket, ...range }) };
     },
-  );
+  });
 
-  app.get(
-    '/v1/stats/sources',
-    {
-      schema: {
-        tags: ['stats'],
-        summary: 'Active documents per source type and account, with the last ingest time',
-        response: { 200: SourcesResponse },
-      },
-    },
-    async () => ({ sources: await sourceSummary(db) }),
-  );
+  app.route({
+    ...ROUTES.sourceStats,
+    handler: async () => ({ sources: await sourceSummary(db) }),
+  });
 };

@@ -10,9 +10,8 @@ import { reindexFailed } from '../../embedding/ops.ts';
 import { serverStatus } from '../../embedding/report.ts';
 import type { EmbeddingWorker } from '../../embedding/worker.ts';
 import type { GatewayMetrics } from '../metrics.ts';
-import { MediaResponse } from '../../schemas/common.ts';
-import { ReindexFailedResponse, StatusResponse } from '../../schemas/status.ts';
 import { diskReport } from '../../util/disk-full.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 export const statusRoutes: FastifyPluginAsyncTypebox<{
   db: Database;
@@ -35,46 +34,25 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     return { worker, running: () => !ended.has(worker) };
   };
 
-  app.get(
-    '/v1/status',
-    {
-      schema: {
-        tags: ['status'],
-        summary: 'Documents per source and status, the embedding queue, throughput and failures with reasons',
-        response: { 200: StatusResponse },
-      },
-    },
-    async () => ({ ...(await serverStatus(db, local())), ...(opts.dataDir ? { disk: diskReport(opts.dataDir) } : {}) }),
-  );
+  app.route({
+    ...ROUTES.status,
+    handler: async () => ({ ...(await serverStatus(db, local())), ...(opts.dataDir ? { disk: diskReport(opts.dataDir) } : {}) }),
+  });
 
-  app.get(
-    '/metrics',
-    {
-      schema: {
-        tags: ['status'],
-        summary: 'Prometheus metrics: request latency per route, ingest outcomes, embedding queue, search legs',
-        response: { 200: MediaResponse('text/plain', 'Prometheus text exposition format') },
-      },
-    },
-    async (_req, reply) => {
+  app.route({
+    ...ROUTES.metrics,
+    handler: async (_req, reply) => {
       reply.header('content-type', metrics.registry.contentType);
       return metrics.scrape();
     },
-  );
+  });
 
-  app.post(
-    '/v1/admin/embedding/reindex-failed',
-    {
-      schema: {
-        tags: ['status'],
-        summary: 'Put failed chunks back in the embedding queue',
-        response: { 200: ReindexFailedResponse },
-      },
-    },
-    async () => {
+  app.route({
+    ...ROUTES.reindexFailed,
+    handler: async () => {
       const queued = await reindexFailed(db);
       if (queued > 0) opts.worker?.()?.notify();
       return { queued };
     },
-  );
+  });
 };

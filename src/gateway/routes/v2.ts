@@ -9,19 +9,8 @@ import type { Catalog } from '../../catalog/catalog.ts';
 import type { CatalogDocumentRequest } from '../../catalog/types.ts';
 import { upsertPerson } from '../../people/upsert.ts';
 import { personFromV2, v2PeopleSource, type PersonPayloadV2 } from '../../people/v2-person.ts';
-import { DiskFullBody, ErrorMessage, SOURCE_TYPES, THREAD_SOURCE_TYPES, ValidationErrorBody, type ValidationErrorItemT } from '../../schemas/common.ts';
-import { IngestSubmissionResponse } from '../../schemas/ingest.ts';
-import {
-  DocumentEnvelope,
-  PersonEnvelope,
-  PersonIngestResponse,
-  V2BatchRequest,
-  V2BatchResponse,
-  type DocumentEnvelopeT,
-  type PersonEnvelopeT,
-  type PersonIngestResponseT,
-  type V2BatchItemT,
-} from '../../schemas/v2.ts';
+import { SOURCE_TYPES, THREAD_SOURCE_TYPES, type ValidationErrorItemT } from '../../schemas/common.ts';
+import { DocumentEnvelope, PersonEnvelope, type DocumentEnvelopeT, type PersonEnvelopeT, type PersonIngestResponseT, type V2BatchItemT } from '../../schemas/v2.ts';
 import { normaliseText, sha256Hex } from '../../util/hash.ts';
 import { cleanStrings } from '../../util/json-input.ts';
 import { errorEnvelope } from '../errors.ts';
@@ -34,6 +23,7 @@ import { MemexError, type ErrorCode } from '../../util/errors.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../../util/disk-full.ts';
+import { ROUTES } from '../../schemas/routes.ts';
 
 
 /** Failure of one envelope: a status and a 422-style detail list or a message. */
@@ -150,17 +140,9 @@ function detailOf(errors: Parameters<typeof toValidationDetail>[0] | null | unde
 }
 
 export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (app, { catalog }) => {
-  app.post(
-    '/v2/ingest/document',
-    {
-      schema: {
-        tags: ['v2'],
-        summary: 'Ingest a document envelope (schema_version 2.x, kind document)',
-        body: DocumentEnvelope,
-        response: { 200: IngestSubmissionResponse, 202: IngestSubmissionResponse, 422: ValidationErrorBody, 507: DiskFullBody },
-      },
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.v2IngestDocument,
+    handler: async (req, reply) => {
       let prepared: CatalogDocumentRequest;
       try {
         prepared = prepareV2Document(req.body);
@@ -170,51 +152,30 @@ export const v2Routes: FastifyPluginAsyncTypebox<{ catalog: Catalog }> = async (
       const result = await catalog.ingest(prepared);
       return reply.code(result.duplicate || result.skipped ? 200 : 202).send(toSubmissionResponse(result));
     },
-  );
+  });
 
-  app.post(
-    '/v2/ingest/person',
-    {
-      schema: {
-        tags: ['v2'],
-        summary: 'Upsert or delete a person envelope (schema_version 2.x, kind person)',
-        body: PersonEnvelope,
-        response: {
-          200: PersonIngestResponse,
-          404: { ...ErrorMessage, description: 'A deletion of a person this source never sent' },
-          409: { ...ErrorMessage, description: 'The version is older than the stored one' },
-          422: ValidationErrorBody,
-        },
-      },
-    },
-    async (req) => {
+  app.route({
+    ...ROUTES.v2IngestPerson,
+    handler: async (req) => {
       try {
         return await ingestPersonEnvelope(catalog, req.body);
       } catch (err) {
         rethrow(err);
       }
     },
-  );
+  });
 
-  app.post(
-    '/v2/ingest::batch',
-    {
-      schema: {
-        tags: ['v2'],
-        summary: 'An array of document and person envelopes; one bad envelope never stops the others',
-        body: V2BatchRequest,
-        response: { 202: V2BatchResponse, 207: V2BatchResponse, 422: ValidationErrorBody },
-      },
-      config: CLEAN_ITEMS_IN_HANDLER,
-    },
-    async (req, reply) => {
+  app.route({
+    ...ROUTES.v2IngestBatch,
+    config: CLEAN_ITEMS_IN_HANDLER,
+    handler: async (req, reply) => {
       const results: V2BatchItemT[] = [];
       for (const [index, env] of (req.body as unknown[]).entries()) {
         results.push(await batchItem(catalog, index, env));
       }
       return sendBatchResults(reply, results);
     },
-  );
+  });
 };
 
 async function batchItem(catalog: Catalog, index: number, env: unknown): Promise<V2BatchItemT> {

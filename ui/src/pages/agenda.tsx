@@ -8,7 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build.
 import type { AgendaAnswerT, AgendaEntryT } from '../../../src/schemas/calendar.ts';
-import { api, qs } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href } from '../router.ts';
 
@@ -84,7 +84,7 @@ function useAgenda(from: Date, days: number): { answer: AgendaAnswerT | null; er
     setError(null);
     // Local days as instants: from the first day's local midnight to the midnight after the last.
     const range = { from: from.toISOString(), to: addDays(from, days).toISOString() };
-    api<AgendaAnswerT>(`/v1/calendar/agenda${qs(range)}`)
+    call('calendarAgenda', { query: range })
       .then((a) => live && setAnswer(a))
       .catch((err) => live && setError(err));
     return () => {

@@ -4,9 +4,8 @@
  */
 import { useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
-import type { StoredDocumentT } from '../../../src/schemas/documents.ts';
 import type { AskCitationT, AskResponseT } from '../../../src/schemas/search.ts';
-import { api } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
 import { href } from '../router.ts';
 
@@ -71,9 +70,9 @@ export function AskPage() {
     setBusy(true);
     setError(null);
     try {
-      const a = await api<AskResponseT>('/v1/ask', { method: 'POST', body: { query: question.trim(), k: 5 } });
+      const a = await call('ask', { body: { query: question.trim(), k: 5 } });
       const ids = [...new Set(a.citations.map((c) => c.document_id))];
-      const docs = await Promise.all(ids.map((id) => api<StoredDocumentT>(`/v1/doc/${id}`).catch(() => null)));
+      const docs = await Promise.all(ids.map((id) => call('getDocument', { params: { doc_id: id } }).catch(() => null)));
       // Answer and sources appear together: rendered before the documents, the list would show bare ids.
       setSources(
         Object.fromEntries(

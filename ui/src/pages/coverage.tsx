@@ -7,8 +7,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
-import type { CoverageResponseT, MissingPageT, ReconcileResultT, SourceCoverageT } from '../../../src/schemas/coverage.ts';
-import { api, qs } from '../api.ts';
+import type { MissingPageT, ReconcileResultT, SourceCoverageT } from '../../../src/schemas/coverage.ts';
+import { call } from '../api.ts';
 import { ErrorNote, When } from '../components.tsx';
 
 type SourceCoverage = SourceCoverageT;
@@ -46,8 +46,9 @@ function MissingList({ source }: { source: SourceCoverage }) {
 
   async function load(after: string | null, signal?: AbortSignal) {
     try {
-      const page = await api<MissingPageT>(
-        `/v1/coverage/sources/${source.source_id}/missing${qs({ limit: 100, after: after ?? undefined })}`,
+      const page = await call(
+        'coverageMissing',
+        { params: { source_id: source.source_id }, query: { limit: 100, after: after ?? undefined } },
         { signal },
       );
       setItems((list) => (after ? [...list, ...page.items] : page.items));
@@ -103,7 +104,7 @@ function RetryCell({ source, onAsked }: { source: SourceCoverage; onAsked: () =>
         aria-label={`Retry failed items of ${sourceName(source)}`}
         onClick={async () => {
           try {
-            await api(`/v1/coverage/sources/${source.source_id}/retry`, { method: 'POST' });
+            await call('coverageRetry', { params: { source_id: source.source_id } });
             onAsked();
           } catch (err) {
             setError(err);
@@ -135,7 +136,7 @@ export function CoverageSection() {
 
   useEffect(() => {
     const ctl = new AbortController();
-    api<CoverageResponseT>('/v1/coverage?missing_limit=0', { signal: ctl.signal })
+    call('coverage', { query: { missing_limit: 0 } }, { signal: ctl.signal })
       .then((r) => setSources(r.sources))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();

@@ -3,7 +3,7 @@ import { TagEditor } from '../organize.tsx';
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { DocumentAttachmentT, DocumentViewResponseT } from '../../../src/schemas/documents.ts';
-import { api, ApiError, fileUrl, qs } from '../api.ts';
+import { call, ClientError, fileUrl } from '../api.ts';
 import { ErrorNote, formatBytes, isUuid, NotFound, previewable, showableImage, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { ImageViewer, PdfViewer } from '../viewers.tsx';
 import { CalendarFacts } from '../calendar.tsx';
@@ -99,7 +99,7 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
     setView(null);
     setError(null);
     if (!isUuid(id)) return;
-    api<DocView>(`/v1/doc/${encodeURIComponent(id)}/view${qs({ chunk_id: chunk })}`, { signal: ctl.signal })
+    call('documentView', { params: { doc_id: id }, query: { chunk_id: chunk } }, { signal: ctl.signal })
       .then((v) => {
         setView(v);
         document.getElementById('doc-title')?.focus();
@@ -121,7 +121,7 @@ export function DocumentPage({ id, chunk, at }: { id: string; chunk?: string | n
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  if (!isUuid(id) || (error instanceof ApiError && error.status === 404)) return <NotFound what="Document" />;
+  if (!isUuid(id) || (error instanceof ClientError && error.status === 404)) return <NotFound what="Document" />;
   if (error) return <ErrorNote error={error} />;
   if (!view) return <p class="status">Loading…</p>;
   const d = view.document;

@@ -7,8 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { DocumentListResponseT } from '../../../src/schemas/documents.ts';
 import type { MergeCandidatesResponseT, MergeListResponseT, PeopleSearchResponseT, PersonDetailResponseT } from '../../../src/schemas/people.ts';
-import type { RelationshipT, TopResponseT } from '../../../src/schemas/relationships.ts';
-import { api, ApiError, qs } from '../api.ts';
+import type { RelationshipT } from '../../../src/schemas/relationships.ts';
+import { call, ClientError } from '../api.ts';
 import { ErrorNote, Page, SourceBadge, titleOf, When } from '../components.tsx';
 import { ForgetPanel } from '../forget.tsx';
 import { href, navigate, replaceRoute } from '../router.ts';
@@ -32,7 +32,7 @@ function MergeCandidates({ onMerged }: { onMerged: () => void }) {
   const [reload, setReload] = useState(0);
   useEffect(() => {
     const ctl = new AbortController();
-    api<MergeCandidatesResponseT>('/v1/people/merge-candidates', { signal: ctl.signal })
+    call('mergeCandidates', {}, { signal: ctl.signal })
       .then((r) => setGroups(r.groups))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
@@ -40,7 +40,7 @@ function MergeCandidates({ onMerged }: { onMerged: () => void }) {
   if (!groups.length && !error) return null;
   async function merge(target: string, source: string) {
     try {
-      await api('/v1/people/merge', { method: 'POST', body: { target, source } });
+      await call('mergePeople', { body: { target, source } });
       setReload((n) => n + 1);
       onMerged();
     } catch (err) {
@@ -86,7 +86,7 @@ export function PeoplePage({ params }: { params: URLSearchParams }) {
   useEffect(() => {
     const ctl = new AbortController();
     const t = setTimeout(() => {
-      api<PeopleSearchResponseT>(`/search/people${qs({ q: q.trim() || undefined, limit: 50, sort: current })}`, { signal: ctl.signal })
+      call('searchPeople', { query: { q: q.trim() || undefined, limit: 50, sort: current } }, { signal: ctl.signal })
         .then((r) => {
           setHits(r);
           setError(null);
@@ -168,20 +168,20 @@ export function PersonPage({ id }: { id: string }) {
     const ctl = new AbortController();
     const signal = ctl.signal;
     setPerson(null);
-    api<PersonDetailResponseT>(`/v1/people/${encodeURIComponent(id)}`, { signal })
+    call('getPerson', { params: { person_id: id } }, { signal })
       .then(async (p) => {
         setPerson(p);
         const [m, d] = await Promise.all([
-          api<MergeListResponseT>(`/v1/people/merges${qs({ person_id: p.person_id })}`, { signal }),
-          api<DocumentListResponseT>(`/v1/documents${qs({ person_id: p.person_id, limit: 50 })}`, { signal }),
+          call('listMerges', { query: { person_id: p.person_id } }, { signal }),
+          call('listDocuments', { query: { person_id: p.person_id, limit: 50 } }, { signal }),
         ]);
         setMerges(m.merges);
         setDocs(d);
         try {
-          const top = await api<TopResponseT>(`/v1/crm/relationships/top${qs({ person_id: p.person_id, window: '3650d' })}`, { signal });
+          const top = await call('topRelationships', { query: { person_id: p.person_id, window: '3650d' } }, { signal });
           setRel(top.relationships[0] ?? 'none');
         } catch (err) {
-          if (err instanceof ApiError && err.status === 404) setRel('none');
+          if (err instanceof ClientError && err.status === 404) setRel('none');
           else throw err;
         }
       })

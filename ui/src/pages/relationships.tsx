@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { TopResponseT } from '../../../src/schemas/relationships.ts';
 import type { MergeCandidatesResponseT } from '../../../src/schemas/people.ts';
-import { api, ApiError, qs } from '../api.ts';
+import { call, ClientError } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
@@ -85,8 +85,8 @@ function SelfPerson({ onSet }: { onSet: () => void }) {
   async function submit(e: Event) {
     e.preventDefault();
     try {
-      await api('/v1/admin/self-person', { method: 'PUT', body: { identifier: identifier.trim() } });
-      await api('/v1/admin/relationships/recompute', { method: 'POST' });
+      await call('setSelfPerson', { body: { identifier: identifier.trim() } });
+      await call('recomputeRelationships', {});
       onSet();
     } catch (err) {
       setError(err);
@@ -115,7 +115,7 @@ function OtherAddresses({ selfId, onClaimed }: { selfId: string; onClaimed: () =
   const [reload, setReload] = useState(0);
   useEffect(() => {
     const ctl = new AbortController();
-    api<MergeCandidatesResponseT>(`/v1/people/merge-candidates${qs({ person_id: selfId })}`, { signal: ctl.signal })
+    call('mergeCandidates', { query: { person_id: selfId } }, { signal: ctl.signal })
       .then((r) => setGroups(r.groups))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
@@ -124,8 +124,8 @@ function OtherAddresses({ selfId, onClaimed }: { selfId: string; onClaimed: () =
   if (!others.length && !error) return null;
   async function claim(personId: string) {
     try {
-      await api('/v1/people/merge', { method: 'POST', body: { target: selfId, source: personId } });
-      await api('/v1/admin/relationships/recompute', { method: 'POST' });
+      await call('mergePeople', { body: { target: selfId, source: personId } });
+      await call('recomputeRelationships', {});
       setReload((n) => n + 1);
       onClaimed();
     } catch (err) {
@@ -174,7 +174,7 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
       win === QUIET
         ? { gone_quiet: true, window: '3650d', limit: 100, include_automated: automated || undefined, as_of: latest ? 'latest' : undefined }
         : { window: win, limit: 100, include_automated: automated || undefined, as_of: latest ? 'latest' : undefined };
-    api<TopResponseT>(`/v1/crm/relationships/top${qs(query)}`, { signal: ctl.signal })
+    call('topRelationships', { query }, { signal: ctl.signal })
       .then((r) => {
         setAnswer({ tab, top: r });
         // No self person known: the route ranks every self's edges (self_person_id null); ask who "me" is.
@@ -182,7 +182,7 @@ export function RelationshipsPage({ params }: { params: URLSearchParams }) {
       })
       .catch((err) => {
         if (ctl.signal.aborted) return;
-        if (err instanceof ApiError && err.status === 404) setNoSelf(true);
+        if (err instanceof ClientError && err.status === 404) setNoSelf(true);
         else setError(err);
       });
     return () => ctl.abort();

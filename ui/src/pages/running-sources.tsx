@@ -6,8 +6,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build.
-import type { CoverageResponseT, SourceCoverageT } from '../../../src/schemas/coverage.ts';
-import { api } from '../api.ts';
+import type { SourceCoverageT } from '../../../src/schemas/coverage.ts';
+import { call } from '../api.ts';
 import { ErrorNote, When } from '../components.tsx';
 import { sourceName } from './coverage.tsx';
 
@@ -41,7 +41,7 @@ function Row({ s, onChanged }: { s: SourceCoverageT; onChanged: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await api(`/v1/sources/${encodeURIComponent(s.source_id)}/${what}`, { method: 'POST' });
+      await call(what === 'pause' ? 'pauseSource' : 'resumeSource', { params: { source_id: s.source_id } });
       onChanged();
     } catch (err) {
       setError(err);
@@ -85,7 +85,7 @@ export function RunningSourcesSection() {
 
   useEffect(() => {
     const ctl = new AbortController();
-    api<CoverageResponseT>('/v1/coverage?missing_limit=0', { signal: ctl.signal })
+    call('coverage', { query: { missing_limit: 0 } }, { signal: ctl.signal })
       // Sources an agent runs carry a state; one-off imports and runs do not.
       .then((r) => setSources(r.sources.filter((s) => s.state !== null || s.paused)))
       .catch((err) => ctl.signal.aborted || setError(err));

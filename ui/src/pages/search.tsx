@@ -10,7 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { DocumentListResponseT } from '../../../src/schemas/documents.ts';
 import type { FacetT, SearchHitT, SearchResponseT } from '../../../src/schemas/search.ts';
-import { api, qs } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, formatDate, PeopleList, previewOf, Snippet, SourceBadge, Thumb, titleOf, When } from '../components.tsx';
 import { Icon } from '../icons.tsx';
 import { MeaningNote, notReadyError, preparingText, useReadiness } from '../readiness.tsx';
@@ -107,7 +107,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
         try {
           const { person_name: _n, each, ...apiFilters } = filters;
           const grouping = each ? {} : { group: 'thread' };
-          const r = await api<SearchResult>(`/v1/search${qs({ q: text, k: 20, ...apiFilters, ...grouping })}`, { signal: ctl.signal });
+          const r = await call('search', { query: { q: text, k: 20, ...apiFilters, ...grouping } }, { signal: ctl.signal });
           // Nothing found while the words may still be being typed: what is on screen stays until typing
           // paused (the next key aborts this wait), so a word on its way never flashes "Nothing matches".
           if (r.hits.length === 0 && !forced) {
@@ -142,7 +142,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
   /** A page of the documents the filters select, newest first (every document without filters). */
   function listDocuments(offset: number, signal?: AbortSignal): Promise<DocumentList> {
     const { person_name: _n, each: _e, ...apiFilters } = filters;
-    return api<DocumentList>(`/v1/documents${qs({ limit: LIST_PAGE, offset, ...apiFilters })}`, { signal });
+    return call('listDocuments', { query: { limit: LIST_PAGE, offset, ...apiFilters } }, { signal });
   }
 
   async function showMore() {

@@ -6,8 +6,8 @@
 import { useEffect, useState } from 'preact/hooks';
 // The API's own response types: type-only imports, erased in the build, so no server code is bundled.
 import type { SourcesResponseT } from '../../../src/schemas/stats.ts';
-import type { ReindexFailedResponseT, StatusResponseT } from '../../../src/schemas/status.ts';
-import { api, uploadFile } from '../api.ts';
+import type { StatusResponseT } from '../../../src/schemas/status.ts';
+import { call, uploadFile } from '../api.ts';
 import { ErrorNote, formatBytes, Page, SourceBadge, When } from '../components.tsx';
 import { ForgetPanel } from '../forget.tsx';
 import { href } from '../router.ts';
@@ -39,7 +39,7 @@ export function SourcesPage() {
 
   useEffect(() => {
     const ctl = new AbortController();
-    Promise.all([api<SourcesResponseT>('/v1/stats/sources', { signal: ctl.signal }), api<StatusResponseT>('/v1/status', { signal: ctl.signal })])
+    Promise.all([call('sourceStats', {}, { signal: ctl.signal }), call('status', {}, { signal: ctl.signal })])
       .then(([s, st]) => {
         setSources(s.sources);
         setStatus(st);
@@ -70,7 +70,7 @@ export function SourcesPage() {
 
   async function retry() {
     try {
-      const r = await api<ReindexFailedResponseT>('/v1/admin/embedding/reindex-failed', { method: 'POST' });
+      const r = await call('reindexFailed', {});
       setRetried(`${r.queued} ${r.queued === 1 ? 'chunk' : 'chunks'} queued again for embedding.`);
       setRefresh((n) => n + 1);
     } catch (err) {

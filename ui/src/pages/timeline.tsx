@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 // The API's own response type: a type-only import, erased in the build, so no server code is bundled.
 import type { TimelineResponseT } from '../../../src/schemas/stats.ts';
-import { api, qs } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, Page } from '../components.tsx';
 import { href, navigate } from '../router.ts';
 
@@ -76,7 +76,7 @@ export function TimelinePage() {
   useEffect(() => {
     const ctl = new AbortController();
     setRows(null);
-    api<TimelineResponseT>(`/v1/stats/timeline${qs({ bucket })}`, { signal: ctl.signal })
+    call('timeline', { query: { bucket } }, { signal: ctl.signal })
       .then((r) => setRows(r.buckets))
       .catch((err) => ctl.signal.aborted || setError(err));
     return () => ctl.abort();
