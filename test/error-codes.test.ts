@@ -66,10 +66,8 @@ describe('the rules the table keeps', () => {
         'src/util/errors.ts: MemexError',
         // Its `code` is the OCR failure kind (busy, timeout…) the agent's OCR route maps to a status.
         'src/ocr/engine.ts: OcrError',
-        // The client and MCP error classes belong to their own restructuring.
-        'src/client/server.ts: ServerError',
-        'src/client/submit.ts: GatewayHttpError',
-        'src/mcp/api.ts: ToolError',
+        // What a client of the API met: the answer's status and body (or none), not an error of memex's own.
+        'src/client/errors.ts: ClientError',
       ].sort(),
     );
   });

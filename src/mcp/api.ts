@@ -4,6 +4,7 @@
  * which runs the same hooks, auth, validation and serialisation as a socket request without needing
  * to know the address the server listens on.
  */
+import { MemexError } from '../util/errors.ts';
 import type { FastifyInstance } from 'fastify';
 import { createCall, type CallAnswer, type CallInput, type Transport, type TransportAnswer } from '../client/call.ts';
 import { ClientError } from '../client/errors.ts';
@@ -19,15 +20,15 @@ export interface MemexApi {
 }
 
 /** A failure the assistant can act on; the tool returns it as an isError result. */
-export class ToolError extends Error {
+export class ToolError extends MemexError {
   constructor(
     message: string,
     /** The status of the answer it comes from, when it comes from one. */
-    readonly status?: number,
+    readonly answerStatus?: number,
     /** That answer's body as JSON. */
     readonly body?: any,
   ) {
-    super(message);
+    super(message, 'MCP.TOOL_FAILED');
   }
 }
 

@@ -18,7 +18,7 @@ import type { Neighbour, Relationship } from './shapes.ts';
  */
 export async function getDocument(api: MemexApi, id: string, includeThread: boolean, maxChars: number): Promise<CallToolResult> {
   const doc = await callOk(api, 'getDocument', { params: { doc_id: id } }).catch((err: unknown) => {
-    throw err instanceof ToolError && err.status === 404 ? new ToolError(`no document has id ${id}; use an id returned by search or ask`) : err;
+    throw err instanceof ToolError && err.answerStatus === 404 ? new ToolError(`no document has id ${id}; use an id returned by search or ask`) : err;
   });
   let budget = maxChars;
   const take = (n: number) => {
@@ -127,20 +127,20 @@ async function threadNeighbours(api: MemexApi, threadId: string, id: string) {
 
 export async function getPerson(api: MemexApi, personId: string, recent: number): Promise<CallToolResult> {
   const p = await callOk(api, 'getPerson', { params: { person_id: personId } }).catch((err: unknown) => {
-    throw err instanceof ToolError && err.status === 404 ? new ToolError(`no person has id ${personId}; find ids with search_people`) : err;
+    throw err instanceof ToolError && err.answerStatus === 404 ? new ToolError(`no person has id ${personId}; find ids with search_people`) : err;
   });
   let relationship: z.infer<typeof Relationship> | null = null;
   let note: string | null = null;
   const rel = await callOk(api, 'topRelationships', { query: { window: '3650d', person_id: p.person_id, limit: 1 } }).catch((err: unknown) => {
-    if (!(err instanceof ToolError) || err.status === undefined) throw err;
+    if (!(err instanceof ToolError) || err.answerStatus === undefined) throw err;
     return err;
   });
   if (!(rel instanceof ToolError) && rel.relationships.length) {
     const e = rel.relationships[0];
     relationship = { score: Number(e.score), last_contact_at: e.last_contact_at ?? null, features: e.features ?? {}, summary: describeFeatures(e.features ?? {}) };
   } else if (!(rel instanceof ToolError)) note = 'no relationship edge: this person has no two-way contact with the self person in ten years (newsletters and no-reply senders get none)';
-  else if (rel.status === 404) note = typeof rel.body?.detail === 'string' ? rel.body.detail : 'the self person is unknown';
-  else note = `relationship unavailable (${rel.status})`;
+  else if (rel.answerStatus === 404) note = typeof rel.body?.detail === 'string' ? rel.body.detail : 'the self person is unknown';
+  else note = `relationship unavailable (${rel.answerStatus})`;
   const docs = await callOk(api, 'listDocuments', { query: { person_id: p.person_id, limit: recent } });
   const out = {
     person_id: p.person_id,

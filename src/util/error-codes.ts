@@ -112,6 +112,7 @@ export const ERROR_CODES = {
   'AGENT.BATCH_FAILED': { status: 500, internal: true, meaning: 'A batch the chat collector must send again later' },
   'AGENT.BPLIST': { status: 500, internal: true, meaning: 'A binary plist that cannot be read (the message keeps no rich text)' },
   'AGENT.BIND': { status: 500, internal: true, meaning: 'The agent cannot listen on its address' },
+  'MCP.TOOL_FAILED': { status: 500, internal: true, meaning: 'A tool call the assistant can act on (a refused argument, an answer that is not 2xx): returned as an isError result' },
   'AGENT.CONFIG': { status: 500, internal: true, meaning: 'The agent configuration (YAML and SVC_* settings) is not valid: the agent names the key and does not start' },
   'AGENT.SCHEDULE': { status: 500, internal: true, meaning: 'A schedule or duration in the agent\'s configuration that cannot be read' },
   'AGENT.DAV': { status: 500, internal: true, meaning: 'A CalDAV or CardDAV server refused or could not be reached' },
