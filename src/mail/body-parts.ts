@@ -23,8 +23,9 @@
  * signatures and footers out of vectors), so what the page folds is what the vector skips.
  */
 
-export const BODY_PART_KINDS = ['quote', 'attribution', 'forward', 'patch', 'signature', 'footer'] as const;
-export type BodyPartKind = (typeof BODY_PART_KINDS)[number];
+// The kinds and their bound are part of the API (metadata.body_parts, src/schemas/common.ts): declared there.
+export { BODY_PART_KINDS, MAX_BODY_PARTS, type BodyPartKind } from '../schemas/common.ts';
+import { BODY_PART_KINDS, MAX_BODY_PARTS, type BodyPartKind } from '../schemas/common.ts';
 
 export interface BodyPart {
   kind: BodyPartKind;
@@ -32,8 +33,6 @@ export interface BodyPart {
   end: number;
 }
 
-/** At most this many parts are recorded (a pathological body of alternating lines is merged past it). */
-export const MAX_BODY_PARTS = 2000;
 
 const QUOTE_LINE = /^[ \t]*>/;
 const ATTRIBUTION_STRONG = /^[ \t]*On\s.{3,300}\b(wrote|writes|said):?[ \t]*$/i;

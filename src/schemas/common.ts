@@ -1,6 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SIZE_MAX } from './bounds.ts';
-import { BODY_PART_KINDS, MAX_BODY_PARTS } from '../mail/body-parts.ts';
 
 /** Values of Document.source_type (gateway spec 2.1). */
 export const SOURCE_TYPES = [
@@ -91,6 +90,12 @@ export const AttachmentEntry = Type.Object(
   },
   { additionalProperties: true, title: 'AttachmentEntry' },
 );
+
+/** The kinds of part of an e-mail body recorded in metadata.body_parts (src/mail/body-parts.ts finds them). */
+export const BODY_PART_KINDS = ['quote', 'attribution', 'forward', 'patch', 'signature', 'footer'] as const;
+export type BodyPartKind = (typeof BODY_PART_KINDS)[number];
+/** At most this many parts are recorded (a pathological body of alternating lines is merged past it). */
+export const MAX_BODY_PARTS = 2000;
 
 /**
  * One entry of metadata.body_parts (issue 40): a span of the document text (UTF-16 offsets, end exclusive) that is
