@@ -189,7 +189,7 @@ export async function importIcsCommand(argv: string[], env: NodeJS.ProcessEnv = 
  */
 async function reportIcsCoverage(target: ServerTarget, file: string, account: string | null, r: ImportIcsResult, out: NodeJS.WritableStream): Promise<void> {
   const { RunRecorder } = await import('../coverage/recorder.ts');
-  const { reportCoverage } = await import('../imports/submit.ts');
+  const { reportImportRun } = await import('../coverage/reporter.ts');
   const run = new RunRecorder({ collector: 'calendar', source_type: 'calendar_event', source_account_id: account, source_ref: path.resolve(file) });
   r.file.problems.forEach((p, i) => run.failed(`${p.component}${p.line ? ` at line ${p.line}` : ` #${i + 1}`}`, p.reason, 'unreadable'));
   for (const x of r.results) {
@@ -199,5 +199,5 @@ async function reportIcsCoverage(target: ServerTarget, file: string, account: st
     else if (x.outcome === 'stored') run.stored(ref, (x.version_number ?? 1) > 1 ? 'updated' : 'new');
     else run.stored(ref, 'unchanged');
   }
-  await reportCoverage({ target }, run, out);
+  await reportImportRun(target, run, out);
 }

@@ -7,7 +7,7 @@
  * Callers guarantee that no two items of one call share an idempotency key or a source identity
  * (see planRounds); the version logic relies on it.
  */
-import { storeIngestTags } from '../organize/ingest-tags.ts';
+import { storeIngestTags } from './ingest-tags.ts';
 import type { Queryable } from '../db/types.ts';
 import { linkPeople } from '../identity/linking.ts';
 import { boundTitle, URI_MAX_CHARS } from '../schemas/bounds.ts';

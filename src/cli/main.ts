@@ -221,8 +221,10 @@ async function reparseCommand(): Promise<void> {
     const { Catalog } = await import('../catalog/catalog.ts');
     const { reparseEmail } = await import('../maintenance/reparse.ts');
     const store = await createObjectStore(loadFilesConfig(process.env, config.dataDir));
+    const { compileBodyValidator } = await import('../gateway/validation.ts');
+    const { IngestRequest } = await import('../schemas/ingest.ts');
     const r = await reparseEmail(
-      { db, store, catalog: new Catalog(db, { phoneRegion: config.defaultPhoneRegion }) },
+      { db, store, catalog: new Catalog(db, { phoneRegion: config.defaultPhoneRegion }), validate: compileBodyValidator(IngestRequest) },
       { onProgress: (done) => process.stderr.write(`\rreparse: ${done} email documents`) },
     );
     process.stderr.write('\n');

@@ -5,6 +5,7 @@
  */
 import type { CoverageRunReportT, ReconcileReportT, ReconcileResultT, SourceCoverageT } from '../schemas/coverage.ts';
 import { coverageSourceId, type SourceIdentity } from './identity.ts';
+import { describeCounts, type RunRecorder } from './recorder.ts';
 
 export interface CoverageReporter {
   /** Sends a run's report; true when the gateway recorded it. Never throws. */
@@ -94,3 +95,22 @@ export const silentCoverageReporter: CoverageReporter = {
   source: async () => null,
   list: async () => [],
 };
+
+/**
+ * Sends an import's run report and prints its one line ("coverage of …: 12 stored, …"); never throws: an import's
+ * own outcome does not depend on the report (`memex import` of exports and of .ics files).
+ */
+export async function reportImportRun(
+  target: { url: string; token?: string },
+  run: RunRecorder,
+  out: { write(s: string): unknown },
+  error?: string | null,
+): Promise<void> {
+  const reporter = httpCoverageReporter({
+    url: target.url,
+    token: target.token,
+    log: { warn: (o) => out.write(`memex import: coverage not recorded: ${(o as { reason?: string }).reason ?? ''}\n`) },
+  });
+  await reporter.sendRun(run.report({ error: error ?? null }));
+  out.write(`coverage of ${run.source.source_ref}: ${describeCounts(run.counts())}\n`);
+}

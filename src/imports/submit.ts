@@ -7,8 +7,7 @@
 import { createGatewayClient, GatewayHttpError, type GatewayClient } from '../agent/gateway-client.ts';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import type { RunRecorder } from '../coverage/recorder.ts';
-import { describeCounts } from '../coverage/recorder.ts';
-import { httpCoverageReporter } from '../coverage/reporter.ts';
+import { reportImportRun } from '../coverage/reporter.ts';
 import type { IngestRequestT } from '../schemas/ingest.ts';
 
 export interface Output {
@@ -205,13 +204,7 @@ function detailText(detail: unknown): string {
 
 /** Sends the run's coverage report and prints its one line; never throws. */
 export async function reportCoverage(conn: Pick<Connection, 'target'>, run: RunRecorder, out: Output, error?: string | null): Promise<void> {
-  const reporter = httpCoverageReporter({
-    url: conn.target.url,
-    token: conn.target.token,
-    log: { warn: (o) => out.write(`memex import: coverage not recorded: ${(o as { reason?: string }).reason ?? ''}\n`) },
-  });
-  await reporter.sendRun(run.report({ error: error ?? null }));
-  out.write(`coverage of ${run.source.source_ref}: ${describeCounts(run.counts())}\n`);
+  await reportImportRun(conn.target, run, out, error);
 }
 
 /** "12 new, 3 updated, 480 unchanged" (the parts that are not zero; "nothing sent" for none). */

@@ -19,8 +19,6 @@ import { linkOriginals, originalOf, ORIGINAL_MAX_BYTES, ORIGINAL_SOURCE_TYPES } 
 import type { Database } from '../db/types.ts';
 import { readObject, type ObjectStore } from '../files/object-store.ts';
 import { prepareIngest } from '../catalog/prepare.ts';
-import { compileBodyValidator } from '../gateway/validation.ts';
-import { IngestRequest } from '../schemas/ingest.ts';
 import { cleanStrings } from '../util/json-input.ts';
 import type { RedactOptions } from '../agent/config.ts';
 
@@ -40,7 +38,12 @@ const NO_REDACTION: RedactOptions = { emails: false, phones: false, account_numb
 const ALL_REDACTION: RedactOptions = { emails: true, phones: true, account_numbers: true, ssn: true };
 const PAGE = 200;
 
-const validate = compileBodyValidator(IngestRequest);
+/**
+ * The check a rebuilt document passes before it is stored: the gateway's own for an ingest body
+ * (`compileBodyValidator(IngestRequest)`, src/gateway/validation.ts), given by the caller so that whole-store
+ * operations take nothing from the gateway above them.
+ */
+export type IngestBodyCheck = ((body: unknown) => boolean) & { errors?: unknown[] | null };
 
 interface StoredEmail {
   doc_id: string;
@@ -52,7 +55,7 @@ interface StoredEmail {
 }
 
 export async function reparseEmail(
-  deps: { db: Database; store: ObjectStore; catalog: Catalog },
+  deps: { db: Database; store: ObjectStore; catalog: Catalog; validate: IngestBodyCheck },
   opts: { onProgress?: (done: number, result: ReparseResult) => void } = {},
 ): Promise<ReparseResult> {
   const started = Date.now();
@@ -104,7 +107,7 @@ export async function reparseEmail(
           { sourceIdOverride: doc.external_id },
         );
         const body = JSON.parse(JSON.stringify(built.document)) as Record<string, unknown>;
-        if (!validate(body)) throw new Error(`the rebuilt document is not valid: ${JSON.stringify(validate.errors?.[0] ?? {}).slice(0, 200)}`);
+        if (!deps.validate(body)) throw new Error(`the rebuilt document is not valid: ${JSON.stringify(deps.validate.errors?.[0] ?? {}).slice(0, 200)}`);
         cleanStrings(body);
         const out = await deps.catalog.ingest(prepareIngest(body as never));
         if (out.skipped) {

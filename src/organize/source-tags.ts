@@ -6,7 +6,7 @@
  * hand is the person's (origin `manual`) and no flag change takes it off.
  */
 import type { Queryable } from '../db/types.ts';
-import { normaliseTag } from './tag-names.ts';
+import { normaliseTag } from '../schemas/tag-names.ts';
 
 /** The tags flags can give, in the order they are listed. */
 export const FLAG_TAGS = ['unread', 'flagged', 'replied'] as const;

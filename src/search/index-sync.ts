@@ -34,7 +34,7 @@ import { serverInstanceId } from '../db/instance.ts';
 import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
 import { LexicalIndex, type Bm25Params, type IndexedDocument } from './index/lexical-index.ts';
 import { parseTsvector } from './tsvector.ts';
-import { TAG_IDENT, tagIdentifiers } from '../organize/tag-names.ts';
+import { TAG_IDENT, tagIdentifiers } from '../schemas/tag-names.ts';
 
 export interface IndexSyncOptions {
   /** Background poll interval; 0 disables the timer (polls still run before every query). */

@@ -23,7 +23,7 @@
  * matches nothing (search.ts: `relaxed`).
  */
 
-import { normaliseTag } from '../organize/tag-names.ts';
+import { normaliseTag } from '../schemas/tag-names.ts';
 
 /** Operators that select people or the title: conditions on documents (they may be joined by OR). */
 export type FieldName = 'from' | 'to' | 'with' | 'subject';

@@ -12,7 +12,7 @@ import type { DocCondition, LexicalIndex, QueryConstraints, QueryLexeme } from '
 import { exactKind, isPlain, type ParsedQuery, type QueryTerm } from './query-parse.ts';
 import { sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
 import { sourceTypesOf } from '../catalog/source-families.ts';
-import { TAG_IDENT, TAG_TREE_IDENT } from '../organize/tag-names.ts';
+import { TAG_IDENT, TAG_TREE_IDENT } from '../schemas/tag-names.ts';
 
 /** Distinct lexemes ranked per query: beyond it the least informative (lowest idf) are left out. */
 export const QUERY_TERM_BUDGET = 64;

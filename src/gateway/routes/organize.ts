@@ -7,7 +7,7 @@ import { FilterError, parseFilters } from '../../catalog/filters.ts';
 import type { Database } from '../../db/types.ts';
 import type { TagRules } from '../../organize/rules.ts';
 import type { SavedSearches } from '../../organize/saved.ts';
-import { normaliseTag } from '../../organize/tag-names.ts';
+import { normaliseTag } from '../../schemas/tag-names.ts';
 import { addTag, listTags, removeTag, tagsOn, targetExists } from '../../organize/tags.ts';
 import type { Search } from '../../search/search.ts';
 import { type TagChangeRequestT } from '../../schemas/organize.ts';

@@ -39,6 +39,8 @@ import { sendBatchResults } from '../batch-reply.ts';
 import { contentDisposition } from './file-download.ts';
 import { isUuid } from '../../util/ids.ts';
 import { ROUTES } from '../../schemas/routes.ts';
+import { IngestRequest } from '../../schemas/ingest.ts';
+import { compileBodyValidator } from '../validation.ts';
 import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
 
 /** The meta part: {doc_id, kind?} and nothing else; a message saying what is wrong otherwise. */
@@ -59,6 +61,9 @@ function parseMeta(raw: string | null | undefined): { docId: string; kind: Origi
   if (o.kind !== undefined && o.kind !== 'rfc822') return 'meta.kind must be "rfc822"';
   return { docId: o.doc_id, kind: 'rfc822' };
 }
+
+/** What a message rebuilt from its original must be to be stored: an ingest body (memex reindex --reparse). */
+const validateIngest = compileBodyValidator(IngestRequest);
 
 /** Small originals are held in memory while their writes run a few at once: at most PARALLEL_WRITES × this. */
 const SMALL_ORIGINAL_BYTES = 1024 * 1024;
@@ -249,7 +254,7 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
     ...ROUTES.reparseEmail,
     handler: async (req) => {
       const { reparseEmail } = await import('../../maintenance/reparse.ts');
-      const result = await reparseEmail({ db, store, catalog });
+      const result = await reparseEmail({ db, store, catalog, validate: validateIngest });
       req.log.info({ repaired: result.repaired, unchanged: result.unchanged, failed: result.failed, without_original: result.without_original }, 'email reparsed from the originals');
       return result;
     },

@@ -7,7 +7,7 @@
  * nothing to move or import.
  */
 import type { Queryable } from '../db/types.ts';
-import { importedTags } from './tag-names.ts';
+import { importedTags } from '../schemas/tag-names.ts';
 
 export interface IngestedForTags {
   docId: string;
