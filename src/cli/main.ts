@@ -301,7 +301,8 @@ const VERBS: readonly Verb[] = [
   import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)`,
     run: async (args) => {
       if (args[0] === 'mail') return (await import('./import-mail.ts')).runMailImport(args.slice(1));
-      return (await import('../imports/registry.ts')).runImportCommand(args);
+      const { runMailImport } = await import('./import-mail.ts');
+      return (await import('../imports/registry.ts')).runImportCommand(args, process.stderr, { mailImport: runMailImport });
     },
   }),
   defineVerb({

@@ -7,13 +7,14 @@
  * (it takes many paths and its own options). Importers load their code only when chosen.
  */
 import fs from 'node:fs/promises';
+import type { MailImportVerb } from './submit.ts';
 
 export interface Importer {
   /** What it takes, for the "looked for" list and `memex help`, e.g. "vCard contacts (.vcf)". */
   label: string;
   recognises(path: string, head: PathHead): Promise<boolean> | boolean;
   /** Runs the import; `out` is where `memex import` writes (stderr unless a caller gives another). */
-  run(argv: string[], out?: NodeJS.WritableStream): Promise<number>;
+  run(argv: string[], out?: NodeJS.WritableStream, verbs?: ImportVerbs): Promise<number>;
 }
 
 /** What an importer gets to look at: the first bytes of a file, or a folder's entry names. */
@@ -71,7 +72,7 @@ const browser: Importer = {
 const takeout: Importer = {
   label: 'a Google Takeout archive (.zip, .tgz) or its unpacked folder',
   recognises: async (_path, head) => (await import('./takeout/command.ts')).looksLikeTakeout(head),
-  run: async (argv, out) => (await import('./takeout/command.ts')).importTakeoutCommand(argv, { out }),
+  run: async (argv, out, verbs) => (await import('./takeout/command.ts')).importTakeoutCommand(argv, { out, mailImport: verbs?.mailImport }),
 };
 
 const chats: Importer = {
@@ -100,7 +101,12 @@ function pathArgument(argv: string[]): string | undefined {
   return undefined;
 }
 
-export async function runImportCommand(argv: string[], out: NodeJS.WritableStream = process.stderr): Promise<number> {
+/** The verbs of the CLI an importer may run for part of what it found (a Takeout's mail). */
+export interface ImportVerbs {
+  mailImport?: MailImportVerb;
+}
+
+export async function runImportCommand(argv: string[], out: NodeJS.WritableStream = process.stderr, verbs: ImportVerbs = {}): Promise<number> {
   const path = pathArgument(argv);
   if (!path) {
     out.write(`usage: memex import PATH [--url URL] [--token TOKEN]\n  takes: ${IMPORTERS.map((i) => i.label).join('; ')}\n`);
@@ -113,7 +119,7 @@ export async function runImportCommand(argv: string[], out: NodeJS.WritableStrea
     out.write(`memex import: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
     return 2;
   }
-  for (const importer of IMPORTERS) if (await importer.recognises(path, head)) return importer.run(argv, out);
+  for (const importer of IMPORTERS) if (await importer.recognises(path, head)) return importer.run(argv, out, verbs);
   out.write(`memex import: ${path} is none of the formats memex imports (looked for: ${IMPORTERS.map((i) => i.label).join('; ')})\n`);
   return 2;
 }

@@ -18,7 +18,15 @@ export interface Output {
 export interface ImportIo {
   out?: Output;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The `memex import mail` verb, for an archive that holds mail (a Takeout's mbox): given by the CLI, which owns
+   * the verb (src/cli/import-mail.ts), so the importers take nothing from the room above them.
+   */
+  mailImport?: MailImportVerb;
 }
+
+/** `memex import mail ARGS…` run in-process, writing to `stdout`/`stderr`; its exit code. */
+export type MailImportVerb = (argv: string[], io: { stdout: Output; stderr: Output; env: NodeJS.ProcessEnv }) => Promise<number>;
 
 export interface CommonArgs {
   path: string;

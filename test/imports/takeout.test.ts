@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runImportCommand } from '../../src/imports/registry.ts';
+import { runMailImport } from '../../src/cli/import-mail.ts';
 import { TEST_TOKEN } from '../helpers/gateway.ts';
 import { startLiveGateway, type LiveGateway } from '../email-collectors/helpers.ts';
 import { writeTakeout } from './fixtures.ts';
@@ -31,7 +32,8 @@ async function memexImport(p: string) {
   const saved = process.env.MEMEX_MAIL_IMPORT_STATE;
   process.env.MEMEX_MAIL_IMPORT_STATE = env.MEMEX_MAIL_IMPORT_STATE;
   try {
-    const code = await runImportCommand([p, '--url', live.url, '--token', TEST_TOKEN], out);
+    // As `memex import` runs it: the CLI hands the importers its `import mail` verb.
+    const code = await runImportCommand([p, '--url', live.url, '--token', TEST_TOKEN], out, { mailImport: runMailImport });
     return { code, text };
   } finally {
     if (saved === undefined) delete process.env.MEMEX_MAIL_IMPORT_STATE;

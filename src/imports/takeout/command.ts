@@ -1,7 +1,7 @@
 /**
  * `memex import TAKEOUT` (a Google Takeout .zip or .tgz, or the unpacked folder): each part goes to the importer
  * that takes it, and each is one coverage run of its own:
- * - Mail (`Mail/*.mbox`) -> `memex import mail` (src/cli/import-mail.ts);
+ * - Mail (`Mail/*.mbox`) -> `memex import mail` (src/cli/import-mail.ts, handed in by the CLI as `io.mailImport`);
  * - Contacts (`Contacts/**.vcf`) -> the vCard import (src/people/vcard.ts);
  * - Calendar (`Calendar/**.ics`) -> the calendar importer (src/calendar/import.ts);
  * - Chrome (`Chrome/BrowserHistory.json`) -> pages as in the browser import (src/imports/browser);
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { RunRecorder } from '../../coverage/recorder.ts';
 import { importPages } from '../browser/command.ts';
 import { BrowserFileError, readTakeoutHistory } from '../browser/history.ts';
-import { connect, describeTotals, startImport, reportCoverage, sendDocuments, type Connection, type ImportIo, type OutgoingDocument, type Output } from '../submit.ts';
+import { connect, describeTotals, startImport, reportCoverage, sendDocuments, type Connection, type ImportIo, type MailImportVerb, type OutgoingDocument, type Output } from '../submit.ts';
 import { ArchiveError, archiveKind, extractArchive, firstEntryName } from './archive.ts';
 import { keepNoteDocument } from './keep.ts';
 
@@ -111,13 +111,13 @@ export async function importTakeoutCommand(argv: string[], io: ImportIo = {}): P
     }
   }
   try {
-    return await importParts(input, root, files, conn, out, env);
+    return await importParts(input, root, files, conn, out, env, io.mailImport);
   } finally {
     if (cleanup) await fs.rm(cleanup, { recursive: true, force: true });
   }
 }
 
-async function importParts(input: string, root: string, files: string[], conn: Connection, out: Output, env: NodeJS.ProcessEnv): Promise<number> {
+async function importParts(input: string, root: string, files: string[], conn: Connection, out: Output, env: NodeJS.ProcessEnv, mailImport: MailImportVerb | undefined): Promise<number> {
   const byPart = new Map<string, string[]>();
   const other = new Map<string, number>();
   for (const f of files) {
@@ -132,8 +132,12 @@ async function importParts(input: string, root: string, files: string[], conn: C
 
   for (const mbox of byPart.get('mail') ?? []) {
     out.write(`\n== ${mbox}\n`);
-    const { runMailImport } = await import('../../cli/import-mail.ts');
-    const code = await runMailImport(['mail', abs(mbox), ...target], { stdout: out, stderr: out, env });
+    if (!mailImport) {
+      out.write('memex import: this caller cannot import mail (run `memex import` for the Takeout\'s mail)\n');
+      summaries.push({ part: 'Mail', line: mbox, code: 1 });
+      continue;
+    }
+    const code = await mailImport(['mail', abs(mbox), ...target], { stdout: out, stderr: out, env });
     summaries.push({ part: 'Mail', line: mbox, code });
   }
   for (const vcf of byPart.get('contacts') ?? []) {
