@@ -226,6 +226,9 @@ describe.skipIf(unavailable !== null)('continuous IMAP sources (real Dovecot, li
     await dovecot.save('dana', 'INBOX', mail('golf'));
     await waitFor('golf found after the restart', () => found('golf'), 90_000);
     await waitFor('watching after the restart', async () => s.status().state === 'watching');
+    // A restart ends every session: the other folder's source reconnects too.
+    const other = sync(app, coverageSourceId(archive));
+    await waitFor('Archive watching after the restart', async () => other.status().state === 'watching', 90_000);
   }, 180_000);
 
   it('pause and resume through the gateway API', async () => {
@@ -240,7 +243,8 @@ describe.skipIf(unavailable !== null)('continuous IMAP sources (real Dovecot, li
     await dovecot.save('dana', 'Archive', mail('india'));
     await waitFor('india found in the watched Archive', () => found('india'));
     expect(await docOf('hotel@example.org')).toBeUndefined();
-    expect((await coverageOf(archive)).state).toBe('watching'); // the others run on
+    // The others run on (their state reaches the gateway with the agent's next status report).
+    await waitFor('Archive still watching', async () => (await coverageOf(archive)).state === 'watching');
 
     const resumed = await live.gw.request('POST', `/v1/sources/${id}/resume`);
     expect(resumed.json()).toMatchObject({ paused: false });
