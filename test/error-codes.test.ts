@@ -48,6 +48,11 @@ describe('the table', () => {
     const envelope = memexErrorBody(new MemexError('old', 'PEOPLE.STALE_VERSION')) as { detail: string; error: { error_code: string; retryable: boolean } };
     expect(envelope.detail).toBe('old');
     expect(envelope.error).toMatchObject({ error_code: 'PEOPLE.STALE_VERSION', message: 'old', retryable: false });
+    // `retryable` is the code's in the table (a truncated upload: send it again), or the error's own.
+    const retry = (err: MemexError) => (memexErrorBody(err, 'gw_ingest_file') as { error: { retryable: boolean; correlation_id: string } }).error;
+    expect(retry(new MemexError('cut short', 'INGEST.FILE_READ_FAILED'))).toMatchObject({ retryable: true, correlation_id: expect.stringMatching(/^gw_ingest_file_/) });
+    expect(retry(new MemexError('cut short', 'INGEST.FILE_READ_FAILED', undefined, { retryable: false })).retryable).toBe(false);
+    expect(retry(new MemexError('too many', 'INGEST.MULTIPART_LIMIT')).retryable).toBe(false);
   });
 });
 
@@ -72,9 +77,23 @@ describe('the rules the table keeps', () => {
     );
   });
 
+  const routes = source.filter(({ file }) => /^src\/gateway\/(routes\/)?[^/]+\.ts$|^src\/catalog\/routes\.ts$/.test(file) && file !== 'src/gateway/errors.ts');
+
   it('leaves the gateway\'s routes no 4xx to write by hand: they throw and src/gateway/errors.ts answers', () => {
-    const routes = source.filter(({ file }) => /^src\/gateway\/(routes\/)?[^/]+\.ts$|^src\/catalog\/routes\.ts$/.test(file) && file !== 'src/gateway/errors.ts');
     const byHand = routes.flatMap(({ file, text }) => [...text.matchAll(/\.(?:code|status)\(\s*4\d\d\s*\)/g)].map(() => file));
     expect(byHand).toEqual([]);
+  });
+
+  it('lets no route define an error writer of its own (a `sendError(reply, status, code, …)`)', () => {
+    // A status decided at run time is an error's: `.code(status)`, `.code(err.statusCode)`. Successes pick theirs
+    // from literals (`.code(ok ? 202 : 207)`).
+    const chosen = routes.flatMap(({ file, text }) => [...text.matchAll(/\.(?:code|status)\(\s*[A-Za-z_$][\w$.]*\s*\)/g)].map((m) => `${file}: ${m[0]}`));
+    // A function given the reply that builds an error body.
+    const writers = routes.flatMap(({ file, text }) =>
+      [...text.matchAll(/function (\w+)\(([^)]*)\)[^{]*\{([^]*?)\n\}/g)]
+        .filter((m) => /FastifyReply/.test(m[2]) && /errorEnvelope\(|detail:|error_code/.test(m[3]))
+        .map((m) => `${file}: ${m[1]}`),
+    );
+    expect([...chosen, ...writers]).toEqual([]);
   });
 });

@@ -57,7 +57,6 @@ export interface FileIngestOutcome {
 export class OcrUnavailableError extends MemexError {
   /** The status the gateway answers with, by Fastify's name (the upload routes read it). */
   readonly statusCode: number;
-  readonly retryable = true;
   constructor(message: string) {
     super(message, 'INGEST.OCR_UNAVAILABLE');
     this.statusCode = this.status;

@@ -81,7 +81,6 @@ export function besideKeyFor(objectKey: string, name: BesideName): string {
 export class ObjectStoreError extends MemexError {
   /** The status the gateway answers with, by Fastify's name: the upload routes put it in their envelopes. */
   readonly statusCode: number;
-  readonly retryable: boolean = true;
   /** `code`: the spec's error code (spec-notes A4.1); the table gives its status. */
   constructor(message: string, options: ErrorOptions | undefined, code: ErrorCode) {
     super(message, code, undefined, options);
@@ -92,7 +91,6 @@ export class ObjectStoreError extends MemexError {
 /** The upload exceeded maxBytes; the partial temp file has been deleted. Maps to 413. */
 export class TooLargeError extends ObjectStoreError {
   override name = 'TooLargeError';
-  override readonly retryable = false;
   constructor(readonly maxBytes: number) {
     super(`upload exceeds the limit of ${maxBytes} bytes`, undefined, 'INGEST.FILE_TOO_LARGE');
   }
@@ -101,7 +99,6 @@ export class TooLargeError extends ObjectStoreError {
 /** The upload had no bytes. Maps to 400 INGEST.EMPTY_FILE. */
 export class EmptyFileError extends ObjectStoreError {
   override name = 'EmptyFileError';
-  override readonly retryable = false;
   constructor() {
     super('upload is empty', undefined, 'INGEST.EMPTY_FILE');
   }
@@ -117,7 +114,6 @@ export class UploadReadError extends ObjectStoreError {
 
 export class NotFoundError extends ObjectStoreError {
   override name = 'NotFoundError';
-  override readonly retryable = false;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options, 'FILE.NOT_FOUND');
   }
@@ -125,7 +121,6 @@ export class NotFoundError extends ObjectStoreError {
 
 export class InvalidObjectKeyError extends ObjectStoreError {
   override name = 'InvalidObjectKeyError';
-  override readonly retryable = false;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options, 'FILE.INVALID_OBJECT_KEY');
   }

@@ -4,12 +4,12 @@
  */
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorEnvelopeT } from '../schemas/common.ts';
 import { IndexNotReadyError } from '../search/search.ts';
 import { toValidationDetail } from './validation.ts';
 import { InvalidRequestError, MemexError } from '../util/errors.ts';
-import { ERROR_CODES, type ErrorCodeEntry } from '../util/error-codes.ts';
+import { ERROR_CODES, errorCodeEntry, type ErrorCodeEntry } from '../util/error-codes.ts';
 import { HostRefusedError } from '../util/request-host.ts';
 import { DISK_FULL_CODE, DISK_FULL_STATUS, diskFullMessage, fullDiskOf, noteDiskFull } from '../util/disk-full.ts';
 
@@ -65,13 +65,45 @@ export function oversizedDrainBytes(bodyLimit: number): number {
  * `{loc, msg, type}`), else `detail` the message and, as the code's entry in src/util/error-codes.ts says,
  * `error_code` or the spec's error envelope `error` beside it.
  */
-export function memexErrorBody(err: MemexError): Record<string, unknown> {
+export function memexErrorBody(err: MemexError, correlationPrefix = 'gw'): Record<string, unknown> {
   if (err instanceof InvalidRequestError) return { detail: err.problems.map((p) => ({ loc: p.loc, msg: p.msg, type: p.type ?? err.type })) };
   if (err.status === 422) return { detail: [{ loc: err.loc ?? ['body'], msg: err.message, type: err.type }] };
   const entry: ErrorCodeEntry = ERROR_CODES[err.code];
-  if (entry.body === 'envelope') return { detail: err.message, error: errorEnvelope(err.code, err.message, err.status) };
+  if (entry.body === 'envelope') {
+    const error = errorEnvelope(err.code, err.message, err.status, correlationPrefix);
+    error.retryable = err.retryable;
+    return { detail: err.message, error };
+  }
   if (entry.body === 'error_code') return { detail: err.message, error_code: err.code };
   return { detail: err.message };
+}
+
+/**
+ * What a multipart route met while reading its parts, as the error it throws: a MemexError as it is (a refused
+ * meta, a store failure), a limit of @fastify/multipart (too many parts, files or fields) INGEST.MULTIPART_LIMIT
+ * with its status and `limitNote` after the message, anything else (busboy: a truncated or malformed body)
+ * INGEST.FILE_READ_FAILED. `retryable` overrides the refusal's flag for a client's mistake (status < 500).
+ */
+export function multipartRefusal(err: unknown, opts: { limitNote?: string; retryable?: boolean } = {}): MemexError {
+  const e = err as { statusCode?: number; message?: string };
+  const refusal =
+    err instanceof MemexError ? err
+    : e.statusCode && e.statusCode >= 400 && e.statusCode < 500 ? new MemexError(`${e.message ?? 'multipart limit exceeded'}${opts.limitNote ?? ''}`, 'INGEST.MULTIPART_LIMIT', e.statusCode, { cause: err })
+    : new MemexError(`malformed multipart body: ${e.message ?? String(err)}`, 'INGEST.FILE_READ_FAILED', undefined, { cause: err });
+  if (opts.retryable === undefined || refusal.status >= 500 || refusal.retryable === opts.retryable) return refusal;
+  return new MemexError(refusal.message, refusal.code, refusal.status, { retryable: opts.retryable, cause: refusal });
+}
+
+/** The prefix of the correlation ids in a route's error envelopes: its `config.correlationPrefix`, else `gw`. */
+function correlationPrefixOf(req: FastifyRequest): string {
+  return (req.routeOptions.config as { correlationPrefix?: string } | undefined)?.correlationPrefix ?? 'gw';
+}
+
+/** A MemexError as the answer its code's entry says: the status, the body and a Retry-After when it has one. */
+function sendMemexError(req: FastifyRequest, reply: FastifyReply, err: MemexError) {
+  const after = errorCodeEntry(err.code).retryAfterSeconds;
+  if (after !== undefined) reply.header('retry-after', String(after));
+  return reply.code(err.status).send(memexErrorBody(err, correlationPrefixOf(req)));
 }
 
 /** A refusal on /mcp, as the MCP transport itself answers: a JSON-RPC error. */
@@ -98,7 +130,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(err.status).send(mcpErrorBody(err.message));
     }
     // Every other error of ours that a client caused: its status and the body its code's entry says.
-    if (err instanceof MemexError && err.status < 500) return reply.code(err.status).send(memexErrorBody(err));
+    if (err instanceof MemexError && err.status < 500) return sendMemexError(req, reply, err);
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(422).send({ detail: [{ loc: ['body'], msg: `Malformed JSON: ${err.message}`, type: 'json_invalid' }] });
@@ -123,8 +155,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       noteDiskFull(full);
       await drainRequest(req.raw, oversizedDrainBytes(app.initialConfig.bodyLimit ?? 0));
       const message = diskFullMessage(full);
-      return reply.code(DISK_FULL_STATUS).send({ detail: message, error: errorEnvelope(DISK_FULL_CODE, message, DISK_FULL_STATUS) });
+      return reply.code(DISK_FULL_STATUS).send({ detail: message, error: errorEnvelope(DISK_FULL_CODE, message, DISK_FULL_STATUS, correlationPrefixOf(req)) });
     }
+    // A server condition the table answers with an envelope (the object store or the OCR engine unavailable).
+    if (err instanceof MemexError && errorCodeEntry(err.code).body === 'envelope') return sendMemexError(req, reply, err);
     const status = err.statusCode ?? 500;
     if (status === 422) return reply.code(422).send({ detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }] });
     if (status >= 400 && status < 500) return reply.code(status).send({ detail: err.message });

@@ -16,9 +16,17 @@ export interface ErrorCodeEntry {
   readonly type?: string;
   /**
    * What a 4xx body carries beside its `detail` string: `error_code` (the code), `error` (the spec's error
-   * envelope, as ingest refusals carry it), or nothing more (the default).
+   * envelope, as ingest refusals carry it), or nothing more (the default). A 5xx code with an envelope is answered
+   * with its status and this body too (a server condition a client can wait out); other 5xx are the gateway's own.
    */
   readonly body?: 'error_code' | 'envelope';
+  /**
+   * The envelope's `retryable`: whether the same request, sent again unchanged, may succeed. When not given, a 5xx
+   * or 429 is and any other status is not. A MemexError may say otherwise for itself (MemexErrorOptions.retryable).
+   */
+  readonly retryable?: boolean;
+  /** Seconds the answer's `Retry-After` header asks a client to wait before sending the request again. */
+  readonly retryAfterSeconds?: number;
   /** Never leaves the program that raised it (control flow, a program's own failure): not an HTTP answer. */
   readonly internal?: boolean;
 }
@@ -53,13 +61,13 @@ export const ERROR_CODES = {
   'INGEST.CONSTRAINT_VIOLATION': { status: 422, meaning: 'The document breaks a rule of the catalog\'s tables' },
   'INGEST.CONCURRENT_SUBMISSION': { status: 409, body: 'error_code', meaning: 'The same submission is being ingested concurrently: retry' },
   'INGEST.REJECTED': { status: 400, meaning: 'A batch item refused for a reason without a code of its own' },
-  'INGEST.MULTIPART_LIMIT': { status: 413, meaning: 'A multipart upload with too many parts, files or fields' },
-  'INGEST.FILE_READ_FAILED': { status: 400, meaning: 'The upload could not be read (a truncated or malformed multipart body): send it again' },
-  'INGEST.FILE_TOO_LARGE': { status: 413, meaning: 'The file is larger than FILE_MAX_BYTES' },
-  'INGEST.EMPTY_FILE': { status: 400, meaning: 'The uploaded file is empty' },
-  'INGEST.OCR_UNAVAILABLE': { status: 503, meaning: 'The file needs OCR and the OCR engine is busy or absent: send it again later' },
-  'INGEST.OBJECT_STORE_UNAVAILABLE': { status: 503, meaning: 'The object store cannot be reached: send the file again later' },
-  'INGEST.OBJECT_STORE_WRITE_FAILED': { status: 503, meaning: 'Writing the file to the object store failed: send it again later' },
+  'INGEST.MULTIPART_LIMIT': { status: 413, body: 'envelope', meaning: 'A multipart upload with too many parts, files or fields' },
+  'INGEST.FILE_READ_FAILED': { status: 400, body: 'envelope', retryable: true, meaning: 'The upload could not be read (a truncated or malformed multipart body): send it again' },
+  'INGEST.FILE_TOO_LARGE': { status: 413, body: 'envelope', meaning: 'The file is larger than FILE_MAX_BYTES' },
+  'INGEST.EMPTY_FILE': { status: 400, body: 'envelope', meaning: 'The uploaded file is empty' },
+  'INGEST.OCR_UNAVAILABLE': { status: 503, body: 'envelope', retryAfterSeconds: 5, meaning: 'The file needs OCR and the OCR engine is busy or absent: send it again later' },
+  'INGEST.OBJECT_STORE_UNAVAILABLE': { status: 503, body: 'envelope', meaning: 'The object store cannot be reached: send the file again later' },
+  'INGEST.OBJECT_STORE_WRITE_FAILED': { status: 503, body: 'envelope', meaning: 'Writing the file to the object store failed: send it again later' },
   'INGEST.BATCH_MISSING_RESULT': { status: 500, internal: true, meaning: 'A batch answer without a result for one of the documents sent (the collector retries it)' },
   'INGEST.BATCH_UNEXPECTED_ERROR': { status: 500, meaning: 'A fault of ours while cataloging one item of a batch' },
   'INGEST.UNEXPECTED_ERROR': { status: 500, meaning: 'A fault of ours while ingesting one file of a batch' },
@@ -134,14 +142,21 @@ export function errorCodeEntry(code: ErrorCode): ErrorCodeEntry {
   return ERROR_CODES[code];
 }
 
+/** Whether an answer of this code at `status` says `retryable`: the entry's word, else 5xx and 429 are. */
+export function retryableOf(entry: ErrorCodeEntry, status: number): boolean {
+  return entry.retryable ?? (status >= 500 || status === 429);
+}
+
 /** The Markdown table of every code, as docs/errors.md carries it between `<!-- error-codes -->` markers. */
 export function errorCodesTable(): string {
   const rows = Object.entries(ERROR_CODES as Record<string, ErrorCodeEntry>).map(([code, e]) => {
     // 5xx bodies are the gateway's own (docs/errors.md says which); batch items carry the code in their envelope.
-    const body = e.internal ? 'internal' : e.status >= 500 ? '—' : e.status === 422 ? `422 item type \`${e.type ?? code}\`` : e.body === 'envelope' ? '`detail`, `error`' : e.body === 'error_code' ? '`detail`, `error_code`' : '`detail`';
-    return `| \`${code}\` | ${e.status} | ${body} | ${e.meaning} |`;
+    const body = e.internal ? 'internal' : e.status === 422 ? `422 item type \`${e.type ?? code}\`` : e.body === 'envelope' ? '`detail`, `error`' : e.status >= 500 ? '—' : e.body === 'error_code' ? '`detail`, `error_code`' : '`detail`';
+    // The envelope's `retryable` (and the Retry-After header), for the codes whose body carries one.
+    const retry = e.body !== 'envelope' || e.internal ? '' : `${retryableOf(e, e.status) ? 'yes' : 'no'}${e.retryAfterSeconds ? `, after ${e.retryAfterSeconds} s` : ''}`;
+    return `| \`${code}\` | ${e.status} | ${body} | ${retry} | ${e.meaning} |`;
   });
-  return ['| code | status | body | meaning |', '|---|---|---|---|', ...rows].join('\n');
+  return ['| code | status | body | retryable | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 const BLOCK = /(<!-- error-codes -->\n)[\s\S]*?(<!-- \/error-codes -->)/;

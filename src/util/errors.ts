@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode, type ErrorCodeEntry } from './error-codes.ts';
+import { ERROR_CODES, retryableOf, type ErrorCode, type ErrorCodeEntry } from './error-codes.ts';
 
 export type { ErrorCode } from './error-codes.ts';
 
@@ -7,6 +7,8 @@ export interface MemexErrorOptions {
   loc?: (string | number)[];
   /** The 422 item's `type` when this error's differs from its code's (`string_too_short`, `missing`). */
   type?: string;
+  /** The envelope's `retryable` when this error's differs from its code's (src/util/error-codes.ts). */
+  retryable?: boolean;
   cause?: unknown;
 }
 
@@ -19,6 +21,8 @@ export class MemexError extends Error {
   readonly loc?: (string | number)[];
   /** The 422 detail item's `type`. */
   readonly type: string;
+  /** Whether the same request, sent again, may succeed: the error envelope's `retryable`. */
+  readonly retryable: boolean;
 
   /** `status` is the code's in the table; a caller that has the status at hand (a stored outcome) may pass it. */
   constructor(
@@ -32,6 +36,7 @@ export class MemexError extends Error {
     const entry: ErrorCodeEntry = ERROR_CODES[code];
     this.loc = opts.loc;
     this.type = opts.type ?? entry.type ?? code;
+    this.retryable = opts.retryable ?? retryableOf(entry, status);
   }
 }
 

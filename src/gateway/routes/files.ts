@@ -5,7 +5,7 @@
  * `metadata.attachments[0]` describing the file. See docs/files.md.
  */
 import multipart from '@fastify/multipart';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import {
   FileIngestService,
@@ -16,34 +16,18 @@ import {
 import { CatalogError } from '../../catalog/types.ts';
 import { MAX_META_BYTES, parseFileMeta, type ValidationIssue } from '../../files/meta.ts';
 import {
-  DiskFullError,
   EmptyFileError,
   ObjectStoreError,
   TooLargeError,
   type PutResult,
 } from '../../files/object-store.ts';
 import { FILE_BATCH_MAX_FILES, type FileBatchItemResultT, type KnownFilesRequestT } from '../../schemas/files.ts';
-import { drainRequest, errorEnvelope, oversizedDrainBytes } from '../errors.ts';
+import { errorEnvelope, multipartRefusal } from '../errors.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { normaliseOptionalMimeType } from '../../util/mime-type.ts';
 import { toSubmissionResponse } from './ingest.ts';
 import { ROUTES } from '../../schemas/routes.ts';
-import { InvalidRequestError } from '../../util/errors.ts';
-
-function sendError(reply: FastifyReply, status: number, code: string, message: string, retryable?: boolean) {
-  const envelope = errorEnvelope(code, message, status, 'gw_ingest_file');
-  if (retryable !== undefined) envelope.retryable = retryable;
-  return reply.code(status).send({ detail: message, error: envelope });
-}
-
-/**
- * An upload refused for a full disk while its body is still coming: the rest is read and dropped
- * first, so the answer arrives and the keep-alive connection serves the next request.
- */
-async function sendStoreError(req: FastifyRequest, reply: FastifyReply, err: ObjectStoreError) {
-  if (err instanceof DiskFullError) await drainRequest(req.raw, oversizedDrainBytes(req.server.initialConfig.bodyLimit ?? 0));
-  return sendError(reply, err.statusCode, err.code, err.message, err.retryable);
-}
+import { InvalidRequestError, MemexError } from '../../util/errors.ts';
 
 /** 422 in the spec's shape, one detail item per issue (through the shared error mapping). */
 function unprocessable(issues: ValidationIssue[]) {
@@ -106,6 +90,9 @@ function batchItemResult(index: number, filename: string | null, o: FileItemResu
   return { index, status_code: status, filename, submission: null, error: errorEnvelope(code, message, status, 'gw_ingest_file_batch') };
 }
 
+/** The correlation ids of these routes' error envelopes (src/gateway/errors.ts) start `gw_ingest_file`. */
+const UPLOAD_ERRORS = { correlationPrefix: 'gw_ingest_file' };
+
 export async function fileRoutes(app: FastifyInstance, opts: { service: FileIngestService }): Promise<void> {
   const { service } = opts;
   // Scoped to this plugin: other routes keep refusing multipart bodies. The file limit is one byte above
@@ -124,6 +111,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
 
   app.route({
     ...ROUTES.ingestFile,
+    config: UPLOAD_ERRORS,
     handler: async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
@@ -168,15 +156,8 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           if (part.type === 'file') part.file.resume(); // unknown file parts are skipped (bounded by the limits)
         }
       } catch (err) {
-        if (err instanceof InvalidRequestError) throw err; // the meta, refused before its upload was read
-        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
-        const e = err as { statusCode?: number; code?: string; message?: string };
-        if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-          // @fastify/multipart limits (too many parts/files/fields): 413.
-          return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', e.message ?? 'multipart limit exceeded', false);
-        }
-        // busboy: truncated or malformed multipart body.
-        return sendError(reply, 400, 'INGEST.FILE_READ_FAILED', `malformed multipart body: ${e.message ?? String(err)}`, true);
+        // The meta refused before its upload was read, a store failure, a multipart limit, a truncated body.
+        throw multipartRefusal(err);
       }
 
       const issues: ValidationIssue[] = [];
@@ -186,24 +167,17 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
       if (!stored) issues.push({ loc: ['body', 'upload'], msg: 'Field required', type: 'missing' });
       if (issues.length || !m?.ok || !stored) throw unprocessable(issues);
 
-      try {
-        const out = await service.ingestStored(m.meta, stored, upload, receivedAt);
-        reply.header('x-file-sha256', out.file.file_sha256);
-        reply.header('x-object-key', out.file.object_key);
-        return reply.code(out.result.duplicate || out.result.skipped ? 200 : 202).send({ ...toSubmissionResponse(out.result), ...out.file });
-      } catch (err) {
-        if (err instanceof OcrUnavailableError) {
-          reply.header('retry-after', '5');
-          return sendError(reply, err.statusCode, err.code, err.message, true);
-        }
-        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
-        throw err; // catalog errors: the gateway's error handler
-      }
+      // OCR unavailable (503, Retry-After), store and catalog errors: the gateway's error handler answers.
+      const out = await service.ingestStored(m.meta, stored, upload, receivedAt);
+      reply.header('x-file-sha256', out.file.file_sha256);
+      reply.header('x-object-key', out.file.object_key);
+      return reply.code(out.result.duplicate || out.result.skipped ? 200 : 202).send({ ...toSubmissionResponse(out.result), ...out.file });
     },
   });
 
   app.route({
     ...ROUTES.ingestFileBatch,
+    config: UPLOAD_ERRORS,
     handler: async (req, reply) => {
       const receivedAt = new Date();
       if (!req.isMultipart()) {
@@ -236,7 +210,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           const index = results.length + accepted.length;
           if (index === FILE_BATCH_MAX_FILES) {
             part.file.resume();
-            return sendError(reply, 413, 'INGEST.MULTIPART_LIMIT', `too many files: at most ${FILE_BATCH_MAX_FILES} files per request`, false);
+            throw new MemexError(`too many files: at most ${FILE_BATCH_MAX_FILES} files per request`, 'INGEST.MULTIPART_LIMIT');
           }
           const filename = part.filename || null;
           const metaRaw = pendingMeta;
@@ -261,12 +235,7 @@ export async function fileRoutes(app: FastifyInstance, opts: { service: FileInge
           }
         }
       } catch (err) {
-        if (err instanceof ObjectStoreError) return sendStoreError(req, reply, err);
-        const e = err as { statusCode?: number; code?: string; message?: string };
-        if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-          return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', `${e.message ?? 'multipart limit exceeded'} (at most ${FILE_BATCH_MAX_FILES} files per request)`, false);
-        }
-        return sendError(reply, 400, 'INGEST.FILE_READ_FAILED', `malformed multipart body: ${e.message ?? String(err)}`, true);
+        throw multipartRefusal(err, { limitNote: ` (at most ${FILE_BATCH_MAX_FILES} files per request)` });
       }
       if (pendingMeta !== undefined) missingUpload();
       if (results.length + accepted.length === 0) {

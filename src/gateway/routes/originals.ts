@@ -12,7 +12,7 @@
  */
 import multipart from '@fastify/multipart';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/types.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
 import {
@@ -34,14 +34,14 @@ import {
   ORIGINALS_MAX_PER_REQUEST,
   type OriginalItemResultT,
 } from '../../schemas/originals.ts';
-import { errorEnvelope } from '../errors.ts';
+import { errorEnvelope, multipartRefusal } from '../errors.ts';
 import { sendBatchResults } from '../batch-reply.ts';
 import { contentDisposition } from './file-download.ts';
 import { isUuid } from '../../util/ids.ts';
 import { ROUTES } from '../../schemas/routes.ts';
 import { IngestRequest } from '../../schemas/ingest.ts';
 import { compileBodyValidator } from '../validation.ts';
-import { InvalidRequestError, NotFoundError } from '../../util/errors.ts';
+import { InvalidRequestError, MemexError, NotFoundError } from '../../util/errors.ts';
 
 /** The meta part: {doc_id, kind?} and nothing else; a message saying what is wrong otherwise. */
 function parseMeta(raw: string | null | undefined): { docId: string; kind: OriginalKind } | string {
@@ -104,10 +104,6 @@ async function readSmall(stream: AsyncIterable<Buffer>, max: number): Promise<st
   return n > max ? null : Buffer.concat(chunks).toString('utf8');
 }
 
-function sendError(reply: FastifyReply, status: number, code: string, message: string) {
-  return reply.code(status).send({ detail: message, error: errorEnvelope(code, message, status, 'gw_ingest_originals') });
-}
-
 export async function originalRoutes(app: FastifyInstance, opts: { store: ObjectStore; db: Database; catalog: Catalog }): Promise<void> {
   const { store, db, catalog } = opts;
   await app.register(multipart, {
@@ -124,6 +120,8 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
 
   app.route({
     ...ROUTES.ingestOriginals,
+    // The correlation ids of its error envelopes (src/gateway/errors.ts).
+    config: { correlationPrefix: 'gw_ingest_originals' },
     handler: async (req, reply) => {
       if (!req.isMultipart()) {
         throw new InvalidRequestError({ loc: ['body'], msg: 'Field required (send multipart/form-data: meta, original, meta, original, …)', type: 'missing' });
@@ -174,7 +172,7 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
           const index = count++;
           if (index === ORIGINALS_MAX_PER_REQUEST) {
             part.file.resume();
-            return sendError(reply, 413, 'INGEST.MULTIPART_LIMIT', `too many originals: at most ${ORIGINALS_MAX_PER_REQUEST} per request`);
+            throw new MemexError(`too many originals: at most ${ORIGINALS_MAX_PER_REQUEST} per request`, 'INGEST.MULTIPART_LIMIT');
           }
           const meta = parseMeta(pendingMeta);
           pendingMeta = undefined;
@@ -203,10 +201,9 @@ export async function originalRoutes(app: FastifyInstance, opts: { store: Object
         await storeSmall();
       } catch (err) {
         await Promise.allSettled(writing);
-        if (err instanceof ObjectStoreError) return sendError(reply, err.statusCode, err.code, err.message);
-        const e = err as { statusCode?: number; message?: string };
-        if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return sendError(reply, e.statusCode, 'INGEST.MULTIPART_LIMIT', e.message ?? 'multipart limit exceeded');
-        return sendError(reply, 400, 'INGEST.FILE_READ_FAILED', `malformed multipart body: ${e.message ?? String(err)}`);
+        // This route's refusals have said `retryable: false` for a client's request (its items too); the
+        // collectors send an original again at their next run.
+        throw multipartRefusal(err, { retryable: false });
       }
       if (pendingMeta !== undefined) refuse(count++, 422, 'INGEST.VALIDATION_ERROR', 'a meta without its original');
       if (results.length + accepted.length === 0) {
