@@ -55,6 +55,8 @@ export interface TransportRequest {
 /** One answer read whole. */
 export interface TransportAnswer {
   status: number;
+  /** The status line's words ("Service Unavailable"), where the transport has them. */
+  statusText?: string;
   text: string;
   headers?: Record<string, string | undefined>;
 }
@@ -65,13 +67,21 @@ export interface TransportAnswer {
  */
 export type Transport = (req: TransportRequest) => Promise<TransportAnswer>;
 
+/** What an attempt that is asked again (or was the last) met: its number from 1, its status (0: no answer) and why. */
+export interface RetriedAttempt {
+  attempt: number;
+  status: number;
+  reason: string;
+}
+
+/** Asking again: what is asked again is `retryableAnswer`'s rule and transport failures and timeouts, always. */
 export interface Retries {
   /** Waits before each further attempt, e.g. [500, 1000]: three attempts in all. */
   backoffMs: number[];
-  /** Statuses asked again (default 429 and 503); transport failures and timeouts are always asked again. */
-  statuses?: readonly number[];
   /** Injectable for tests; defaults to setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /** Told of each attempt that met no answer or one asked again, the last one too (the submitter logs them). */
+  onRetryable?: (attempt: RetriedAttempt) => void;
 }
 
 export interface CallOptions {
@@ -79,7 +89,7 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Each attempt ends after this long (a TimeoutError, asked again under `retries`). */
   timeoutMs?: number;
-  /** Ask again after 429/503 and transport failures; without it one attempt is made. */
+  /** Ask again after what `retryableAnswer` says and transport failures; without it one attempt is made. */
   retries?: Retries;
   /** A body sent as is instead of `input.body` as JSON (a multipart form). */
   form?: FormData;
@@ -130,7 +140,20 @@ const defaultRefusal: Refusal = ({ method, path, answer, body }) => {
   return new ClientError(answer.status, `${method} ${path.split('?')[0]} answered ${answer.status}: ${words}`, answer.text);
 };
 
-const RETRIED = [429, 503];
+/**
+ * Whether an answer is worth the same request again: 429 and 503 (the server asks to), or any refusal whose error
+ * envelope says `retryable: true` (src/util/error-codes.ts: a 507 full disk, a truncated upload). The one rule
+ * of every retrying client; transport failures and timeouts are asked again as well (`send`).
+ */
+export function retryableAnswer(answer: TransportAnswer): boolean {
+  if (answer.status === 429 || answer.status === 503) return true;
+  if (answer.status < 400) return false;
+  const error = (parseJson(answer.text) as { error?: { retryable?: unknown } } | undefined)?.error;
+  return typeof error === 'object' && error !== null && error.retryable === true;
+}
+
+/** The most of an answer's text a ClientError of `send` keeps (the body of an HTML error page can be large). */
+const MAX_ERROR_BODY = 2000;
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
 
@@ -142,13 +165,18 @@ function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | unde
 }
 
 /**
- * Sends `req` with the retries asked for: the answer of the first attempt that is not retried, or, when the
- * attempts run out, ClientError with status -1 and "Exceeded retry attempts" (the host-agent spec's words).
+ * Sends `req` with the retries asked for: the answer of the first attempt that is not retried, with the status of
+ * every attempt (0 for none), or, when the attempts run out, ClientError with status -1 and "Exceeded retry
+ * attempts" (the host-agent spec's words), its `reasons` naming each attempt's status or timeout.
  */
-export async function send(transport: Transport, req: TransportRequest, opts: Pick<CallOptions, 'retries' | 'timeoutMs'> = {}): Promise<TransportAnswer> {
-  const backoff = opts.retries?.backoffMs ?? [];
-  const retried = opts.retries?.statuses ?? RETRIED;
-  const sleep = opts.retries?.sleep ?? wait;
+export async function send(
+  transport: Transport,
+  req: TransportRequest,
+  opts: Pick<CallOptions, 'retries' | 'timeoutMs'> = {},
+): Promise<TransportAnswer & { attempts: number[] }> {
+  const { retries } = opts;
+  const backoff = retries?.backoffMs ?? [];
+  const sleep = retries?.sleep ?? wait;
   const statuses: number[] = [];
   const reasons: string[] = [];
   let last: TransportAnswer | undefined;
@@ -159,16 +187,20 @@ export async function send(transport: Transport, req: TransportRequest, opts: Pi
     } catch (err) {
       // Asked again: a server that could not be reached (ClientError status 0), an attempt that timed out.
       const timedOut = (err as Error).name === 'TimeoutError' && !req.signal?.aborted;
-      if (!opts.retries || !(timedOut || err instanceof ClientError)) throw err;
+      if (!retries || !(timedOut || err instanceof ClientError)) throw err;
+      const reason = timedOut ? `timed out after ${duration(opts.timeoutMs ?? 0)}` : (err as Error).message;
       statuses.push(0);
-      reasons.push(timedOut ? `timed out after ${duration(opts.timeoutMs ?? 0)}` : (err as Error).message);
+      reasons.push(reason);
+      retries.onRetryable?.({ attempt: attempt + 1, status: 0, reason });
       continue;
     }
+    const reason = `${last.status}${last.statusText ? ` ${last.statusText}` : ''}`;
     statuses.push(last.status);
-    reasons.push(String(last.status));
-    if (!opts.retries || !retried.includes(last.status)) return last;
+    reasons.push(reason);
+    if (!retries || !retryableAnswer(last)) return { ...last, attempts: statuses };
+    retries.onRetryable?.({ attempt: attempt + 1, status: last.status, reason });
   }
-  throw new ClientError(-1, 'Exceeded retry attempts', last?.text, statuses, reasons);
+  throw new ClientError(-1, 'Exceeded retry attempts', last?.text.slice(0, MAX_ERROR_BODY), statuses, reasons);
 }
 
 export type Call = <K extends OperationName>(op: K, input: CallInput<K>, options?: CallOptions) => Promise<CallAnswer<K>>;
@@ -194,22 +226,33 @@ export function createCall(transport: Transport, caller: CallerOptions = {}): Ca
   };
 }
 
+export interface FetchTransportOptions {
+  credentials?: 'same-origin' | 'include' | 'omit';
+  redirect?: 'follow' | 'error' | 'manual';
+  /** The fetch to send with (the agent's is injectable); the global one by default. */
+  fetch?: typeof fetch;
+  /** The words of a request that got no answer, ClientError's message; default "network error". */
+  failure?: (err: Error) => string;
+}
+
 /**
- * The browser's transport: fetch at `base` (the page's own origin by default), with the session cookie
- * (`credentials: 'same-origin'`). A network failure is ClientError status 0.
+ * The fetch transport: the browser's (`base` the page's own origin by default, with the session cookie:
+ * `credentials: 'same-origin'`) and the agent's submitter's. A network failure is ClientError status 0; an answer
+ * whose body cannot be read is answered with an empty text.
  */
-export function fetchTransport(base = '', init: { credentials?: 'same-origin' | 'include' | 'omit' } = { credentials: 'same-origin' }): Transport {
+export function fetchTransport(base = '', init: FetchTransportOptions = { credentials: 'same-origin' }): Transport {
+  const { fetch: fetchImpl, failure, ...fetchInit } = init;
   return async (req) => {
     let res: Response;
     try {
-      res = await fetch(base + req.path, { method: req.method, headers: req.headers, body: req.body, signal: req.signal, ...init });
+      res = await (fetchImpl ?? fetch)(base + req.path, { method: req.method, headers: req.headers, body: req.body, signal: req.signal, ...fetchInit });
     } catch (err) {
       const name = (err as Error).name;
       if (name === 'AbortError' || name === 'TimeoutError') throw err;
-      throw new ClientError(0, 'network error');
+      throw new ClientError(0, failure ? failure(err as Error) : 'network error');
     }
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => (headers[k] = v));
-    return { status: res.status, text: await res.text(), headers };
+    return { status: res.status, statusText: res.statusText, text: await res.text().catch(() => ''), headers };
   };
 }

@@ -7,14 +7,16 @@
  *   POST <ingest_file_path>:batch for several files (memex's gateway; pairs of `meta` + `upload`), and
  *   POST <ingest_path>/originals for the raw bytes of ingested messages (memex's gateway; pairs of `meta` + `original`).
  * - Authorization: Bearer <gateway.auth_token> when one is configured.
- * - 429 and 503 are retried after 0.5 s then 1.0 s (three attempts in all); transport failures and
- *   per-attempt timeouts are retried the same way. Uploads of files and originals get four attempts, 1 s, 3 s
- *   and 10 s apart, each of at least 120 s. When the attempts run out the client throws
- *   GatewayHttpError with status -1 and "Exceeded retry attempts" (the spec's contract). Any other
- *   non-2xx fails at once with its status; the response body is logged (truncated) but never the
- *   document we sent, which holds the user's text.
+ * - The retries are `call`'s (src/client/call.ts `send`, `retryableAnswer`): 429, 503 and any refusal whose error
+ *   envelope says `retryable` (a 507 full disk, a truncated upload) are asked again after 0.5 s then 1.0 s (three
+ *   attempts in all); transport failures and per-attempt timeouts the same way. Uploads of files and originals
+ *   get four attempts, 1 s, 3 s and 10 s apart, each of at least 120 s. When the attempts run out the client
+ *   throws GatewayHttpError with status -1 and "Exceeded retry attempts" (the spec's contract), whose
+ *   `describe()` names each attempt's status or timeout. Any other non-2xx fails at once with its status; the
+ *   response body is logged (truncated) but never the document we sent, which holds the user's text.
  */
 import { urlForLog } from '../util/url.ts';
+import { fetchTransport, send, type RetriedAttempt } from './call.ts';
 import { ClientError } from './errors.ts';
 
 /** The shortest time an upload attempt is given (see GatewayClientOptions.uploadBackoffMs). */
@@ -126,7 +128,6 @@ function originalForm(originals: OriginalUpload[]): FormData {
   return form;
 }
 
-const RETRYABLE = new Set([429, 503]);
 const MAX_LOGGED_BODY = 2000;
 
 /** The multipart body of an upload: `meta` then `upload` for each file, in order. */
@@ -139,8 +140,6 @@ function fileForm(files: FileUpload[]): FormData {
   }
   return form;
 }
-
-const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
 
 /** fetch's "fetch failed" with the system error under it (ECONNREFUSED, ECONNRESET, …). */
 function transportFailure(err: Error): string {
@@ -156,8 +155,8 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
   const timeoutMs = Math.round((opts.timeoutSeconds ?? 30) * 1000);
   const documentRetries = { backoff: opts.backoffMs ?? [500, 1000], timeoutMs };
   const uploadRetries = { backoff: opts.uploadBackoffMs ?? [1000, 3000, 10000], timeoutMs: Math.max(timeoutMs, UPLOAD_ATTEMPT_MS) };
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const doFetch = opts.fetchImpl ?? fetch;
+  const sleep = opts.sleep;
+  const transport = fetchTransport(base, { redirect: 'error', fetch: opts.fetchImpl, failure: transportFailure });
   const log = opts.logger;
 
   function headers(extra: Record<string, string>): Record<string, string> {
@@ -173,81 +172,54 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     return `: the gateway refused the token from ${opts.authTokenSource ?? 'the client options'}`;
   }
 
-  async function send<T>(path: string, makeInit: () => RequestInit, retries = documentRetries): Promise<GatewayResponse<T>> {
-    const url = base + path;
-    const { backoff, timeoutMs } = retries;
-    const statuses: number[] = [];
-    const reasons: string[] = [];
-    let lastBody: string | undefined;
-    for (let attempt = 1; attempt <= backoff.length + 1; attempt++) {
-      if (attempt > 1) await sleep(backoff[attempt - 2]);
-      let res: Response;
+  /** POSTs `body` (JSON text, or a multipart form fetch sends afresh on every attempt) with the retries given. */
+  async function post<T>(path: string, body: string | FormData, extra: Record<string, string>, retries = documentRetries): Promise<GatewayResponse<T>> {
+    const url = urlForLog(base + path);
+    const onRetryable = ({ attempt, status, reason }: RetriedAttempt) =>
+      status === 0 ? log?.warn({ url, attempt, reason }, 'gateway request failed') : log?.warn({ url, attempt, status }, 'gateway asked to retry');
+    const answer = await send(transport, { method: 'POST', path, headers: headers(extra), body }, {
+      timeoutMs: retries.timeoutMs,
+      retries: { backoffMs: retries.backoff, sleep, onRetryable },
+    });
+    if (answer.status >= 200 && answer.status < 300) {
+      let parsed: unknown = answer.text;
       try {
-        res = await doFetch(url, { ...makeInit(), signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
-      } catch (err) {
-        statuses.push(0);
-        const reason = (err as Error).name === 'TimeoutError' ? `timed out after ${duration(timeoutMs)}` : transportFailure(err as Error);
-        reasons.push(reason);
-        log?.warn({ url: urlForLog(url), attempt, reason }, 'gateway request failed');
-        continue;
+        parsed = answer.text ? JSON.parse(answer.text) : null;
+      } catch {
+        // Not JSON: hand back the text.
       }
-      const text = await res.text().catch(() => '');
-      statuses.push(res.status);
-      reasons.push(`${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
-      if (res.ok) {
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : null;
-        } catch {
-          // Not JSON: hand back the text.
-        }
-        return { status: res.status, body: body as T };
-      }
-      lastBody = text.slice(0, MAX_LOGGED_BODY);
-      if (RETRYABLE.has(res.status)) {
-        log?.warn({ url: urlForLog(url), attempt, status: res.status }, 'gateway asked to retry');
-        continue;
-      }
-      log?.warn({ url: urlForLog(url), status: res.status, response: lastBody }, 'gateway rejected the request');
-      throw new ClientError(res.status, `Gateway answered ${res.status}${refusal(res.status)}`, lastBody, statuses);
+      return { status: answer.status, body: parsed as T };
     }
-    throw new ClientError(-1, 'Exceeded retry attempts', lastBody, statuses, reasons);
+    const response = answer.text.slice(0, MAX_LOGGED_BODY);
+    log?.warn({ url, status: answer.status, response }, 'gateway rejected the request');
+    throw new ClientError(answer.status, `Gateway answered ${answer.status}${refusal(answer.status)}`, response, answer.attempts);
   }
 
+  const json = { 'content-type': 'application/json' };
   return {
     submitDocument(doc, o = {}) {
-      const body = JSON.stringify(doc);
-      const extra: Record<string, string> = { 'content-type': 'application/json' };
-      if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
-      return send(ingestPath, () => ({ method: 'POST', headers: headers(extra), body }));
+      return post(ingestPath, JSON.stringify(doc), o.idempotencyKey ? { ...json, 'idempotency-key': o.idempotencyKey } : json);
     },
     submitBatch(docs) {
-      const body = JSON.stringify({ documents: docs });
-      return send(`${ingestPath}:batch`, () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+      return post(`${ingestPath}:batch`, JSON.stringify({ documents: docs }), json);
     },
     sourceState(updates) {
-      const body = JSON.stringify({ updates });
-      return send('/v1/documents/source-state', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+      return post('/v1/documents/source-state', JSON.stringify({ updates }), json);
     },
     calendarIngest(payload) {
-      const body = JSON.stringify(payload);
-      return send('/v1/calendar/ingest', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+      return post('/v1/calendar/ingest', JSON.stringify(payload), json);
     },
     contactsIngest(payload) {
-      const body = JSON.stringify(payload);
-      return send('/catalog/contacts/ingest', () => ({ method: 'POST', headers: headers({ 'content-type': 'application/json' }), body }));
+      return post('/catalog/contacts/ingest', JSON.stringify(payload), json);
     },
     uploadFile(meta, data, o = {}) {
-      const extra: Record<string, string> = {};
-      if (o.idempotencyKey) extra['idempotency-key'] = o.idempotencyKey;
-      // A fresh FormData per attempt: a body stream cannot be sent twice.
-      return send(ingestFilePath, () => ({ method: 'POST', headers: headers(extra), body: fileForm([{ meta, data, ...o }]) }), uploadRetries);
+      return post(ingestFilePath, fileForm([{ meta, data, ...o }]), o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}, uploadRetries);
     },
     uploadFiles(files) {
-      return send(`${ingestFilePath}:batch`, () => ({ method: 'POST', headers: headers({}), body: fileForm(files) }), uploadRetries);
+      return post(`${ingestFilePath}:batch`, fileForm(files), {}, uploadRetries);
     },
     uploadOriginals(originals) {
-      return send(`${ingestPath}/originals`, () => ({ method: 'POST', headers: headers({}), body: originalForm(originals) }), uploadRetries);
+      return post(`${ingestPath}/originals`, originalForm(originals), {}, uploadRetries);
     },
   };
 }

@@ -40,6 +40,11 @@ beforeAll(async () => {
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const status = myScript.shift() ?? 202;
     if (status === 400) return reply.code(400).send({ detail: [{ loc: ['body', 'source_type'], msg: 'field required', type: 'missing' }] });
+    if (status === 507 || status === 413) {
+      // The gateway's error envelope: a full disk may be sent again, a too-large file not.
+      const retryable = status === 507;
+      return reply.code(status).send({ detail: 'refused', error: { error_code: retryable ? 'STORAGE.DISK_FULL' : 'INGEST.FILE_TOO_LARGE', message: 'refused', retryable } });
+    }
     if (status >= 400) return reply.code(status).send({ error_code: 'SLOW_DOWN', message: 'retry later' });
     return reply.code(status).send({ submission_id: 's-1', doc_id: 'd-1', status: 'submitted', duplicate: false });
   };
@@ -140,6 +145,26 @@ describe('gateway client against a local server', () => {
     expect(seen).toHaveLength(4);
     expect(sleeps).toEqual([1000, 3000, 10000]);
     expect(err.describe()).toBe('Exceeded retry attempts (4 attempts: 503 Service Unavailable; 503 Service Unavailable; 503 Service Unavailable; 503 Service Unavailable)');
+  });
+
+  it('asks again when the gateway\'s envelope says retryable (a full disk), not when it says not', async () => {
+    script = [507];
+    const once = client();
+    expect((await once.c.submitDocument(DOC)).status).toBe(202);
+    expect(seen).toHaveLength(2);
+    expect(once.sleeps).toEqual([500]);
+
+    seen = [];
+    script = [507, 507, 507];
+    const err = await client().c.submitDocument(DOC).catch((e) => e);
+    expect(err).toMatchObject({ status: -1, message: 'Exceeded retry attempts', attempts: [507, 507, 507] });
+    expect(err.describe()).toBe('Exceeded retry attempts (3 attempts: 507 Insufficient Storage; 507 Insufficient Storage; 507 Insufficient Storage)');
+
+    seen = [];
+    script = [413];
+    const tooLarge = await client().c.submitDocument(DOC).catch((e) => e);
+    expect(tooLarge).toMatchObject({ status: 413, message: 'Gateway answered 413', attempts: [413] });
+    expect(seen).toHaveLength(1);
   });
 
   it('retries transport failures and timeouts, then reports -1', async () => {
