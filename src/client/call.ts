@@ -47,8 +47,8 @@ export interface TransportRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  /** JSON text, or a multipart form (the UI's uploads). */
-  body?: string | FormData;
+  /** JSON text, a multipart form (the UI's uploads) or a multipart body built in one buffer (the agent's uploads). */
+  body?: string | FormData | Uint8Array;
   signal?: AbortSignal;
 }
 
@@ -245,7 +245,7 @@ export function fetchTransport(base = '', init: FetchTransportOptions = { creden
   return async (req) => {
     let res: Response;
     try {
-      res = await (fetchImpl ?? fetch)(base + req.path, { method: req.method, headers: req.headers, body: req.body, signal: req.signal, ...fetchInit });
+      res = await (fetchImpl ?? fetch)(base + req.path, { method: req.method, headers: req.headers, body: req.body as RequestInit["body"], signal: req.signal, ...fetchInit });
     } catch (err) {
       const name = (err as Error).name;
       if (name === 'AbortError' || name === 'TimeoutError') throw err;

@@ -27,12 +27,18 @@ beforeAll(async () => {
     const [mySeen, myScript] = [seen, script];
     let body: unknown = req.body;
     if (req.isMultipart()) {
-      const parts: Record<string, unknown> = {};
+      // Every part in order (`list`), and the last of each name by its name.
+      const list: Array<{ name: string; filename?: string; mimetype?: string; bytes?: Buffer; value?: unknown }> = [];
+      const parts: Record<string, unknown> = { list };
       for await (const part of req.parts()) {
         if (part.type === 'file') {
           const data = await part.toBuffer();
           parts[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, data: data.toString('utf8') };
-        } else parts[part.fieldname] = part.value;
+          list.push({ name: part.fieldname, filename: part.filename, mimetype: part.mimetype, bytes: data });
+        } else {
+          parts[part.fieldname] = part.value;
+          list.push({ name: part.fieldname, value: part.value });
+        }
       }
       body = parts;
     }
@@ -51,6 +57,8 @@ beforeAll(async () => {
   server.post('/v1/ingest', handler);
   server.post('/v1/ingest:batch', handler);
   server.post('/v1/ingest/file', handler);
+  server.post('/v1/ingest/file:batch', handler);
+  server.post('/v1/ingest/originals', handler);
   await server.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(server.server.address() as { port: number }).port}`;
 });
@@ -201,6 +209,40 @@ describe('gateway client against a local server', () => {
       expect(JSON.parse(body.meta.data)).toEqual(meta);
       expect(body.upload).toEqual({ filename: 'a.txt', mimetype: 'text/plain', data: 'hello' });
     }
+  });
+
+  it('sends a batch of files and of originals byte for byte, each after its meta, whatever the bytes and names hold', async () => {
+    const { c } = client();
+    // Bytes that look like multipart framing, every byte value, and a name with a quote, a line break and accents.
+    const tricky = Buffer.concat([Buffer.from('\r\n--boundary\r\nContent-Disposition: form-data; name="meta"\r\n\r\n'), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
+    const meta = (filename: string, data: Buffer) => ({ source: 'email_local', path: `email/m1/${filename}`, filename, mime_type: 'application/octet-stream', sha256: 'x', size: data.length });
+    const files = [
+      { meta: meta('résumé "final"\n.pdf', tricky), data: tricky, filename: 'résumé "final"\n.pdf', contentType: 'application/pdf' },
+      { meta: meta('b.bin', Buffer.alloc(0)), data: new Uint8Array(Buffer.from('second')).subarray(1, 4) },
+    ];
+    await c.uploadFiles(files);
+    const up = (seen.at(-1)!.body as { list: Array<{ name: string; filename?: string; mimetype?: string; bytes?: Buffer; value?: unknown }> }).list;
+    expect(seen.at(-1)!.url).toBe('/v1/ingest/file:batch');
+    expect(up.map((p) => p.name)).toEqual(['meta', 'upload', 'meta', 'upload']);
+    expect(JSON.parse(up[0].bytes!.toString('utf8'))).toEqual(files[0].meta);
+    expect(up[1].bytes!.equals(tricky)).toBe(true);
+    expect(up[1].filename).toBe('résumé %22final%22%0A.pdf'); // FormData's escapes
+    expect(up[1].mimetype).toBe('application/pdf');
+    expect(up[3].bytes!.toString('latin1')).toBe('eco');
+    expect(up[3].filename).toBe('b.bin');
+    expect(up[3].mimetype).toBe('application/octet-stream');
+
+    await c.uploadOriginals!([
+      { docId: '00000000-0000-4000-8000-000000000001', kind: 'rfc822', data: tricky },
+      { docId: '00000000-0000-4000-8000-000000000002', kind: 'rfc822', data: Buffer.from('Subject: x\r\n\r\nbody\r\n') },
+    ]);
+    const orig = (seen.at(-1)!.body as { list: Array<{ name: string; filename?: string; mimetype?: string; bytes?: Buffer; value?: unknown }> }).list;
+    expect(seen.at(-1)!.url).toBe('/v1/ingest/originals');
+    expect(orig.map((p) => p.name)).toEqual(['meta', 'original', 'meta', 'original']);
+    expect(JSON.parse(String(orig[0].value))).toEqual({ doc_id: '00000000-0000-4000-8000-000000000001', kind: 'rfc822' });
+    expect(orig[1].bytes!.equals(tricky)).toBe(true);
+    expect(orig[1].mimetype).toBe('message/rfc822');
+    expect(orig[3].bytes!.toString('latin1')).toBe('Subject: x\r\n\r\nbody\r\n');
   });
 
 });

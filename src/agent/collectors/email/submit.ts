@@ -84,8 +84,11 @@ export async function submitEmail(gateway: GatewayClient, built: BuiltEmail, opt
   opts.onAnswered?.();
 
   const attachments = opts.attachments ?? [];
-  if (opts.uploadAttachments && attachments.length) await uploadAttachments(gateway, [{ built, attachments, outcome: out }], opts);
-  if (opts.original) await uploadOriginals(gateway, [{ original: opts.original, outcome: out }]);
+  // The attachments and the original side by side (see submitEmailBatch).
+  await Promise.all([
+    opts.uploadAttachments && attachments.length ? uploadAttachments(gateway, [{ built, attachments, outcome: out }], opts) : undefined,
+    opts.original ? uploadOriginals(gateway, [{ original: opts.original, outcome: out }]) : undefined,
+  ]);
   return out;
 }
 
@@ -165,12 +168,15 @@ export async function submitEmailBatch(gateway: GatewayClient, items: BatchItem[
     });
   }
   opts.onAnswered?.();
-  if (opts.uploadAttachments) {
-    const jobs = items.flatMap((it, i) => (outs[i].status === 'accepted' && it.attachments?.length ? [{ built: it.built, attachments: it.attachments, outcome: outs[i] }] : []));
-    await uploadAttachments(gateway, jobs, opts);
-  }
-  // One request for the batch's originals (usually): the same bytes are one object on the gateway.
-  await uploadOriginals(gateway, items.flatMap((it, i) => (it.original ? [{ original: it.original, outcome: outs[i] }] : [])));
+  const jobs = opts.uploadAttachments ? items.flatMap((it, i) => (outs[i].status === 'accepted' && it.attachments?.length ? [{ built: it.built, attachments: it.attachments, outcome: outs[i] }] : [])) : [];
+  // The attachments and the originals (one request for the batch's, usually: the same bytes are one object on the
+  // gateway) go side by side: one after the other, a batch stayed unfinished for both, and the window holds few
+  // unfinished batches. An original stored for a message whose attachment then fails is kept: the message is sent
+  // again and its original is the same object.
+  await Promise.all([
+    uploadAttachments(gateway, jobs, opts),
+    uploadOriginals(gateway, items.flatMap((it, i) => (it.original ? [{ original: it.original, outcome: outs[i] }] : []))),
+  ]);
   return outs;
 }
 
