@@ -129,6 +129,28 @@ describe(`watched Messages chat.db (${backend})`, () => {
     fx.builder.close();
   }, 120_000);
 
+  it('no chat.db yet: the source says failed, in words, and recovers by itself once Messages writes one', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'chat.db');
+    const agent = await agentFor(chatConfig(file, dir));
+    const failed = await waitFor('the source reports the missing database', async () => {
+      const s = await source(agent, 'chatapp');
+      return s?.state === 'failed' ? s : undefined;
+    });
+    expect(failed.last_error).toMatch(/cannot open chat database/);
+    const fx = buildFixture(dir, 'ventura');
+    const r = fx.builder.addMessage({ chatId: fx.chats.alice, handleId: fx.handles.alice, text: 'First light over the sorrel field', date: at(62) });
+    await waitFor('the source is watching again', async () => {
+      const s = await source(agent, 'chatapp');
+      return s?.state === 'watching' && s.last_error === null;
+    });
+    // Its first run after the failure began at the head (a tail run on a fresh state): later rows are stored.
+    const later = fx.builder.addMessage({ chatId: fx.chats.alice, handleId: fx.handles.alice, text: 'Second light', date: at(63) });
+    await waitFor('a message after the recovery is stored', async () => (await chatStored(later.guid)) === 1);
+    expect(r.rowId).toBeLessThan(later.rowId);
+    fx.builder.close();
+  }, 120_000);
+
   it('a row written into chat.db itself (no WAL) is stored with no POST, once', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'chat.db');
