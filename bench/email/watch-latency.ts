@@ -54,7 +54,7 @@ const state = path.join(work, 'agent-state');
 const agentConfig = validateAgentConfig(
   {
     auth: { secret: 'bench-agent-secret-0123456789abcdef' },
-    logging: { level: 'warn' },
+    logging: { level: 'warning' },
     gateway: { base_url: server.url, auth_token: server.token },
     modules: {
       mail: {
