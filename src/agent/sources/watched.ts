@@ -1,7 +1,7 @@
 /**
  * A watched source (docs/sources.md): a collector whose source lives in files on this host — a Mail.app `.emlx`
  * tree, Messages' chat.db and its -wal — kept current by file-system events. The watch itself is a ChangeTrigger
- * (../collectors/watch.ts: events debounced into one run, a periodic rescan as the safety net); this class makes it
+ * (./watch.ts: events debounced into one run, a periodic rescan as the safety net); this class makes it
  * a Source the runner starts, pauses and reports, with the collector's own run (the one its `POST …:run` runs):
  *
  * - Runs never overlap: the trigger runs one at a time, `runNow` (POST /v1/sources/{id}:run) is refused with
@@ -12,7 +12,7 @@
  *   the same way, since a person may fix it any moment.
  */
 import type { SourceIdentity } from '../../coverage/identity.ts';
-import { ChangeTrigger, type WatchTarget } from '../collectors/watch.ts';
+import { ChangeTrigger, type WatchTarget } from './watch.ts';
 import type { RunOutcomeFacts } from './scheduled.ts';
 import { formatDuration } from './schedule.ts';
 import { Backoff, iso, laterIso, SourceBusyError, type Source, type SourceState, type SourceStatus } from './source.ts';

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentContext, AgentModule, ModuleFactory } from '../../modules.ts';
-import type { SourceWatcher } from '../watch.ts';
+import type { SourceWatcher } from '../../sources/watch.ts';
 import { MailManifest } from './manifest.ts';
 import { storeRedaction } from './store-redaction.ts';
 import { ImapEmailCollector, imapCoverageSource, registerImapRoutes } from './imap.ts';

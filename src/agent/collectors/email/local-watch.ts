@@ -12,7 +12,7 @@ import { expandHome } from '../../config.ts';
 import type { MailSourceConfig } from '../../config-schema.ts';
 import type { RunOutcomeFacts } from '../../sources/scheduled.ts';
 import { WatchedSource } from '../../sources/watched.ts';
-import type { WatchTarget } from '../watch.ts';
+import type { WatchTarget } from '../../sources/watch.ts';
 import { CollectorHttpError, MAX_LIMIT, type LocalEmailCollector } from './local.ts';
 
 /** Mail.app's own index (MailData/Envelope Index and its -wal) changes all the time and holds no message. */
