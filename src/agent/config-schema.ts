@@ -164,6 +164,7 @@ const mailSourceKeys = section(
       idle: yes('imap: IDLE where offered; false polls'),
       mirror_deletions: no('imap: a message deleted at the source is deleted in memex too (false: kept, marked deleted_at_source)'),
       schedule: schedule('run on a schedule instead of continuously (docs/sources.md)'),
+      watch: yes('local: without a schedule, the `.emlx` tree is watched (file-system events, a rescan every 2m) and runs by itself on change; false: only `POST …:run`', { readWhen: (s: { type: string }) => s.type === 'local' }),
     },
     {
       rules: (s: { type: string; source_path?: string; host?: string }): Problem | undefined => {
@@ -177,8 +178,8 @@ const mailSourceKeys = section(
 type MailSourceYaml = StaticDecode<typeof mailSourceKeys>;
 
 /** A mail source as the collectors see it: the keys of its type only, the interval in milliseconds. */
-export type MailSourceConfig = Omit<MailSourceYaml, 'poll_interval' | 'source_path' | 'host' | 'port' | 'username'> &
-  Partial<Pick<MailSourceYaml, 'source_path' | 'host' | 'port' | 'username'>> & { poll_interval_ms: number };
+export type MailSourceConfig = Omit<MailSourceYaml, 'poll_interval' | 'source_path' | 'host' | 'port' | 'username' | 'watch'> &
+  Partial<Pick<MailSourceYaml, 'source_path' | 'host' | 'port' | 'username' | 'watch'>> & { poll_interval_ms: number };
 
 const mailSource = shaped(mailSourceKeys, (s): MailSourceConfig => {
     const out: MailSourceConfig = {
@@ -193,6 +194,7 @@ const mailSource = shaped(mailSourceKeys, (s): MailSourceConfig => {
       mirror_deletions: s.mirror_deletions,
     };
     if (s.schedule) out.schedule = s.schedule;
+    if (s.type === 'local') out.watch = s.watch;
     // Keys of the other types are accepted and left out.
     if (s.type === 'imap') Object.assign(out, { host: s.host, port: s.port ?? (s.tls ? 993 : 143), username: s.username });
     else out.source_path = s.source_path;
@@ -246,6 +248,7 @@ export const AGENT_YAML = section('', {
       chat_db_path: filePath('the Messages database', { default: '~/Library/Messages/chat.db' }),
       state_path: filePath('cursor state; the version hashes live next to it (`<name>.versions.json`)', { default: '$XDG_STATE_HOME/memex/chatapp_state.json' }),
       schedule: schedule('tail on a schedule (docs/sources.md)'),
+      watch: yes('without a schedule, chat.db and its `-wal` are watched (file-system events, a rescan every 2m): a tail run on change; false: only `POST …:run`'),
     }),
     ocr: section('the OCR engine (POST /v1/ocr, attachments)', {
       enabled: yes('on'),

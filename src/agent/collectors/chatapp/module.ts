@@ -12,6 +12,7 @@
  * and metrics.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AgentContext, AgentModule } from '../../modules.ts';
 import { ChatDbError } from './chatdb.ts';
@@ -23,6 +24,7 @@ import { createChatOcr } from './ocr.ts';
 import { createGatewaySubmit } from './submit.ts';
 import { ScheduledSource } from '../../sources/scheduled.ts';
 import { SourceBusyError } from '../../sources/source.ts';
+import { WatchedSource } from '../../sources/watched.ts';
 
 export const CHAT_DISABLED = 'iMessage collector module is disabled';
 const MAX_BATCH_SIZE = 10_000;
@@ -98,7 +100,7 @@ export function chatappModule(ctx: AgentContext): AgentModule {
    * One run and its coverage report (docs/coverage.md): the whole database as the run left it, then a recount.
    * Coverage never fails a run: a database that cannot be read again is logged.
    */
-  const runOnce = async (parsed: RunRequest): Promise<RunStats & { coverage?: RunCountsT }> => {
+  const runOnce = async (parsed: RunRequest, quiet = false): Promise<RunStats & { coverage?: RunCountsT }> => {
     const outcomes = new Map<string, RunOutcome>();
     const stats = await runChatCollector({
       dbPath: cfg.chat_db_path,
@@ -111,6 +113,8 @@ export function chatappModule(ctx: AgentContext): AgentModule {
       metrics,
       outcomes,
     });
+    // A watched run that found nothing new reports nothing: the database changes with every read receipt.
+    if (quiet && stats.status === 'ok' && stats.processed === 0 && stats.edits === 0) return stats;
     try {
       const { recorder, cursor } = chatRunCoverage({ dbPath: cfg.chat_db_path, statePath: cfg.state_path, stats, outcomes });
       await ctx.coverage.sendRun(recorder.report({ cursor, error: stats.status === 'error' ? (stats.errors[stats.errors.length - 1]?.error ?? 'stopped') : null }));
@@ -126,30 +130,42 @@ export function chatappModule(ctx: AgentContext): AgentModule {
     }
   };
 
+  /** A tail run as a source runs it (schedule or watch): busy while a run is under way (POST …:run's guard). */
+  const tailRun = async (quiet = false) => {
+    if (running) throw new SourceBusyError('Collector is already running');
+    running = true;
+    try {
+      lastStats = await runOnce({ mode: 'tail', batch: false, batchSize: cfg.batch_size }, quiet);
+      if (lastStats.status === 'error') throw new Error(`Collection stopped: ${lastStats.errors[lastStats.errors.length - 1]?.error ?? 'gateway did not accept the documents'}`);
+      return { detail: { processed: lastStats.processed, submitted: lastStats.submitted } };
+    } finally {
+      running = false;
+    }
+  };
+
   return {
     name: 'chatapp',
-    // With modules.chatapp.schedule: a tail run at its times; the route's `running` guard keeps the two apart (409).
-    sources: () =>
-      cfg.schedule
-        ? [
-            new ScheduledSource({
-              identity: chatCoverageSource(cfg.chat_db_path),
-              label: 'chatapp',
-              schedule: cfg.schedule,
-              log: ctx.log,
-              run: async () => {
-                if (running) throw new SourceBusyError('Collector is already running');
-                running = true;
-                try {
-                  lastStats = await runOnce({ mode: 'tail', batch: false, batchSize: cfg.batch_size });
-                  if (lastStats.status === 'error') throw new Error(`Collection stopped: ${lastStats.errors[lastStats.errors.length - 1]?.error ?? 'gateway did not accept the documents'}`);
-                } finally {
-                  running = false;
-                }
-              },
-            }),
-          ]
-        : [],
+    // With modules.chatapp.schedule: a tail run at its times; without one, chat.db and its -wal are watched
+    // (unless `watch: false`) and a change starts a tail run. The route's `running` guard keeps them apart (409).
+    sources: () => {
+      const identity = chatCoverageSource(cfg.chat_db_path);
+      if (cfg.schedule) return [new ScheduledSource({ identity, label: 'chatapp', schedule: cfg.schedule, log: ctx.log, run: () => tailRun() })];
+      if (!cfg.watch) return [];
+      const dir = path.dirname(cfg.chat_db_path);
+      const base = path.basename(cfg.chat_db_path);
+      return [
+        new WatchedSource({
+          identity,
+          label: 'chatapp',
+          // Messages commits into chat.db-wal and checkpoints into chat.db; -shm and the journal say nothing new.
+          targets: () => [{ dir, match: (n) => n === base || n === `${base}-wal` }],
+          run: () => tailRun(true),
+          // No database there, or no access to it (Full Disk Access on macOS): a person has to act.
+          permanent: (err) => err instanceof ChatDbError,
+          log: ctx.log,
+        }),
+      ];
+    },
     coverage: {
       collector: 'chatapp',
       configured: () => (cfg.enabled ? [chatCoverageSource(cfg.chat_db_path)] : []),

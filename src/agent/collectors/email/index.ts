@@ -9,11 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentContext, AgentModule, ModuleFactory } from '../../modules.ts';
-import type { SourceWatcher } from '../watch.ts';
+import type { SourceWatcher } from '../../sources/watch.ts';
 import { MailManifest } from './manifest.ts';
 import { storeRedaction } from './store-redaction.ts';
 import { ImapEmailCollector, imapCoverageSource, registerImapRoutes } from './imap.ts';
 import { emlxCensus, localCollectorFor, MAX_LIMIT, registerLocalRoutes } from './local.ts';
+import { watchedLocalSource } from './local-watch.ts';
 import { ImapStateStore, imapStatePath } from './imap-state.ts';
 import { ImapFolderSync } from './imap-sync.ts';
 import { httpSourcesGateway } from '../../sources/gateway.ts';
@@ -33,20 +34,26 @@ export function emailLocalModule(ctx: AgentContext): AgentModule {
     status: () => (!enabled() ? 'disabled' : collector.isRunning ? 'running' : 'ready'),
     publicConfig: () => ({ sources: sources.map((s) => s.id), upload_attachments: ctx.config.modules.mail.upload_attachments }),
     registerRoutes: (app) => registerLocalRoutes(app, collector, enabled),
-    // A local (.emlx) source with a schedule runs on it; the same run as POST …:run, so the two never overlap (409).
+    // A local (.emlx) source with a schedule runs on it; without one it is watched (local-watch.ts), unless
+    // `watch: false`. Either way the run is POST …:run's, so the two never overlap (409).
     sources: () =>
-      sources
-        .filter((s) => s.enabled && s.schedule && s.source_path)
-        .map(
-          (s) =>
+      sources.flatMap((s): Source[] => {
+        if (!s.enabled || !s.source_path) return [];
+        const sourceRef = realPathOr(s.source_path);
+        if (s.schedule) {
+          return [
             new ScheduledSource({
-              identity: { collector: 'email_local', source_type: 'email_local', source_account_id: s.id, source_ref: realPathOr(s.source_path!) },
+              identity: { collector: 'email_local', source_type: 'email_local', source_account_id: s.id, source_ref: sourceRef },
               label: `local ${s.id}`,
-              schedule: s.schedule!,
+              schedule: s.schedule,
               run: async () => void (await collector.run({ mode: 'simulate', simulate_path: s.source_path, limit: MAX_LIMIT })),
               log: ctx.log,
             }),
-        ),
+          ];
+        }
+        if (s.watch === false) return [];
+        return [watchedLocalSource({ source: { ...s, source_path: s.source_path }, collector, sourceRef, log: ctx.log })];
+      }),
     coverage: {
       collector: 'email_local',
       // As a run names them: the folder with its links resolved.

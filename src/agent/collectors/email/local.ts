@@ -186,6 +186,8 @@ export class LocalEmailCollector {
   private lastRunTime: string | null = null;
   private lastRunStats: LocalRunStats | undefined;
   private lastRunError: string | null = null;
+  /** How many files the last coverage report of each tree counted. */
+  private readonly reportedFiles = new Map<string, number>();
 
   constructor(private readonly deps: LocalCollectorDeps) {}
 
@@ -238,14 +240,17 @@ export class LocalEmailCollector {
     return { mode, limit, simulatePath: typeof sp === 'string' ? sp : null };
   }
 
-  /** Runs the collector. Throws CollectorHttpError for the spec's 4xx/5xx answers. */
-  async run(body: unknown): Promise<LocalRunResult> {
+  /**
+   * Runs the collector. Throws CollectorHttpError for the spec's 4xx/5xx answers. `quiet`: a run that found
+   * nothing new sends no coverage report (a watched tree runs on every change; local-watch.ts).
+   */
+  async run(body: unknown, opts: { quiet?: boolean } = {}): Promise<LocalRunResult> {
     const req = LocalEmailCollector.parseRequest(body);
     if (this.running) throw new CollectorHttpError(409, 'Collector is already running');
     if (req.mode === 'real') this.fail(501, 'Real mode is not yet implemented');
     this.running = true;
     try {
-      return await this.runSimulate(req.simulatePath!, req.limit);
+      return await this.runSimulate(req.simulatePath!, req.limit, opts.quiet === true);
     } finally {
       this.running = false;
     }
@@ -256,7 +261,7 @@ export class LocalEmailCollector {
     return [...m.sources.filter((s) => s.type === 'local' && s.source_path).map((s) => s.source_path!), ...m.allowed_roots];
   }
 
-  private async runSimulate(requested: string, limit: number): Promise<LocalRunResult> {
+  private async runSimulate(requested: string, limit: number, quiet: boolean): Promise<LocalRunResult> {
     const { config, gateway, metrics, log } = this.deps;
     const mail = config.modules.mail;
     const stateCfg = mail.state;
@@ -423,7 +428,10 @@ export class LocalEmailCollector {
       await this.tellFlags(flagNews, state, warnings);
       saveState(stateCfg.run_state_path, state);
       const partial = files.filter((f) => /\.partial\.emlx$/i.test(f)).length;
-      if (this.deps.coverage) {
+      // Quiet and nothing new (no message read, none unreadable, no flag news, as many files as last reported).
+      const unchanged = quiet && stats.messages_processed === 0 && stats.errors_encountered === 0 && flagNews.length === 0 && this.reportedFiles.get(real) === files.length;
+      if (this.deps.coverage && !unchanged) {
+        this.reportedFiles.set(real, files.length);
         await this.deps.coverage.sendRun(coverage.report({ cursor: { files: files.length, partial_emlx: partial } }));
         // The recount after the run: what changed in the folder while it ran.
         const run = coverage;

@@ -4,7 +4,7 @@
  * what is unchanged is neither read nor sent: a run lists the folders, reads the new files (a message a mail
  * client or a delivery agent wrote into `new/` or `cur/`), and reads an mbox from its last message on when
  * messages were appended to it. A rename (new/ -> cur/, flag letters) is no new message. The watch itself is
- * a ChangeTrigger (../watch.ts): events on each Maildir's `cur/` and `new/` and on the folders holding the
+ * a ChangeTrigger (../../sources/watch.ts): events on each Maildir's `cur/` and `new/` and on the folders holding the
  * mbox files, debounced, plus a periodic rescan.
  */
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { expandHome, type AgentConfig } from '../../config.ts';
 import type { GatewayClient } from '../../gateway-client.ts';
 import type { CoverageReporter } from '../../../coverage/reporter.ts';
 import { RunRecorder } from '../../../coverage/recorder.ts';
-import { ChangeTrigger, type SourceWatcher, type WatchTarget } from '../watch.ts';
+import { ChangeTrigger, type SourceWatcher, type WatchTarget } from '../../sources/watch.ts';
 import { discoverSources, importMail, type ImportSource, type ImportSummary } from './mail-import.ts';
 import type { MailManifest } from './manifest.ts';
 import type { StoreRedaction } from './store-redaction.ts';

@@ -156,6 +156,7 @@ export class ChangeTrigger implements SourceWatcher {
   private async refreshWatchers(): Promise<void> {
     if (this.st.state === 'stopped') return;
     const targets = await this.opts.targets();
+    if ((this.st.state as WatcherState) === 'stopped') return; // stopped while the targets were listed: nothing is left watching
     const want = new Map(targets.map((t) => [path.resolve(t.dir), t]));
     for (const [dir, w] of this.watchers) {
       if (!want.has(dir)) {
