@@ -183,7 +183,9 @@ export class FsWatchManager {
       this.queueRescan(w.id);
     });
     this.watchers.set(w.id, watcher);
-    this.queueRescan(w.id);
+    // The first scan waits for the watcher to be ready: a file made after the walk but before chokidar watched
+    // its folder would otherwise be seen by neither (until the next rescan).
+    watcher.once('ready', () => this.queueRescan(w.id));
   }
 
   // -------------------------------------------------------------------------------------------
