@@ -64,6 +64,9 @@ describe('memex import VAULT', () => {
     expect(hits[0]).toMatchObject({ title: 'Lisbon conference 2026', source_type: 'note' });
     expect(hits[0].metadata).toMatchObject({ tags: ['travel', 'work/conferences', 'todo'], links: ['Packing list.md', 'People/Priya Shah.md', 'Finance/Budget 2026.md'] });
     expect(await search('thrown away')).toEqual([]); // .trash/ is hidden: left out
+    // The note's tags are memex tags (origin import): the query language finds the note by them.
+    const tagged = await search('tag:work/conferences');
+    expect(tagged.map((h) => h.title)).toEqual(['Lisbon conference 2026']);
   }, 120_000);
 
   it('stores nothing new when imported again, and a new version of an edited note', async () => {
