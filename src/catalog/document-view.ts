@@ -9,6 +9,7 @@ import { isUuid } from '../util/ids.ts';
 import { attachmentsOf, messagesOfAttachments } from './attachments.ts';
 import { isoRow } from './reads.ts';
 import { relatedNotes } from './related-notes.ts';
+import { chatMessageOfFile, linkChatMedia } from './chat-media.ts';
 
 /** Messages shown on each side of the document in its thread. */
 export const THREAD_NEIGHBOURS = 5;
@@ -113,7 +114,8 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
   }
 
   const attachments = await attachmentsOf(db, { doc_id: docId, source_type: String(doc.source_type), metadata: doc.metadata });
-  const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? null;
+  await linkChatMedia(db, { source_type: String(doc.source_type), metadata: doc.metadata }, attachments);
+  const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? (await chatMessageOfFile(db, { source_type: String(doc.source_type), metadata: doc.metadata }));
   const original = await originalOf(db, docId);
   const related = await relatedNotes(db, { doc_id: docId, source_type: String(doc.source_type), source_provider: doc.source_provider, metadata: doc.metadata });
 

@@ -164,7 +164,7 @@ export const DocumentViewResponse = Type.Object(
     }),
     has_attachments: Type.Boolean({ description: "An entry of attachments has the role attachment (inline images alone do not count, as in the document's has_attachments)" }),
     attached_to: Type.Union([AttachedTo, Type.Null()], {
-      description: 'For an email attachment: the message it belongs to (null otherwise, or while the message is not there)',
+      description: 'For an email attachment, or a media file imported with a chat message: the message it belongs to (null otherwise, or while the message is not there)',
     }),
     related: Type.Optional(
       Type.Array(RelatedDocument, {
