@@ -17,6 +17,7 @@ import type { OcrEngine } from '../ocr/engine.ts';
 import type { CoverageReporter } from '../coverage/reporter.ts';
 import type { CoverageProvider } from './coverage.ts';
 import type { Source } from './sources/source.ts';
+import type { ExportHandoff } from './collectors/fswatch/exports.ts';
 
 export type ModuleStatus = 'ready' | 'disabled' | 'stub' | 'error' | 'running';
 
@@ -31,6 +32,8 @@ export interface AgentContext {
   ocr(): OcrEngine;
   startedAt: Date;
   version: string;
+  /** The importers of exports found in watched folders (handed in by whoever starts the agent; src/imports/watch.ts). */
+  exports?: ExportHandoff;
 }
 
 export interface ModuleSummary {

@@ -26,6 +26,7 @@ import { emailFoldersModule, emailImapModule, emailLocalModule } from './collect
 import { ocrModule } from './routes/ocr.ts';
 import { chatappModule } from './collectors/chatapp/module.ts';
 import { fswatchModule } from './collectors/fswatch/module.ts';
+import type { ExportHandoff } from './collectors/fswatch/exports.ts';
 import { davModule } from './collectors/dav/module.ts';
 import { createOcrEngine, type OcrEngine } from '../ocr/engine.ts';
 import { httpCoverageReporter, type CoverageReporter } from '../coverage/reporter.ts';
@@ -44,6 +45,8 @@ export interface AgentServerOptions {
   modules?: ModuleFactory[];
   /** Override the gateway client (tests). */
   gateway?: GatewayClient;
+  /** The importers of exports found in watched folders (src/imports/watch.ts); without it every file is a `localfs` file. */
+  exports?: ExportHandoff;
   /** Override where coverage reports go (default: the configured gateway). */
   coverage?: CoverageReporter;
   /** How often to ask the gateway for coverage requests (retry, recount); default 0 (never), startAgent: SVC_COVERAGE_POLL_SECONDS. */
@@ -136,6 +139,7 @@ export async function createAgentServer(config: AgentConfig, opts: AgentServerOp
     },
     startedAt: new Date(),
     version: AGENT_VERSION,
+    exports: opts.exports,
   };
 
   const registry = new ModuleRegistry();

@@ -7,6 +7,8 @@
 import { AgentConfigError, configWarnings, ensureAgentSecret, isLoopbackAddress, loadAgentConfig, printableConfig, type AgentConfig } from '../agent/config.ts';
 import { coveragePollMs } from '../agent/coverage.ts';
 import { createAgentServer, type AgentServer, type AgentServerOptions } from '../agent/server.ts';
+import type { ImportVerbs } from '../imports/registry.ts';
+import { watchedExports } from '../imports/watch.ts';
 import { codedError } from '../util/errors.ts';
 
 export const AGENT_USAGE = `Usage: memex agent [--config PATH] [--print-config]
@@ -44,6 +46,8 @@ export function parseAgentArgs(argv: string[]): { configPath?: string; printConf
 export async function runAgentCommand(
   argv: string[],
   io: AgentCliIo = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env },
+  /** The CLI's verbs the imports of exports in watched folders may run (a Takeout's mail). */
+  verbs: ImportVerbs = {},
 ): Promise<number> {
   let args;
   let loaded;
@@ -70,7 +74,7 @@ export async function runAgentCommand(
 
   let started;
   try {
-    started = await startAgent({ config: loaded.config });
+    started = await startAgent({ config: loaded.config, verbs });
   } catch (err) {
     if (err instanceof AgentConfigError) {
       io.err(`memex agent: ${err.message}\n`);
@@ -122,6 +126,8 @@ export interface StartAgentOptions extends AgentServerOptions {
   host?: string;
   /** Overrides config.port (0 = any free port, for tests). */
   port?: number;
+  /** The CLI's verbs the imports of exports in watched folders may run (a Takeout's mail). */
+  verbs?: ImportVerbs;
 }
 
 export interface StartedAgent {
@@ -144,7 +150,9 @@ export async function startAgent(opts: StartAgentOptions): Promise<StartedAgent>
     );
   }
   const { config, file, generated } = ensureAgentSecret(opts.config);
-  const app = await createAgentServer(config, { coveragePollMs: coveragePollMs(), runSources: true, ...opts });
+  // Exports dropped in watched folders go to their importers, against this agent's gateway.
+  const exports = watchedExports({ url: config.gateway.base_url, token: config.gateway.auth_token, verbs: opts.verbs });
+  const app = await createAgentServer(config, { coveragePollMs: coveragePollMs(), runSources: true, exports, ...opts });
   for (const w of configWarnings(config)) app.log.warn(w);
   const port = opts.port ?? opts.config.port;
   await app.listen({ host, port });

@@ -8,6 +8,8 @@ import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/document
 import { isUuid } from '../util/ids.ts';
 import { attachmentsOf, messagesOfAttachments } from './attachments.ts';
 import { isoRow } from './reads.ts';
+import { relatedNotes } from './related-notes.ts';
+import { chatMessageOfFile, linkChatMedia } from './chat-media.ts';
 
 /** Messages shown on each side of the document in its thread. */
 export const THREAD_NEIGHBOURS = 5;
@@ -112,8 +114,10 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
   }
 
   const attachments = await attachmentsOf(db, { doc_id: docId, source_type: String(doc.source_type), metadata: doc.metadata });
-  const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? null;
+  await linkChatMedia(db, { source_type: String(doc.source_type), metadata: doc.metadata }, attachments);
+  const attachedTo = (await messagesOfAttachments(db, [docId])).get(docId) ?? (await chatMessageOfFile(db, { source_type: String(doc.source_type), metadata: doc.metadata }));
   const original = await originalOf(db, docId);
+  const related = await relatedNotes(db, { doc_id: docId, source_type: String(doc.source_type), source_provider: doc.source_provider, metadata: doc.metadata });
 
   return {
     document: isoRow(doc) as StoredDocumentT,
@@ -121,6 +125,7 @@ export async function documentView(db: Queryable, docId: string, citedChunkId?: 
     attachments,
     has_attachments: attachments.some((a) => a.role === 'attachment'),
     attached_to: attachedTo,
+    related,
     original: original ? { url: `/v1/documents/${docId}/original`, sha256: original.file_sha256, size_bytes: original.size_bytes } : null,
     versions: versions.rows.map((v) => ({ ...v, ingested_at: new Date(v.ingested_at).toISOString() })),
     cited,

@@ -283,7 +283,8 @@ const VERBS: readonly Verb[] = [
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md`,
     run: async (args) => {
       const { runAgentCommand } = await import('../app/agent.ts');
-      const code = await runAgentCommand(args);
+      const { runMailImport } = await import('./import-mail.ts');
+      const code = await runAgentCommand(args, undefined, { mailImport: runMailImport });
       if (code !== 0) process.exit(code);
     },
   }),

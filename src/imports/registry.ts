@@ -86,6 +86,9 @@ const chats: Importer = {
   run: async (argv, out) => (await import('./chats/cli.ts')).importChatsCommand(argv, process.env, out),
 };
 
+/** The importers of exports a watched folder hands its files to (src/imports/watch.ts). */
+export const EXPORT_IMPORTERS = { chats, browser, takeout, notesVault } as const;
+
 /** In the order they are asked; a more specific format comes before a more general one. */
 export const IMPORTERS: Importer[] = [vcard, calendar, takeout, chats, browser, notesVault];
 

@@ -130,6 +130,20 @@ export const AttachedTo = Type.Object(
 );
 export type AttachedToT = Static<typeof AttachedTo>;
 
+/** A document related to the one viewed: for a note, a note it links to or one that links to it (src/catalog/related-notes.ts). */
+export const RelatedDocument = Type.Object(
+  {
+    doc_id: Type.String(),
+    title: Nullable(Type.String()),
+    path: Type.String({ description: "The related note's path in its vault" }),
+    relation: Type.Union([Type.Literal('links_to'), Type.Literal('linked_from')], {
+      description: 'links_to: this note links to it ([[wiki link]] or Markdown link); linked_from: it links to this note',
+    }),
+  },
+  { title: 'RelatedDocument' },
+);
+export type RelatedDocumentT = Static<typeof RelatedDocument>;
+
 export const DocumentViewResponse = Type.Object(
   {
     document: StoredDocument,
@@ -150,8 +164,13 @@ export const DocumentViewResponse = Type.Object(
     }),
     has_attachments: Type.Boolean({ description: "An entry of attachments has the role attachment (inline images alone do not count, as in the document's has_attachments)" }),
     attached_to: Type.Union([AttachedTo, Type.Null()], {
-      description: 'For an email attachment: the message it belongs to (null otherwise, or while the message is not there)',
+      description: 'For an email attachment, or a media file imported with a chat message: the message it belongs to (null otherwise, or while the message is not there)',
     }),
+    related: Type.Optional(
+      Type.Array(RelatedDocument, {
+        description: "Related documents: for a note, the notes of its vault it links to (in its links' order) and the notes that link to it (by path); at most 100 of each",
+      }),
+    ),
     original: Type.Optional(
       Type.Union([Type.Object({ url: Type.String(), sha256: Type.String(), size_bytes: Type.Integer() }), Type.Null()], {
         description: "A message's original as collected (GET /v1/documents/{doc_id}/original); null when none is kept",

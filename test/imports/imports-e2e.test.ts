@@ -64,6 +64,9 @@ describe('memex import VAULT', () => {
     expect(hits[0]).toMatchObject({ title: 'Lisbon conference 2026', source_type: 'note' });
     expect(hits[0].metadata).toMatchObject({ tags: ['travel', 'work/conferences', 'todo'], links: ['Packing list.md', 'People/Priya Shah.md', 'Finance/Budget 2026.md'] });
     expect(await search('thrown away')).toEqual([]); // .trash/ is hidden: left out
+    // The note's tags are memex tags (origin import): the query language finds the note by them.
+    const tagged = await search('tag:work/conferences');
+    expect(tagged.map((h) => h.title)).toEqual(['Lisbon conference 2026']);
   }, 120_000);
 
   it('stores nothing new when imported again, and a new version of an edited note', async () => {
@@ -79,6 +82,25 @@ describe('memex import VAULT', () => {
     expect(await countActive('note')).toBe(5);
     expect(await countAll('note')).toBe(6);
     expect((await search('sunscreen'))[0]).toMatchObject({ title: 'Packing' });
+  }, 120_000);
+
+  it("lists a note's links and the notes linking to it as its related documents, at their newest versions", async () => {
+    const idOf = async (p: string) =>
+      (await live.gw.db.query<{ doc_id: string }>(`SELECT doc_id::text AS doc_id FROM documents WHERE source_type = 'note' AND is_active_version AND metadata->>'path' = $1`, [p])).rows[0].doc_id;
+    const related = async (p: string) => {
+      const res = await live.gw.request('GET', `/v1/doc/${await idOf(p)}/view`);
+      expect(res.statusCode).toBe(200);
+      return (res.json().related as Array<{ doc_id: string; path: string; relation: string }>).map((r) => [r.relation, r.path, r.doc_id]);
+    };
+    // Packing list.md was edited above: its newest version is the one named.
+    expect(await related('Trips/Lisbon conference.md')).toEqual([
+      ['links_to', 'Packing list.md', await idOf('Packing list.md')],
+      ['links_to', 'People/Priya Shah.md', await idOf('People/Priya Shah.md')],
+      ['links_to', 'Finance/Budget 2026.md', await idOf('Finance/Budget 2026.md')],
+      ['linked_from', 'Packing list.md', await idOf('Packing list.md')],
+      ['linked_from', 'People/Priya Shah.md', await idOf('People/Priya Shah.md')],
+    ]);
+    expect(await related('Finance/Budget 2026.md')).toEqual([['linked_from', 'Trips/Lisbon conference.md', await idOf('Trips/Lisbon conference.md')]]);
   }, 120_000);
 });
 

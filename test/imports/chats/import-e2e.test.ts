@@ -135,6 +135,19 @@ describe(`memex import of chat exports on ${backend}`, () => {
     );
     expect(msg.rows[0].metadata.attachments[0]).toMatchObject({ filename: '00000007-Tickets.pdf', mime_type: 'application/pdf' });
     expect(msg.rows[0].metadata.attachments[0].sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    // The message's view names the file's own document (its text), and the file's view names its message.
+    const ids = await gw.db.query<{ doc_id: string; title: string }>(
+      `SELECT doc_id::text AS doc_id, coalesce(title, text) AS title FROM documents
+        WHERE is_active_version AND (text = 'Olá! I added the museum tickets' OR title = '00000007-Tickets.pdf') ORDER BY title`,
+    );
+    const [pdf, message] = [ids.rows.find((r) => r.title === '00000007-Tickets.pdf')!, ids.rows.find((r) => r.title !== '00000007-Tickets.pdf')!];
+    const viewed = await gw.request('GET', `/v1/doc/${message.doc_id}/view`);
+    expect(viewed.statusCode, viewed.body).toBe(200);
+    const view = viewed.json();
+    expect(view.attachments.map((a: any) => [a.filename, a.doc_id, a.stored])).toEqual([['00000007-Tickets.pdf', pdf.doc_id, true]]);
+    const fileView = (await gw.request('GET', `/v1/doc/${pdf.doc_id}/view`)).json();
+    expect(fileView.attached_to?.doc_id).toBe(message.doc_id);
   }, 180_000);
 
   it('imports a Telegram export, and a later one with an edited message as a new version of it', async () => {

@@ -73,6 +73,25 @@ describe('Telegram Desktop export', () => {
     expect(chats[0].messages[2].media[0].entry).toBeNull();
   });
 
+  it('reads a channel export: a channel chat whose posts are from the channel, its id the identifier', () => {
+    const channel = {
+      name: 'Lisbon Transit News',
+      type: 'public_channel',
+      id: 1398765432,
+      messages: [
+        { id: 1, type: 'service', date: '2023-03-01T09:00:00', date_unixtime: '1677661200', actor: 'Lisbon Transit News', actor_id: 'channel1398765432', action: 'create_channel', title: 'Lisbon Transit News', text: '' },
+        { id: 2, type: 'message', date: '2023-03-01T09:05:00', date_unixtime: '1677661500', from: 'Lisbon Transit News', from_id: 'channel1398765432', text: ['Tram ', { type: 'bold', text: '28' }, ' runs again from Monday'] },
+      ],
+    };
+    const f = path.join(tmp, 'channel', 'result.json');
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    fs.writeFileSync(f, JSON.stringify(channel));
+    const [chat] = readWith(f, (b) => readTelegram(b, opts));
+    expect([chat.title, chat.kind]).toEqual(['Lisbon Transit News', 'channel']);
+    expect(chat.messages.map((m) => [m.sourceId, m.text])).toEqual([['telegram:1398765432:2', 'Tram 28 runs again from Monday']]);
+    expect(chat.messages[0].sender).toEqual({ identifier: 'telegram:channel1398765432', identifier_type: 'social', display_name: 'Lisbon Transit News' });
+  });
+
   it('refuses a truncated result.json with what is wrong', () => {
     const f = path.join(tmp, 'cut', 'result.json');
     fs.mkdirSync(path.dirname(f));

@@ -30,6 +30,7 @@ import { RunRecorder } from '../../../coverage/recorder.ts';
 import type { SourceIdentity } from '../../../coverage/identity.ts';
 import type { Census } from '../../../coverage/reconcile.ts';
 import type { CoverageReporter } from '../../../coverage/reporter.ts';
+import { ExportRuns, type ExportClaim, type ExportHandoff } from './exports.ts';
 
 /** The coverage source of a watch: its folder (docs/coverage.md). */
 export function fswatchCoverageSource(folder: string): SourceIdentity {
@@ -38,7 +39,7 @@ export function fswatchCoverageSource(folder: string): SourceIdentity {
 
 export interface FsEvent {
   at: string;
-  type: 'submitted' | 'unchanged' | 'deleted' | 'skipped' | 'rejected' | 'error' | 'rescan';
+  type: 'submitted' | 'unchanged' | 'deleted' | 'skipped' | 'rejected' | 'error' | 'rescan' | 'imported';
   watch_id: string;
   path?: string;
   detail?: string;
@@ -75,6 +76,8 @@ export interface FsWatchManagerOptions {
   retryBaseMs?: number;
   /** Where each rescan's coverage report goes (docs/coverage.md). */
   coverage?: CoverageReporter;
+  /** Takes the files of exports (chats, vaults, browser history, Takeout) to their importers (exports.ts). */
+  exports?: ExportHandoff;
 }
 
 /** Hidden files, editor swap/backup and temp files are never documents (spec-notes B9 exclude list). */
@@ -98,11 +101,32 @@ export class FsWatchManager {
   private workers = 0;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
+  private readonly exportRuns: ExportRuns | null;
 
   constructor(private readonly opts: FsWatchManagerOptions) {
     this.store = new FsWatchStore(opts.statePath);
     const { error } = this.store.load();
     if (error) opts.log.warn({ error }, 'fswatch state unreadable; starting empty (the rescan rebuilds it)');
+    this.exportRuns = opts.exports
+      ? new ExportRuns({
+          handoff: opts.exports,
+          debounceMs: Math.max(opts.debounceMs, 500),
+          retryBaseMs: opts.retryBaseMs ?? 2000,
+          onRun: (claim, watchId, result) => {
+            const detail =
+              'error' in result
+                ? `${claim.kind} ${claim.root}: ${result.error}`
+                : `${claim.kind} ${claim.root}: exit ${result.code}: ${result.output.trim().split('\n').filter(Boolean).slice(0, 3).join(' / ').slice(0, 500)}`;
+            this.event({ type: 'imported', watch_id: watchId, path: claim.root, detail });
+            if ('error' in result || result.code !== 0) this.opts.log.warn({ watch_id: watchId, export: claim.root, detail }, 'fswatch export import');
+          },
+          onFailed: (claim) => {
+            // Not imported: its files are handed over again by the next event or rescan.
+            for (const [p, r] of this.store.files) if (r.export === claim.root) this.store.files.set(p, { ...r, sha256: null });
+            this.store.saveSoon();
+          },
+        })
+      : null;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -159,7 +183,9 @@ export class FsWatchManager {
       this.queueRescan(w.id);
     });
     this.watchers.set(w.id, watcher);
-    this.queueRescan(w.id);
+    // The first scan waits for the watcher to be ready: a file made after the walk but before chokidar watched
+    // its folder would otherwise be seen by neither (until the next rescan).
+    watcher.once('ready', () => this.queueRescan(w.id));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -248,8 +274,11 @@ export class FsWatchManager {
 
   /** Resolves when nothing is pending, debouncing, in flight or being rescanned (tests, shutdown). */
   whenIdle(): Promise<void> {
-    if (this.workers === 0 && this.pending.size === 0 && this.rescans.length === 0 && this.timers.size === 0) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+    if (this.workers === 0 && this.pending.size === 0 && this.rescans.length === 0 && this.timers.size === 0) {
+      // Imports of exports handed over count too (they may be debouncing still).
+      return this.exportRuns && !this.exportRuns.idle() ? this.exportRuns.whenIdle().then(() => this.whenIdle()) : Promise.resolve();
+    }
+    return new Promise((r) => this.idleWaiters.push(() => void this.whenIdle().then(r)));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -407,6 +436,8 @@ export class FsWatchManager {
       this.counters.unchanged++;
       return;
     }
+    const claim = this.opts.exports ? await this.opts.exports.claim(p, w.path).catch(() => null) : null;
+    if (claim) return this.handOff(p, watchId, claim, st, rec);
     if (st.size > this.opts.maxFileBytes) {
       this.record(p, { ...rec, watch_id: watchId, sha256: null, size: st.size, mtime_ms: st.mtimeMs, skipped: 'too_large' });
       this.counters.skipped++;
@@ -474,6 +505,26 @@ export class FsWatchManager {
     this.event({ type: 'submitted', watch_id: watchId, path: p, detail: res.body?.duplicate ? 'duplicate' : `version ${res.body?.version_number ?? '?'}` });
   }
 
+  /**
+   * A file of an export: its import runs (debounced, with the other files of the export) instead of a `localfs`
+   * document. Recorded with its hash, so an unchanged file does not start the import again.
+   */
+  private async handOff(p: string, watchId: string, claim: ExportClaim, st: fs.Stats, rec: FileRecord | undefined): Promise<void> {
+    const hash = crypto.createHash('sha256');
+    for await (const chunk of fs.createReadStream(p)) hash.update(chunk as Buffer);
+    const sha = hash.digest('hex');
+    if (rec && rec.sha256 === sha && rec.export === claim.root) {
+      this.record(p, { ...rec, size: st.size, mtime_ms: st.mtimeMs });
+      this.counters.unchanged++;
+      this.event({ type: 'unchanged', watch_id: watchId, path: p });
+      return;
+    }
+    this.record(p, { watch_id: watchId, sha256: sha, size: st.size, mtime_ms: st.mtimeMs, submitted_at: new Date().toISOString(), export: claim.root });
+    this.counters.submitted++;
+    this.event({ type: 'submitted', watch_id: watchId, path: p, detail: `to the import of the ${claim.kind} ${claim.root}` });
+    this.exportRuns!.schedule(claim, watchId);
+  }
+
   /** The file no longer exists: soft-delete its document and forget it. */
   private async gone(p: string, watchId: string): Promise<void> {
     const rec = this.store.files.get(p);
@@ -522,6 +573,7 @@ export class FsWatchManager {
     if (r.version_number !== undefined) clean.version_number = r.version_number;
     if (r.submitted_at) clean.submitted_at = r.submitted_at;
     if (r.skipped) clean.skipped = r.skipped;
+    if (r.export) clean.export = r.export;
     this.store.files.set(p, clean);
     this.store.saveSoon();
   }
@@ -544,7 +596,7 @@ export class FsWatchManager {
       watches: this.store.watches.size,
       files_tracked: this.store.files.size,
       ...this.counters,
-      pending: this.pending.size + this.timers.size + this.inFlight.size,
+      pending: this.pending.size + this.timers.size + this.inFlight.size + (this.exportRuns?.pending() ?? 0),
     };
   }
 
@@ -558,6 +610,7 @@ export class FsWatchManager {
     // Let in-flight work finish (bounded) so a record is not lost for a document just accepted.
     const deadline = Date.now() + 10_000;
     while (this.workers > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.exportRuns) await Promise.race([this.exportRuns.close(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())))]);
     try {
       this.store.saveNow();
     } catch (err) {

@@ -150,6 +150,7 @@ export function fswatchModule(ctx: AgentContext, extra: FsWatchModuleOptions = {
       ocr: ocrCfg.enabled ? engineOcrFunction(() => ctx.ocr(), ocrCfg.languages) : undefined,
       log: ctx.log,
       coverage: ctx.coverage,
+      exports: ctx.exports,
     });
     // Watches from the configuration file: trusted (the user wrote them), so their folders are roots too.
     for (const [i, raw] of cfg.watches.entries()) {

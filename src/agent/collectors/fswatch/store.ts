@@ -34,6 +34,8 @@ export interface FileRecord {
   submitted_at?: string;
   /** Why the current content was not submitted (too large, no text, rejected by the gateway). */
   skipped?: string;
+  /** The export this file was handed to (its importer's path: the file, or the export's folder), src/agent/collectors/fswatch/exports.ts. */
+  export?: string;
 }
 
 interface StateFile {
