@@ -12,7 +12,7 @@ import path from 'node:path';
 import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../agent/config.ts';
 import { createGatewayClient } from '../agent/gateway-client.ts';
-import { confirmManifest, discoverSources, importMail, type ImportSource } from '../agent/collectors/email/mail-import.ts';
+import { confirmManifest, discoverSources, importMail, newMessages, type ImportSource } from '../agent/collectors/email/mail-import.ts';
 import { MailManifest, defaultManifestPath } from '../agent/collectors/email/manifest.ts';
 import { describeStoreRedaction, storeRedaction } from '../agent/collectors/email/store-redaction.ts';
 import { parsePolicyList, type RedactOptions } from '../privacy/policy.ts';
@@ -317,16 +317,19 @@ export async function runMailImport(
   }
   for (const p of problems.slice(0, 50)) stderr.write(`memex import mail: ${p}\n`);
   if (problems.length > 50) stderr.write(`memex import mail: … and ${problems.length - 50} more problems\n`);
+  // New, updated and kept out as the coverage line above counts them (a new version is an update, not new).
   stdout.write(
-    `mail import ${args.dryRun ? '(dry run) ' : ''}done: ${summary.messages} messages, ${summary.accepted - summary.duplicates} new, ${summary.duplicates} duplicates${summary.unchanged ? ` (${summary.unchanged} in unchanged files, not read)` : ''}, ` +
+    `mail import ${args.dryRun ? '(dry run) ' : ''}done: ${summary.messages} messages, ${newMessages(summary)} new, ` +
+      `${summary.newVersions ? `${summary.newVersions} updated (a new version), ` : ''}${summary.duplicates} duplicates${summary.unchanged ? ` (${summary.unchanged} in unchanged files, not read)` : ''}, ` +
+      `${summary.blocked ? `${summary.blocked} kept out by the block list, ` : ''}` +
       `${summary.rejected} rejected, ${summary.retryLater} not reachable, ${summary.unreadable} unreadable, ${summary.attachmentsUploaded} attachments uploaded` +
-      `${summary.newVersions ? `, ${summary.newVersions} replaced by a new version` : ''}${summary.originalsStored ? `, ${summary.originalsStored} originals kept` : ''}` +
+      `${summary.originalsStored ? `, ${summary.originalsStored} originals kept` : ''}` +
       `${summary.answeredOnRetry ? ` (${summary.answeredOnRetry} stored on a second attempt, after a slow answer)` : ''}\n`,
   );
   if (args.rescan && !args.dryRun) {
     // What a rescan is for: stored messages rebuilt from the folder (docs/email-collectors.md, "Re-deriving").
     const failed = summary.rejected + summary.retryLater + summary.unreadable;
-    stdout.write(`mail rescan: ${summary.newVersions} repaired (new versions), ${summary.duplicates} unchanged, ${summary.accepted - summary.duplicates - summary.newVersions} new, ${failed} failed\n`);
+    stdout.write(`mail rescan: ${summary.newVersions} repaired (new versions), ${summary.duplicates} unchanged, ${newMessages(summary)} new, ${failed} failed\n`);
   }
   const code = summary.rejected + summary.retryLater + summary.unreadable > 0 ? 1 : 0;
   if (!args.watch || !manifest) return code;
@@ -360,9 +363,9 @@ async function watchMail(
     coverage: reporter,
     attachments: args.attachments,
     onRun(s) {
-      const fresh = s.accepted - s.duplicates;
+      const fresh = newMessages(s);
       const failed = s.rejected + s.retryLater + s.unreadable;
-      if (fresh || failed) o.stdout.write(`${new Date().toISOString()} mail watch: ${fresh} new, ${s.newVersions} replaced by a new version, ${failed} not stored\n`);
+      if (fresh || s.newVersions || failed) o.stdout.write(`${new Date().toISOString()} mail watch: ${fresh} new, ${s.newVersions} replaced by a new version, ${failed} not stored\n`);
     },
     onProblem: (location, reason) => o.stderr.write(`memex import mail: ${location}: ${reason}\n`),
     log: { warn: (x) => o.stderr.write(`memex import mail: ${(x as { err?: string }).err ?? 'a watched run failed'}\n`) },

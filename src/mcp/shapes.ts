@@ -48,7 +48,16 @@ export const SearchHit = z.object({
   resource_uri: z.string(),
 });
 
-export const SearchOutput = { query: z.string(), total: z.number().int(), returned: z.number().int(), hits: z.array(SearchHit) };
+export const SearchOutput = {
+  query: z.string(),
+  total: z.number().int(),
+  returned: z.number().int(),
+  hits: z.array(SearchHit),
+  relaxed: z
+    .object({ note: z.string(), total: z.number().int() })
+    .optional()
+    .describe('Only when nothing matches the query as written (total 0): hits are then the documents that match its words, its phrases preferred'),
+};
 
 /** POST /v1/ask's answer as it is: the route's own schema (src/schemas/search.ts), open, so fields it gains later pass through. */
 export const AskOutput = z.fromJSONSchema(AskResponseSchema as z.core.JSONSchema.JSONSchema);

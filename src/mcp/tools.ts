@@ -74,7 +74,10 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           },
           { q: 'query' },
         );
-        const hits = r.hits.map((h) => ({
+        // Nothing as written (a phrase, an exclusion or an operator ruled everything out): what matches the words,
+        // said so, as the web UI and `memex search` do (the route's `relaxed`).
+        const relaxed = r.hits.length === 0 && r.relaxed && r.relaxed.hits.length > 0 ? r.relaxed : null;
+        const hits = (relaxed ?? r).hits.map((h) => ({
           document_id: h.document_id,
           title: short(h.title ?? null),
           snippet: cut(h.snippet ?? '', LIMITS.snippetChars).text,
@@ -92,10 +95,12 @@ export function createMcpServer(api: MemexApi, opts: McpOptions): McpServer {
           (h, i) =>
             `${i + 1}. ${h.title ?? '(untitled)'} [${h.source_type}, ${h.date.slice(0, 10)}${h.context ? ', context' : ''}] id ${h.document_id}\n   ${h.snippet.replace(/\s+/g, ' ')}`,
         );
-        const text = hits.length
-          ? `${r.total} matching document(s); showing ${hits.length}:\n${lines.join('\n')}`
-          : `No documents match "${a.query}".`;
-        return ok({ query: r.query, total: r.total, returned: hits.length, hits }, text);
+        const text = relaxed
+          ? `No documents match "${a.query}" as written (its quotes, exclusions and operators). ${relaxed.total} document(s) match its words; showing ${hits.length}:\n${lines.join('\n')}`
+          : hits.length
+            ? `${r.total} matching document(s); showing ${hits.length}:\n${lines.join('\n')}`
+            : `No documents match "${a.query}".`;
+        return ok({ query: r.query, total: r.total, returned: hits.length, hits, ...(relaxed ? { relaxed: { note: relaxed.note, total: relaxed.total } } : {}) }, text);
       }),
   );
 

@@ -66,12 +66,13 @@ export const PROSE_MIN_WORDS = 12;
 /**
  * Whether a query reads as prose rather than as a query: at least PROSE_MIN_WORDS words and sentence
  * punctuation inside it (a full stop, comma, semicolon, question or exclamation mark followed by more
- * text). Nobody types twelve words and a comma as operators; everyone who pastes a paragraph does.
+ * text), or a sentence's end after its last word (a claim pasted with its full stop, as SciFact's are).
+ * Nobody types twelve words and a comma or a full stop as operators; everyone who pastes a paragraph does.
  */
 export function readsAsProse(q: string): boolean {
   const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
   if (words.length < PROSE_MIN_WORDS) return false;
-  return /[\p{L}\p{N}"')\]][.,;!?]["')\]]*\s+\S/u.test(q);
+  return /[\p{L}\p{N}"')\]][.,;!?]["')\]]*\s+\S/u.test(q) || /[\p{L}\p{N}"')\]][.!?]["')\]]*\s*$/u.test(q);
 }
 
 const FIELDS = new Set(['from', 'to', 'with', 'subject', 'type', 'list', 'tag', 'has', 'in', 'thread', 'before', 'after', 'on', 'date']);

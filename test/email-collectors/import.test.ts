@@ -131,7 +131,9 @@ describe('memex import mail', () => {
     fs.rmSync(path.join(md, 'cur', '1700000000.M1.host:2,S'));
     fs.renameSync(path.join(md, 'new', '1700000001.M2.host'), path.join(md, 'cur', '1700000001.M2.host:2,S'));
     const fourth = await run();
-    expect(fourth.out).toMatch(/done: 606 messages, 1 new, 604 duplicates \(604 in unchanged files, not read\), 0 rejected, 0 not reachable, 1 unreadable/);
+    // The changed message is an update, as the coverage line counts it (issue 46: "1 new" beside "1 updated").
+    expect(fourth.out).toMatch(/coverage of .*: 606 in the source: 604 stored \(1 updated\)/);
+    expect(fourth.out).toMatch(/done: 606 messages, 0 new, 1 updated \(a new version\), 604 duplicates \(604 in unchanged files, not read\), 0 rejected, 0 not reachable, 1 unreadable/);
     const after = await docs();
     expect(after.filter((r) => r.source_id === 'email:msg-9001@example.org' && r.is_active_version).map((r) => r.text)).toEqual(['The corrected text of message 9001.']);
     const state = JSON.parse(fs.readFileSync(env.MEMEX_MAIL_IMPORT_STATE, 'utf8'));

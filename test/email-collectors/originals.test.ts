@@ -210,6 +210,9 @@ describe(`the original of a message, on ${backend}`, () => {
     const rescan = await importMail([md, '--rescan']);
     expect(rescan.code).toBe(0);
     expect(rescan.out).toMatch(/mail rescan: \d+ repaired \(new versions\), \d+ unchanged, 0 new, 0 failed/);
+    // The summary counts as the coverage line does: a message stored again as a new version is updated, not new.
+    expect(first.out).toMatch(/coverage of .*Maildir4: 1 in the source: 1 stored \(1 updated\)/);
+    expect(first.out).toMatch(/done: 1 messages, 0 new, 1 updated \(a new version\), 0 duplicates/);
     const versions = await gw.db.query<{ doc_id: string; version_number: number }>(
       `SELECT doc_id, version_number FROM documents WHERE source_type = 'email_local' AND external_id = 'email:orig-4@orig.example' ORDER BY version_number`,
     );

@@ -181,6 +181,14 @@ describe('deduplication', () => {
     const copy = await post(gw, fileUpload(meta('/home/ann/backup/pass.txt'), bytes, 'pass.txt'));
     expect(copy.status).toBe(202);
     expect(copy.json().doc_id).not.toBe(dropped.json().doc_id);
+
+    // The other way round: sent by memex ingest first, then dropped on the web UI ("already stored").
+    const receipt = Buffer.from('Receipt for the ferry to Lisbon, 18 euros.\n');
+    const fromDisk = await post(gw, fileUpload(meta('/home/ann/receipts/ferry.txt'), receipt, 'ferry.txt'));
+    expect(fromDisk.status).toBe(202);
+    const droppedLater = await post(gw, fileUpload({ source: 'upload', path: 'upload/ferry.txt', filename: 'ferry.txt' }, receipt, 'ferry.txt'));
+    expect(droppedLater.status).toBe(200);
+    expect(droppedLater.json()).toMatchObject({ duplicate: true, doc_id: fromDisk.json().doc_id });
   });
 
   it('a changed file at the same path becomes version 2 and the old text is no longer indexed', async () => {

@@ -139,14 +139,20 @@ describe('every operation of /openapi.json answers as it declares', () => {
     expect(missing).toEqual([]);
   });
 
-  it('answers each declared request example with a declared status and body', async () => {
+  it('answers each declared request example with a declared status and body, and takes it (2xx, or 404 for what it names)', async () => {
     failures.length = 0;
     const refused: string[] = [];
+    // What an example cannot be given here: a secret (sign-in), and readiness while the index is still built.
+    const cannot: Record<string, number[]> = { 'post /v1/session': [401, 403], 'post /v1/session/redeem': [403], 'get /v1/readyz': [503] };
     for (const o of ops) {
       const res = await send(o, exampleRequest(o));
       check(o, 'example', res);
-      // An example is something a client can copy: the route must take it (it may still not find what it names).
-      if (res.statusCode === 422) refused.push(`${o.method} ${o.path}: ${res.body.slice(0, 300)}`);
+      // An example is something a client can copy: the route must take it (it may still not find what it names
+      // in this empty store: 404). A 422 (issue 46: four were), a 400, 409 or 415 is an example that misleads.
+      const key = `${o.method} ${o.path}`;
+      if (res.statusCode >= 400 && res.statusCode !== 404 && !cannot[key]?.includes(res.statusCode)) {
+        refused.push(`${key} ${res.statusCode}: ${res.body.slice(0, 300)}`);
+      }
     }
     expect(failures).toEqual([]);
     expect(refused).toEqual([]);

@@ -124,6 +124,15 @@ describe(`MCP over streamable HTTP on ${backend}`, () => {
       expect(s.hits[0].snippet).toContain('Lisbon');
       expect(text(r)).toContain(docs.lisbon);
 
+      // A phrase nobody wrote: nothing as written, said so, then what matches its words (as the web UI and the CLI do).
+      const strict = await call(c, 'search', { query: '"Lisbon night train"', k: 5 });
+      const relaxed = strict.structuredContent as any;
+      expect(relaxed.total).toBe(0);
+      expect(relaxed.relaxed.total).toBeGreaterThan(0);
+      expect(relaxed.hits.map((h: any) => h.document_id)).toContain(docs.lisbon);
+      expect(text(strict)).toMatch(/^No documents match "\"Lisbon night train\"" as written .* match its words/);
+      expect((await call(c, 'search', { query: 'zanzibar' })).structuredContent).toMatchObject({ total: 0, hits: [] });
+
       const photos = (await call(c, 'search', { query: 'photos', person: 'alice@example.com' })).structuredContent as any;
       expect(photos.total).toBeGreaterThan(0);
       for (const hit of photos.hits) expect(hit.people).toContain('Alice Liddell');

@@ -12,11 +12,18 @@ const PROSE =
   'Cities must act now, because the evidence is overwhelming: as one report put it, "sea level rise is accelerating faster ' +
   'than any model predicted" - and coastal flooding will follow. Not acting is a choice too.';
 
+/** A SciFact-like claim (test query 1114's shape): one sentence of 20 words, its quotation not written so in the abstract. */
+const CLAIM =
+  'Surfactin producing cells and exopolymer producing cells cooperate to generate "Van Gogh bundles" that have sliding abilities on specialized media.';
+
 describe('reading a query as prose', () => {
   it('tells a pasted paragraph from a query typed as one', () => {
     expect(readsAsProse(PROSE)).toBe(true);
     expect(readsAsProse('"sea level rise" -flooding from:anna before:2026-01-01')).toBe(false);
     expect(readsAsProse('sea level rise coastal flooding cities evidence report model predicted faster choice')).toBe(false);
+    // A claim as SciFact writes them: one long sentence with its full stop, a term in quotes.
+    expect(readsAsProse(CLAIM)).toBe(true);
+    expect(readsAsProse('"sea level rise" coastal flooding cities evidence report model predicted faster.')).toBe(false);
   });
 
   it('ranks every word of prose, prefers its quotation and requires nothing', () => {
@@ -43,6 +50,8 @@ describe('GET /v1/search with prose and with strict queries that match nothing',
     await add('quoting', 'The report found that sea level rise is accelerating faster than any model predicted, so coastal cities must plan.');
     await add('words', 'Coastal flooding in cities: evidence that sea level rise will force a choice between acting and retreating.');
     await add('other', 'A recipe for lemon cake with cream and berries.');
+    await add('abstract', 'Bacillus subtilis colonies spread by sliding motility: surfactin producers and matrix (exopolymer) producers ' +
+      'organize into bundles of aligned cell chains, called van Gogh filaments, that migrate away from the colony on soft media.');
   });
   afterAll(async () => g.close());
 
@@ -61,6 +70,15 @@ describe('GET /v1/search with prose and with strict queries that match nothing',
     const found = ids(await g.get(q({ q: misquoted, k: 10 })));
     expect(found).toContain(D.quoting);
     expect(found).toContain(D.words);
+  });
+
+  it('a long one-sentence claim with a quotation the abstract does not hold verbatim still fills the page (SciFact-like)', async () => {
+    const res = await g.get(q({ q: CLAIM, k: 10 }));
+    expect(res.statusCode).toBe(200);
+    const found = ids(res);
+    expect(found[0]).toBe(D.abstract);
+    expect(res.json().total).toBeGreaterThanOrEqual(1);
+    expect(res.json().relaxed).toBeUndefined();
   });
 
   it('a strict query that matches nothing says so and offers what matches its words', async () => {

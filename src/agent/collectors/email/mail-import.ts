@@ -197,12 +197,19 @@ export interface ImportSummary {
   attachmentsUploaded: number;
   /** Of the accepted: messages the gateway stored as a new version of their document (their text or metadata changed). */
   newVersions: number;
+  /** Of the accepted: messages the block list kept out (answered skipped; coverage counts them skipped, not stored). */
+  blocked: number;
   /** Messages whose original the gateway now keeps (new ones and those it already had). */
   originalsStored: number;
   /** Files read (a Maildir message, an .eml, an mbox file, from its start or from where it was appended to). */
   sourcesRead: number;
   /** Of the accepted: messages the gateway answered only when sent again, after a slow or failed answer. */
   answeredOnRetry: number;
+}
+
+/** Messages stored for the first time: accepted, less duplicates, new versions and the kept out (the coverage's "new"). */
+export function newMessages(s: ImportSummary): number {
+  return s.accepted - s.duplicates - s.newVersions - s.blocked;
 }
 
 export interface ImportOptions {
@@ -270,7 +277,7 @@ interface Pending {
 export async function importMail(sources: ImportSource[], opts: ImportOptions): Promise<ImportSummary> {
   const sum: ImportSummary = {
     messages: 0, accepted: 0, duplicates: 0, unchanged: 0, flagsUpdated: 0, rejected: 0, unreadable: 0, retryLater: 0, attachmentsUploaded: 0,
-    newVersions: 0, originalsStored: 0, sourcesRead: 0, answeredOnRetry: 0,
+    newVersions: 0, blocked: 0, originalsStored: 0, sourcesRead: 0, answeredOnRetry: 0,
   };
   const policy = opts.redaction ?? storeRedaction({ module: opts.config.modules.mail.redact_pii, gatewayUrl: opts.config.gateway.base_url });
   const redaction = policy.options;
@@ -307,7 +314,9 @@ export async function importMail(sources: ImportSource[], opts: ImportOptions): 
     if (out.status === 'accepted') {
       sum.accepted++;
       if (retried.has(it)) sum.answeredOnRetry++;
-      if (out.duplicate) sum.duplicates++;
+      // Counted as the coverage recorder counts the same answer (recorder.ts `answered`).
+      if (out.skipped) sum.blocked++;
+      else if (out.duplicate) sum.duplicates++;
       else if ((out.versionNumber ?? 1) > 1) sum.newVersions++;
       if (out.originalStored) sum.originalsStored++;
       it.source.submissionId ??= out.submissionId;
