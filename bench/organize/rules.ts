@@ -8,6 +8,9 @@
  * $TMPDIR/memex-bench-rules-<backend>-<A>); each run works on a copy of it (dropped at its end), so a second run does
  * not ingest again (the copy's index is read from the database at start: its snapshot names the kept database).
  * --drop: the kept store is dropped at the end (alone, without a run: --drop --no-run).
+ * --copies K (PostgreSQL, with --keep): phase A is A / K documents through the API, copied K - 1 times in SQL
+ * (bench/lib/replicate.ts): on a loaded machine the API's few hundred documents a second would take over an hour
+ * at 1M. An interrupted build of the kept store goes on where it stopped.
  * Prints, per backend:
  *   - a rule matching 10 % of the store applied (POST /v1/tags/rules: the tags written), and until search sees them;
  *   - ingest throughput with 20 rules against none, the same number of documents onto a store of the same size
@@ -21,6 +24,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { machineLine, percentile, startBenchServer, type BenchServer } from '../lib/server.ts';
 import { message, rng } from '../lib/generate.ts';
+import { replicateDocuments } from '../lib/replicate.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,13 +34,17 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     drop: { type: 'boolean', default: false },
     'no-run': { type: 'boolean', default: false },
+    copies: { type: 'string', default: '1' },
   },
 });
+/** --copies K (PostgreSQL, --keep): phase A's store is A / K documents through the API and K - 1 copies in SQL (bench/lib/replicate.ts). */
+const COPIES = Number(values.copies);
 const N = Number(values.docs);
 /** Documents in the store when the rule is added: phase A makes STORE - N, phase B adds N. */
 const STORE = Number(values.store ?? 2 * N);
 const A = STORE - N;
 if (!(A > 0)) throw new Error('--store must be larger than --docs');
+if (COPIES > 1 && (!values.keep || A % COPIES !== 0)) throw new Error('--copies needs --keep and a phase A (store - docs) it divides');
 const backends = values.backend === 'both' ? (['pglite', 'postgres'] as const) : [values.backend as 'pglite' | 'postgres'];
 const BATCH = 100;
 const MARK = 'zebracode';
@@ -86,10 +94,12 @@ async function api(s: BenchServer, method: string, path: string, body?: unknown)
  * Documents from..to (every tenth carries MARK), ingested 4 batches at a time; documents/s. The batches are made as
  * they are sent (the same documents as made up front: one generator, drawn in order), so 1M fit in memory.
  */
-async function ingest(s: BenchServer, from: number, to: number, batch = BATCH): Promise<number> {
+async function ingest(s: BenchServer, from: number, to: number, batch = BATCH, resumeAt = from): Promise<number> {
   const r = rng(from + 7);
   let next = from;
   const take = () => {
+    // Resuming an interrupted build: the documents before resumeAt are made (the generator's sequence) and not sent.
+    while (next + batch <= resumeAt) for (let i = 0; i < batch; i++, next++) message(r, next);
     const i = next;
     next = Math.min(to, next + batch);
     return Array.from({ length: next - i }, (_, k) => {
@@ -100,6 +110,7 @@ async function ingest(s: BenchServer, from: number, to: number, batch = BATCH): 
   };
   const t0 = performance.now();
   let said = from;
+  if (resumeAt > from) console.log(`  resuming at ${resumeAt - (resumeAt % batch)}`);
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       while (next < to) {
@@ -160,19 +171,33 @@ async function dropKept(backend: 'pglite' | 'postgres'): Promise<void> {
 async function copyOfKept(backend: 'pglite' | 'postgres'): Promise<{ dataDir: string; databaseUrl?: string; drop: () => Promise<void> }> {
   const k = keptStore(backend);
   if (!fs.existsSync(k.done)) {
-    fs.rmSync(k.dataDir, { recursive: true, force: true });
-    fs.mkdirSync(k.dataDir, { recursive: true });
-    if (backend === 'postgres') {
-      await admin(`DROP DATABASE IF EXISTS ${k.db} WITH (FORCE)`);
-      await admin(`CREATE DATABASE ${k.db}`);
+    // An interrupted build goes on where it stopped (ingest is idempotent; the last batches in flight are sent again).
+    let have = 0;
+    if (backend === 'postgres' && fs.existsSync(k.dataDir) && (await admin(`SELECT 1 FROM pg_database WHERE datname = '${k.db}'`)).length > 0) {
+      const c = new pg.Client({ connectionString: k.databaseUrl });
+      await c.connect();
+      have = Number((await c.query(`SELECT count(*) AS n FROM documents WHERE is_active_version AND strpos(external_id, '#') = 0`)).rows[0].n);
+      await c.end();
+    } else {
+      fs.rmSync(k.dataDir, { recursive: true, force: true });
+      fs.mkdirSync(k.dataDir, { recursive: true });
+      if (backend === 'postgres') await admin(`CREATE DATABASE ${k.db}`);
     }
+    const viaApi = A / COPIES;
     const s = await startBenchServer(backend, ENV, undefined, { dataDir: k.dataDir, databaseUrl: k.databaseUrl });
     try {
       await ready(s);
-      const rate = await ingest(s, 0, A, 500);
-      console.log(`${backend.padEnd(8)} kept store: ${A} documents ingested at ${rate.toFixed(0)} docs/s; RSS ${rssMb(s)} MB; load ${load()}`);
+      const rate = await ingest(s, 0, viaApi, 500, Math.max(0, have - 4 * 500));
+      console.log(`${backend.padEnd(8)} kept store: ${viaApi} documents ingested at ${rate.toFixed(0)} docs/s; RSS ${rssMb(s)} MB; load ${load()}`);
     } finally {
       await s.stop();
+    }
+    if (COPIES > 1) {
+      const t0 = performance.now();
+      const n = await replicateDocuments(k.databaseUrl!, COPIES);
+      // The index snapshot knows none of the copies: the next start reads the store from the database.
+      for (const f of fs.readdirSync(k.dataDir)) if (f.includes('snapshot')) fs.rmSync(path.join(k.dataDir, f), { force: true });
+      console.log(`${backend.padEnd(8)} kept store: ${n} copies made in SQL in ${((performance.now() - t0) / 1000).toFixed(0)} s; load ${load()}`);
     }
     fs.writeFileSync(k.done, `${A}\n`);
   } else console.log(`${backend.padEnd(8)} kept store of ${A} documents found (${k.dataDir}${k.databaseUrl ? `, database ${k.db}` : ''})`);
