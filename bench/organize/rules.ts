@@ -7,6 +7,9 @@
  * --keep: phase A's store is built once and kept (PostgreSQL: database memex_bench_rules_<A>, and the data dir
  * $TMPDIR/memex-bench-rules-<backend>-<A>); each run works on a copy of it (dropped at its end), so a second run does
  * not ingest again (the copy's index is read from the database at start: its snapshot names the kept database).
+ * --in-place (with --keep): the run works on the kept store itself, not a copy, so the index snapshot the
+ * server wrote at its last stop is used (a copy's is refused: it names another database) and a 1M store does not
+ * have to be read from the database again; the run adds its documents and rules to the store: for a last run.
  * --drop: the kept store is dropped at the end (alone, without a run: --drop --no-run).
  * --copies K (PostgreSQL, with --keep): phase A is A / K documents through the API, copied K - 1 times in SQL
  * (bench/lib/replicate.ts): on a loaded machine the API's few hundred documents a second would take over an hour
@@ -35,6 +38,7 @@ const { values } = parseArgs({
     drop: { type: 'boolean', default: false },
     'no-run': { type: 'boolean', default: false },
     copies: { type: 'string', default: '1' },
+    'in-place': { type: 'boolean', default: false },
   },
 });
 /** --copies K (PostgreSQL, --keep): phase A's store is A / K documents through the API and K - 1 copies in SQL (bench/lib/replicate.ts). */
@@ -201,6 +205,7 @@ async function copyOfKept(backend: 'pglite' | 'postgres'): Promise<{ dataDir: st
     }
     fs.writeFileSync(k.done, `${A}\n`);
   } else console.log(`${backend.padEnd(8)} kept store of ${A} documents found (${k.dataDir}${k.databaseUrl ? `, database ${k.db}` : ''})`);
+  if (values['in-place']) return { dataDir: k.dataDir, databaseUrl: k.databaseUrl, drop: async () => undefined };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-bench-rules-run-'));
   const t0 = performance.now();
   fs.cpSync(k.dataDir, dataDir, { recursive: true });
@@ -226,7 +231,7 @@ async function run(backend: 'pglite' | 'postgres') {
   const s = await startBenchServer(backend, ENV, undefined, copy ?? undefined);
   try {
     const readyMs = await ready(s);
-    if (copy) console.log(`${backend.padEnd(8)} ready on the copy in ${(readyMs / 1000).toFixed(1)} s; RSS ${rssMb(s)} MB; load ${load()}`);
+    if (copy) console.log(`${backend.padEnd(8)} ready on the store in ${(readyMs / 1000).toFixed(1)} s; RSS ${rssMb(s)} MB; load ${load()}`);
     else await ingest(s, 0, A); // phase A: the store
     const plain = await ingest(s, A, STORE); // phase B: N more, no rules
     await total(s, 'warm');
