@@ -47,6 +47,9 @@ afterAll(async () => {
 
 describe('tag changes in the lexical index (issue 44, 1M documents)', () => {
   it('tags given and taken reach tag:, -tag: and tag:a/* without reloading the documents', async () => {
+    // Caught up first: on a shared PostgreSQL server another session's open transaction holds the horizon back,
+    // and the ingests above are read from the log once more by the first poll.
+    const dead = (await sync.current()).size.deadPassages;
     const reloaded = sync.counters.applied;
     const even = docs.filter((_, i) => i % 2 === 0);
     expect(await addTag(g.db, 'finance/orchard', { docIds: even })).toBe(6);
@@ -55,7 +58,7 @@ describe('tag changes in the lexical index (issue 44, 1M documents)', () => {
     const index = await sync.current();
     expect(sync.counters.applied).toBe(reloaded);
     expect(sync.counters.tagsApplied).toBeGreaterThanOrEqual(8);
-    expect(index.size.deadPassages).toBe(0);
+    expect(index.size.deadPassages).toBe(dead);
 
     expect(await found('tag:finance/orchard')).toEqual(sorted(even));
     expect(await found('tag:finance/*')).toEqual(sorted(even));
@@ -92,6 +95,7 @@ describe('tag changes in the lexical index (issue 44, 1M documents)', () => {
   });
 
   it('a change of the words in the same transaction as a tag change is found too', async () => {
+    await sync.current();
     const reloaded = sync.counters.applied;
     await g.db.transaction(async (tx) => {
       await addTag(tx, 'zeppelins', { docIds: [docs[1]] });
