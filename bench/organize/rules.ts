@@ -10,6 +10,7 @@
  * --in-place (with --keep): the run works on the kept store itself, not a copy, so the index snapshot the
  * server wrote at its last stop is used (a copy's is refused: it names another database) and a 1M store does not
  * have to be read from the database again; the run adds its documents and rules to the store: for a last run.
+ * --root PATH: the server of another checkout runs (its `bin/memex.js`), to compare a change side by side.
  * --drop: the kept store is dropped at the end (alone, without a run: --drop --no-run).
  * --copies K (PostgreSQL, with --keep): phase A is A / K documents through the API, copied K - 1 times in SQL
  * (bench/lib/replicate.ts): on a loaded machine the API's few hundred documents a second would take over an hour
@@ -39,6 +40,8 @@ const { values } = parseArgs({
     'no-run': { type: 'boolean', default: false },
     copies: { type: 'string', default: '1' },
     'in-place': { type: 'boolean', default: false },
+    /** Another checkout whose `memex serve` runs (to compare a change side by side). */
+    root: { type: 'string' },
   },
 });
 /** --copies K (PostgreSQL, --keep): phase A's store is A / K documents through the API and K - 1 copies in SQL (bench/lib/replicate.ts). */
@@ -188,7 +191,8 @@ async function copyOfKept(backend: 'pglite' | 'postgres'): Promise<{ dataDir: st
       if (backend === 'postgres') await admin(`CREATE DATABASE ${k.db}`);
     }
     const viaApi = A / COPIES;
-    const s = await startBenchServer(backend, ENV, undefined, { dataDir: k.dataDir, databaseUrl: k.databaseUrl });
+    // Built by the checkout that runs (--root): an older one may refuse a database a newer one migrated.
+    const s = await startBenchServer(backend, ENV, values.root, { dataDir: k.dataDir, databaseUrl: k.databaseUrl });
     try {
       await ready(s);
       const rate = await ingest(s, 0, viaApi, 500, Math.max(0, have - 4 * 500));
@@ -228,7 +232,7 @@ async function copyOfKept(backend: 'pglite' | 'postgres'): Promise<{ dataDir: st
 
 async function run(backend: 'pglite' | 'postgres') {
   const copy = values.keep ? await copyOfKept(backend) : null;
-  const s = await startBenchServer(backend, ENV, undefined, copy ?? undefined);
+  const s = await startBenchServer(backend, ENV, values.root, copy ?? undefined);
   try {
     const readyMs = await ready(s);
     if (copy) console.log(`${backend.padEnd(8)} ready on the store in ${(readyMs / 1000).toFixed(1)} s; RSS ${rssMb(s)} MB; load ${load()}`);
