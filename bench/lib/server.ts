@@ -31,12 +31,14 @@ export async function startBenchServer(
   env: Record<string, string> = {},
   /** The memex checkout whose `bin/memex.js serve` runs (another worktree, to compare a change). */
   root = ROOT,
+  /** A store the caller keeps (a data dir, and on PostgreSQL its database's URL): used as it is, left in place by stop(). */
+  kept?: { dataDir: string; databaseUrl?: string },
 ): Promise<BenchServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memex-bench-'));
+  const dataDir = kept?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memex-bench-'));
   let dbName: string | undefined;
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  let databaseUrl: string | undefined;
-  if (backend === 'postgres') {
+  let databaseUrl: string | undefined = kept?.databaseUrl;
+  if (backend === 'postgres' && !kept) {
     dbName = `memex_bench_${Date.now()}`;
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
@@ -97,7 +99,8 @@ export async function startBenchServer(
     async stop() {
       clearInterval(sampler);
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+      if (kept) return;
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (dbName) {
         const c = new pg.Client({ connectionString: adminUrl });

@@ -141,6 +141,9 @@ const DOC_SELECT = `
  */
 const PASSAGES_PER_TURN = 500;
 
+/** Documents whose tags are read per statement when only their tags changed (applyTags). */
+const TAGS_PER_READ = 10_000;
+
 class Turns {
   private since = 0;
   /** Counts one passage; a promise of the next turn once PASSAGES_PER_TURN were counted, else undefined. */
@@ -187,8 +190,11 @@ async function toIndexed(r: DocRow, turns: Turns): Promise<IndexedDocument> {
 export interface PollResult {
   /** pg_snapshot_xmin of the statement's snapshot, as text. */
   sync_h: string;
-  /** [seq, xid, doc_id, person_id] of log rows at or above the horizon the statement was given. */
-  sync_changes: [number, string, string | null, string | null][];
+  /**
+   * [seq, xid, doc_id, person_id, tags_only] of log rows at or above the horizon the statement was given;
+   * tags_only: only the document's tags changed (migration 270).
+   */
+  sync_changes: [number, string, string | null, string | null, boolean][];
 }
 
 export class IndexSync {
@@ -207,8 +213,8 @@ export class IndexSync {
   private readonly horizons: { at: number; horizon: bigint }[] = [];
   private readonly retentionMs: number;
   private readonly pageSize: number;
-  /** Builds, polls absorbed and documents reloaded, for tests and benchmarks. */
-  readonly counters = { builds: 0, polls: 0, applied: 0 };
+  /** Builds, polls absorbed, documents reloaded and documents whose tags alone were read again, for tests and benchmarks. */
+  readonly counters = { builds: 0, polls: 0, applied: 0, tagsApplied: 0 };
   /** Documents read by the build in progress, of those counted when it started (readiness). */
   private building: { done: number; total: number } | null = null;
   private readonly snapshotFile: IndexSnapshotFile | null;
@@ -257,7 +263,7 @@ export class IndexSync {
   private poll(): Promise<{ rows: PollResult[] }> {
     return this.db.query<PollResult>(
       `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS sync_h,
-         coalesce((SELECT json_agg(json_build_array(seq, xid::text, doc_id, person_id))
+         coalesce((SELECT json_agg(json_build_array(seq, xid::text, doc_id, person_id, tags_only))
                      FROM search_changes WHERE xid >= $1::xid8), '[]') AS sync_changes`,
       [this.horizon.toString()],
       { name: 'memex_search_poll' },
@@ -456,7 +462,7 @@ export class IndexSync {
     this.horizon = position.horizon;
     this.applied = position.applied;
     this.opts.onChange?.({ all: true });
-    const before = this.counters.applied;
+    const before = this.counters.applied + this.counters.tagsApplied;
     this.savedAt = this.changes;
     const r = await this.poll();
     await this.applyPoll(r.rows[0], false);
@@ -475,7 +481,7 @@ export class IndexSync {
       const again = await this.poll();
       await this.applyPoll(again.rows[0], false);
     }
-    const caughtUp = this.counters.applied - before;
+    const caughtUp = this.counters.applied + this.counters.tagsApplied - before;
     this.lastSavedAt = Date.now();
     this.snapshotCounters.loaded++;
     this.opts.snapshot?.onEvent?.({ kind: 'loaded', documents: this.index.size.documents, bytes: loaded.bytes, caughtUp, ms: performance.now() - started });
@@ -561,20 +567,27 @@ export class IndexSync {
     this.counters.polls++;
     const fresh = new Map<number, bigint>();
     const docs = new Set<string>();
+    /** Documents with a change beyond their tags (reloaded whole); the others only get their tags again. */
+    const whole = new Set<string>();
     const people = new Set<string>();
-    for (const [seq, xid, docId, personId] of poll.sync_changes) {
+    for (const [seq, xid, docId, personId, tagsOnly] of poll.sync_changes) {
       if (this.applied.has(seq)) continue;
       fresh.set(seq, BigInt(xid));
-      if (docId !== null) docs.add(docId);
+      if (docId !== null) {
+        docs.add(docId);
+        if (!tagsOnly) whole.add(docId);
+      }
       if (personId !== null) people.add(personId);
     }
     const docIds = [...docs];
-    if (mayRebuild && docIds.length > Math.max(5000, this.index!.size.documents)) {
+    if (mayRebuild && whole.size > Math.max(5000, this.index!.size.documents)) {
       // More changes than a rebuild would read (a bulk load into a small index).
       await this.build();
       return;
     }
-    if (docIds.length > 0) await this.apply(docIds);
+    const tagsOnly = docIds.filter((id) => !whole.has(id));
+    const reload = [...whole, ...(tagsOnly.length > 0 ? await this.applyTags(tagsOnly) : [])];
+    if (reload.length > 0) await this.apply(reload);
     this.changes += docIds.length;
     if (fresh.size > 0) this.opts.onChange?.({ all: false, docIds, personIds: [...people] });
     // Only now, with the documents reloaded, are the changes recorded and the horizon moved.
@@ -604,6 +617,30 @@ export class IndexSync {
       for (const id of ids) if (!live.has(id)) index.remove(id);
       this.counters.applied += ids.length;
     }
+  }
+
+  /**
+   * Documents whose tags alone changed: their tags read (not their passages) and replaced in the index in
+   * place. Returns the ids to reload whole instead (not active any more, or not in the index).
+   */
+  private async applyTags(docIds: string[]): Promise<string[]> {
+    const index = this.index!;
+    const reload: string[] = [];
+    for (let i = 0; i < docIds.length; i += TAGS_PER_READ) {
+      const ids = docIds.slice(i, i + TAGS_PER_READ);
+      const r = await this.db.query<{ doc_id: string; tags: string[] | null }>(
+        `SELECT d.doc_id::text AS doc_id,
+                (SELECT array_agg(DISTINCT v) FROM (SELECT t.tag AS v FROM document_tags t WHERE t.doc_id = d.doc_id
+                   UNION ALL SELECT t.tag FROM thread_tags t WHERE t.thread_id = d.thread_id) i) AS tags
+           FROM documents d WHERE d.is_active_version AND d.doc_id = ANY($1::uuid[])`,
+        [ids],
+      );
+      const tags = new Map<string, string[]>();
+      for (const row of r.rows) tags.set(row.doc_id, tagIdentifiers(row.tags ?? []));
+      reload.push(...index.setTags(tags), ...ids.filter((id) => !tags.has(id)));
+      this.counters.tagsApplied += tags.size;
+    }
+    return reload;
   }
 
   private recordHorizon(h: bigint): void {

@@ -88,6 +88,11 @@ export class SlotLists {
     this.lists[code][n] = slot;
     this.lens[code] = n + 1;
   }
+  /** Replaces a code's list (ascending slots). */
+  set(code: number, slots: Int32Array): void {
+    this.lists[code] = slots;
+    this.lens[code] = slots.length;
+  }
   get(code: number): Int32Array {
     const list = this.lists[code];
     if (list !== undefined) return list.subarray(0, this.lens[code]);

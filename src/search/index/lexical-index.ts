@@ -31,7 +31,7 @@ import type {
   QueryConstraints,
   QueryLexeme,
 } from './types.ts';
-import { removeDocument, upsertDocument } from './update.ts';
+import { removeDocument, setDocumentTags, upsertDocument } from './update.ts';
 
 export type * from './types.ts';
 export { TITLE_POSITION } from './positions.ts';
@@ -73,6 +73,14 @@ export class LexicalIndex {
   /** Removes a document (no-op when absent). Its postings stay until the index is rebuilt, skipped as dead. */
   remove(docId: string): void {
     removeDocument(this.c, docId);
+  }
+
+  /**
+   * Replaces documents' tag identifiers in place (update.ts); the ids not in the index are returned (to be
+   * upserted whole).
+   */
+  setTags(tags: Map<string, string[]>): string[] {
+    return setDocumentTags(this.c, tags);
   }
 
   /**

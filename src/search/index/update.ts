@@ -6,6 +6,9 @@ import { grown, passagesOf, post, postingsOf, slotOf, termsOf, uuidKey, EMPTY_CO
 import { storePositions } from './positions.ts';
 import type { IndexedDocument } from './types.ts';
 
+/** Identifiers a document's tags make (tag-names.ts: `tag:NAME`, `tagtree:LEVEL`); setDocumentTags replaces only these. */
+const isTagIdentifier = (v: string) => v.startsWith('tag:') || v.startsWith('tagtree:');
+
 /** Adds or replaces a document. */
 export function upsertDocument(c: IndexColumns, doc: IndexedDocument): void {
   removeDocument(c, doc.docId);
@@ -115,4 +118,60 @@ export function removeDocument(c: IndexColumns, docId: string): void {
   }
   c.dPassages[d] = [];
   c.dFacet[4 * d + 1] = 0;
+}
+
+/**
+ * Replaces the tag identifiers (`tag:`, `tagtree:`) of documents in the index, in place: their slots, words and
+ * passages stay. `tags` maps a document id to its tag identifiers now (tagIdentifiers of its tags and its
+ * conversation's). Each tag's slot list is rewritten once for the whole batch (the lists stay ascending), so
+ * tagging 100,000 documents costs the tag lists' length, not 100,000 document reloads. Returns the ids that
+ * are not in the index (the caller reloads those).
+ */
+export function setDocumentTags(c: IndexColumns, tags: Map<string, string[]>): string[] {
+  const missing: string[] = [];
+  const marked = new Uint8Array(c.docCount);
+  let changed = 0;
+  /** Per tag identifier code, the changed slots that carry it now. */
+  const adds = new Map<number, number[]>();
+  for (const [docId, idents] of tags) {
+    const d = slotOf(c, docId);
+    if (d === undefined) {
+      missing.push(docId);
+      continue;
+    }
+    marked[d] = 1;
+    changed++;
+    for (const v of new Set(idents)) {
+      if (!isTagIdentifier(v)) continue;
+      const code = c.identifiers.code(v);
+      let list = adds.get(code);
+      if (!list) adds.set(code, (list = []));
+      list.push(d);
+    }
+  }
+  if (changed === 0) return missing;
+  const values = c.identifiers.values;
+  for (let code = 0; code < values.length; code++) {
+    if (!isTagIdentifier(values[code])) continue;
+    const old = c.identDocs.get(code);
+    const add = (adds.get(code) ?? []).sort((a, b) => a - b);
+    let kept = 0;
+    for (let i = 0; i < old.length; i++) if (old[i] >= marked.length || marked[old[i]] === 0) kept++;
+    if (kept === old.length && add.length === 0) continue;
+    // Merge the old list without the changed slots and the changed slots that carry the tag now.
+    const out = new Int32Array(kept + add.length);
+    let i = 0;
+    let j = 0;
+    let n = 0;
+    while (i < old.length || j < add.length) {
+      if (i < old.length && old[i] < marked.length && marked[old[i]] === 1) {
+        i++;
+        continue;
+      }
+      if (j >= add.length || (i < old.length && old[i] < add[j])) out[n++] = old[i++];
+      else out[n++] = add[j++];
+    }
+    c.identDocs.set(code, out);
+  }
+  return missing;
 }
