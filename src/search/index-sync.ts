@@ -1,7 +1,8 @@
 /**
  * Keeps the in-memory lexical index (index/lexical-index.ts) equal to the catalog.
  *
- * - Build: every active document with its chunks' stored tsvectors, read in pages by doc_id.
+ * - Build: every active document with its chunks' stored tsvectors, read in pages by doc_id (and the
+ *   text of a chunk or title holding an `_`, for the whole terms of identifiers: whole-terms.ts).
  * - Follow: the change log `search_changes` (migration 060), filled by triggers on documents,
  *   chunk_documents and document_people in the writing transaction, so writes from any process
  *   (another gateway, the CLI) are seen. A poll reads rows with `xid >= horizon`, where horizon is

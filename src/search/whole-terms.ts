@@ -16,8 +16,13 @@
 /** The namespace of whole terms in the index's term dictionary. */
 export const WHOLE_PREFIX = '\u0001';
 
-/** Runs of letters, digits and underscores with an underscore between two letters or digits. */
-const RUN = /[\p{L}\p{N}_]+/gu;
+/** A letter, a digit or an underscore (ASCII first; others by their Unicode class, one UTF-16 unit at a time). */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+function isWordCode(c: number): boolean {
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  return WORD_CHAR.test(String.fromCharCode(c));
+}
+/** An underscore between two letters or digits. */
 const INNER = /[\p{L}\p{N}]_+[\p{L}\p{N}]/u;
 /** Longer runs are not identifiers anyone types (base64url in links, hex dumps): left to the lexemes. */
 export const WHOLE_MAX_CHARS = 80;
@@ -25,15 +30,27 @@ export const WHOLE_MAX_CHARS = 80;
 /** SQL: whether a text may hold a whole term (the build reads the text only then). */
 export const mayHoldWhole = (column: string) => `strpos(${column}, '_') > 0`;
 
-/** The whole terms of a text (namespaced) with their occurrences; empty for a text without any. */
+/**
+ * The whole terms of a text (namespaced) with their occurrences; empty for a text without any. Only the
+ * runs around an underscore are looked at (a chunk of prose costs one indexOf).
+ */
 export function wholeTerms(text: string | null | undefined): Map<string, number> {
   const out = new Map<string, number>();
-  if (!text || !text.includes('_')) return out;
-  for (const m of text.matchAll(RUN)) {
-    const w = m[0];
-    if (w.length > WHOLE_MAX_CHARS || !INNER.test(w)) continue;
-    const t = WHOLE_PREFIX + w.toLowerCase();
-    out.set(t, (out.get(t) ?? 0) + 1);
+  if (!text) return out;
+  const n = text.length;
+  for (let i = text.indexOf('_'); i >= 0; ) {
+    let s = i;
+    while (s > 0 && isWordCode(text.charCodeAt(s - 1))) s--;
+    let e = i + 1;
+    while (e < n && isWordCode(text.charCodeAt(e))) e++;
+    if (e - s <= WHOLE_MAX_CHARS) {
+      const w = text.slice(s, e);
+      if (INNER.test(w)) {
+        const t = WHOLE_PREFIX + w.toLowerCase();
+        out.set(t, (out.get(t) ?? 0) + 1);
+      }
+    }
+    i = e < n ? text.indexOf('_', e) : -1;
   }
   return out;
 }
