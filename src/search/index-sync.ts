@@ -1,7 +1,8 @@
 /**
  * Keeps the in-memory lexical index (index/lexical-index.ts) equal to the catalog.
  *
- * - Build: every active document with its chunks' stored tsvectors, read in pages by doc_id.
+ * - Build: every active document with its chunks' stored tsvectors, read in pages by doc_id (and the
+ *   text of a chunk or title holding an `_`, for the whole terms of identifiers: whole-terms.ts).
  * - Follow: the change log `search_changes` (migration 060), filled by triggers on documents,
  *   chunk_documents and document_people in the writing transaction, so writes from any process
  *   (another gateway, the CLI) are seen. A poll reads rows with `xid >= horizon`, where horizon is
@@ -34,6 +35,7 @@ import { serverInstanceId } from '../db/instance.ts';
 import { IndexSnapshotFile, type SnapshotIdentity } from './index-snapshot.ts';
 import { LexicalIndex, type Bm25Params, type IndexedDocument } from './index/lexical-index.ts';
 import { parseTsvector } from './tsvector.ts';
+import { mayHoldWhole, wholeTerms } from './whole-terms.ts';
 import { TAG_IDENT, tagIdentifiers } from '../schemas/tag-names.ts';
 
 export interface IndexSyncOptions {
@@ -96,7 +98,10 @@ interface DocRow {
   roles: string[] | null;
   /** The tsvector of the people's email addresses (text output), null when none. */
   addrs: string | null;
-  passages: [string, string | null][] | null;
+  /** The title as written when it may hold whole terms (whole-terms.ts), else null. */
+  title_text: string | null;
+  /** [chunk id, tsvector as text, the text when it may hold whole terms]. */
+  passages: [string, string | null, string | null][] | null;
 }
 
 /** A document's mailing list id: the collector's `metadata.list.id`, else the List-Id header's `<id>`, lower-cased. */
@@ -107,6 +112,8 @@ const DOC_SELECT = `
   SELECT d.doc_id, d.source_type, d.has_attachments,
          (extract(epoch FROM d.content_timestamp) * 1000000)::float8 AS ts,
          d.thread_id, d.title_tsv::text AS title,
+         -- The text too where it may hold identifiers joined by underscores (whole terms, whole-terms.ts).
+         CASE WHEN ${mayHoldWhole('d.title')} THEN d.title END AS title_text,
          (SELECT array_agg(DISTINCT dp.person_id::text) FROM document_people dp WHERE dp.doc_id = d.doc_id) AS persons,
          (SELECT array_agg(DISTINCT v) FROM (
             SELECT lower(pe->>'identifier') AS v
@@ -130,7 +137,7 @@ const DOC_SELECT = `
             SELECT CASE pe->>'role' WHEN 'sender' THEN 's:' ELSE 'r:' END || lower(pe->>'identifier')
               FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d.people) = 'array' THEN d.people ELSE '[]'::jsonb END) pe
              WHERE pe->>'identifier' IS NOT NULL AND pe->>'role' IN ('sender', 'recipient')) r) AS roles,
-         (SELECT json_agg(json_build_array(cd.chunk_id, c.tsv::text) ORDER BY cd.ordinal)
+         (SELECT json_agg(json_build_array(cd.chunk_id, c.tsv::text, CASE WHEN ${mayHoldWhole('c.text')} THEN c.text END) ORDER BY cd.ordinal)
             FROM chunk_documents cd JOIN chunks c ON c.chunk_id = cd.chunk_id WHERE cd.doc_id = d.doc_id) AS passages
     FROM documents d`;
 
@@ -164,9 +171,10 @@ async function toIndexed(r: DocRow, turns: Turns): Promise<IndexedDocument> {
   const titlePositions = new Map<string, number[]>();
   const roles = r.roles ?? [];
   const passages: IndexedDocument['passages'] = [];
-  for (const [chunkId, tsv] of r.passages ?? []) {
+  for (const [chunkId, tsv, text] of r.passages ?? []) {
     const positions = new Map<string, number[]>();
-    passages.push({ chunkId, terms: parseTsvector(tsv, positions), positions });
+    const wholes = wholeTerms(text);
+    passages.push({ chunkId, terms: parseTsvector(tsv, positions), positions, ...(wholes.size > 0 ? { wholes } : {}) });
     const turn = turns.passage();
     if (turn) await turn;
   }
@@ -182,6 +190,7 @@ async function toIndexed(r: DocRow, turns: Turns): Promise<IndexedDocument> {
     recipients: roles.filter((k) => k.startsWith('r:')).map((k) => k.slice(2)),
     title: parseTsvector(r.title, titlePositions),
     ...(r.addrs ? { addresses: parseTsvector(r.addrs) } : {}),
+    ...(r.title_text ? { titleWholes: wholeTerms(r.title_text) } : {}),
     titlePositions,
     passages,
   };

@@ -32,6 +32,8 @@ import { DEFAULT_SNIPPET, makeSnippet, snippetPhrases } from './snippet.ts';
 import type { SearchLegs, SearchOptions, SearchRequest, SearchResponse, VectorSkip } from './types.ts';
 import type { VectorCandidate } from './vector.ts';
 import type { VectorLeg } from './vector-leg.ts';
+import { isWholeTerm } from './whole-terms.ts';
+import { literalHolders, literalPhrases } from './literal.ts';
 
 /** What a search runs on, made once by createSearch. */
 export interface SearchParts {
@@ -120,7 +122,9 @@ async function searchParsed(p: SearchParts, req: SearchRequest, parsed: ParsedQu
   const passing = vectorCandidatesJoining(p, index, lexical, vector, slots);
   const counted = index.facetsOf(matches, passing.map((v) => v.doc_id), PERSON_FACET_LIMIT);
 
-  const { scored, threadOfDoc } = await rankCandidates(p, req, lexical, vector, passing, grouped ? pool : Math.max(req.k * 3, 30));
+  // Quoted phrases are checked as written over the whole pool (literal.ts): one stemmed deeper down may be the phrase itself.
+  const depth = grouped || literalPhrases(parsed).length > 0 ? pool : Math.max(req.k * 3, 30);
+  const { scored, threadOfDoc } = await rankCandidates(p, req, lexical, vector, passing, depth);
   // The messages of the attachments among the candidates (all of them when grouping: an attachment
   // joins its message's conversation).
   const parents = await attachedTo(
@@ -138,7 +142,7 @@ async function searchParsed(p: SearchParts, req: SearchRequest, parsed: ParsedQu
   const threadIds = grouped ? [...new Set(ranked.flatMap((x) => (x.threadId === null ? [] : [x.threadId])))] : [];
   const threads = grouped ? index.threadsOf(matches, passing.map((v) => v.doc_id), threadIds, await attachmentJoins(p.db, index, matches, passing)) : null;
   const people = await threadPeople(p.db, threadIds);
-  const terms = plan.lexemes.map((l) => l.term);
+  const terms = plan.lexemes.map((l) => l.term).filter((t) => !isWholeTerm(t));
   const phrases = snippetPhrases(parsed, analysed.positions);
   const hits = ranked.flatMap(({ c, score, attachment, threadId }) => {
     const row = rows.docs.get(c.doc_id);
@@ -172,7 +176,7 @@ async function searchParsed(p: SearchParts, req: SearchRequest, parsed: ParsedQu
     facets: await facetsOf(p, counted, rows.names),
     legs,
     // The query's lexemes with their idf (ask weighs the words of its sentences with them); not part of the route's answer.
-    terms: matches.terms.map(({ term, idf }) => ({ term, idf })),
+    terms: matches.terms.filter(({ term }) => !isWholeTerm(term)).map(({ term, idf }) => ({ term, idf })),
   };
 }
 
@@ -227,23 +231,40 @@ async function lexicalLeg(p: SearchParts, req: SearchRequest, parsed: ParsedQuer
   // Vector-only measurements switch the lexical leg off; the lexemes still mark the snippets.
   const queried = p.config.lexicalEnabled ? plan.lexemes : [];
   if (queried.length === 0 && !plan.browse) legs.lexical = false;
-  // Identifiers, paths, hashes and addresses match as a whole first (the phrase of their parts); when no
-  // document holds them so, by their parts (issue 48: `irq_domain_set_info` was four words ORed).
+  // Identifiers, paths, hashes and addresses match as a whole first: their whole terms (whole-terms.ts) and
+  // the phrase of their lexemes; when no document holds the whole terms, as the phrase alone; when none holds
+  // that either, by their parts (issue 48: `irq_domain_set_info` was four words ORed, `accepted_at` "accepted").
+  const levels = identifierLevels(plan);
   let constraints = plan.constraints;
-  let matches = index.match(queried, filter, pool, { constraints: wholeIdentifiers(constraints, plan.identifiers), browse: plan.browse });
-  if (plan.identifiers.length > 0 && queried.length > 0) {
-    if (matches.docs.length > 0) constraints = wholeIdentifiers(constraints, plan.identifiers);
-    else {
-      matches = index.match(queried, filter, pool, { constraints, browse: plan.browse });
-      legs.lexical_note = 'no document holds the identifiers as written; matched by their parts';
+  let matches = index.match(queried, filter, pool, { constraints: required(constraints, levels[0] ?? []), browse: plan.browse });
+  if (levels.length > 0 && queried.length > 0) {
+    let level = 0;
+    while (matches.docs.length === 0 && ++level < levels.length) {
+      matches = index.match(queried, filter, pool, { constraints: required(constraints, levels[level]), browse: plan.browse });
+    }
+    if (level < levels.length) constraints = required(constraints, levels[level]);
+    else matches = index.match(queried, filter, pool, { constraints, browse: plan.browse });
+    if (level > 0) {
+      legs.lexical_note =
+        level < levels.length
+          ? 'no document holds the identifiers as written; matched as the phrases of their parts'
+          : 'no document holds the identifiers as written; matched by their parts';
     }
   }
   return { index, analysed, plan, filter, constraints, matches };
 }
 
-/** The query's constraints with its identifiers required as a whole (each a group of its own). */
-function wholeIdentifiers(c: QueryConstraints, identifiers: DocCondition[]): QueryConstraints {
-  return identifiers.length === 0 ? c : { all: [...c.all, ...identifiers.map((x) => [x])], none: c.none };
+/** What an identifier query requires, strictest first: whole terms and phrases, then the phrases alone. */
+function identifierLevels(plan: QueryPlan): DocCondition[][] {
+  const levels: DocCondition[][] = [];
+  if (plan.wholes.length > 0) levels.push([...plan.wholes, ...plan.identifiers]);
+  if (plan.identifiers.length > 0) levels.push(plan.identifiers);
+  return levels;
+}
+
+/** The query's constraints with these conditions required too (each a group of its own). */
+function required(c: QueryConstraints, conditions: DocCondition[]): QueryConstraints {
+  return conditions.length === 0 ? c : { all: [...c.all, ...conditions.map((x) => [x])], none: c.none };
 }
 
 /** The answer when the operators contradict each other or the filters. */
@@ -300,6 +321,10 @@ async function rankCandidates(
   const candidateRows = (await p.rows.read(fused.map((c) => c.doc_id), [], [])).docs;
   // Quotations in prose are preferences: a document holding one ranks higher, the others stay.
   const favoured = plan.preferred.length > 0 ? index.admits({ all: [plan.preferred], none: [] }, fused.map((c) => c.doc_id)) : null;
+  // Quoted phrases as written rank above their stems only (literal.ts); the lexical candidates are the ones read.
+  const phrases = literalPhrases(lexical.analysed.parsed);
+  const literal = phrases.length > 0 ? await literalHolders(p.db, fused.filter((c) => c.lexical !== null).map((c) => c.doc_id), phrases) : null;
+  const asWritten = (id: string) => (literal === null || literal.has(id) ? 1 : 0);
   const t = p.now();
   const scored = fused
     .flatMap((c): RankedCandidate[] => {
@@ -319,7 +344,7 @@ async function rankCandidates(
     .sort((x, y) =>
       plan.browse && vector.length === 0
         ? y.ts - x.ts || x.c.doc_id.localeCompare(y.c.doc_id)
-        : y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id),
+        : asWritten(y.c.doc_id) - asWritten(x.c.doc_id) || y.score - x.score || y.c.fused - x.c.fused || x.c.doc_id.localeCompare(y.c.doc_id),
     );
   const threadOfDoc = (id: string) => index.attributes(id)?.threadId ?? candidateRows.get(id)?.thread_id ?? null;
   return { scored, threadOfDoc };

@@ -13,6 +13,7 @@ import { exactKind, isPlain, type ParsedQuery, type QueryTerm } from './query-pa
 import { sourceTypesFilter, type SearchFilters } from '../catalog/filters.ts';
 import { sourceTypesOf } from '../catalog/source-families.ts';
 import { TAG_IDENT, TAG_TREE_IDENT } from '../schemas/tag-names.ts';
+import { wholeTermsOfWord } from './whole-terms.ts';
 
 /** Distinct lexemes ranked per query: beyond it the least informative (lowest idf) are left out. */
 export const QUERY_TERM_BUDGET = 64;
@@ -64,6 +65,11 @@ export interface QueryPlan {
    * while some document holds them all (they match as a whole first), left out when none does (then by parts).
    */
   identifiers: DocCondition[];
+  /**
+   * The identifiers' runs joined by underscores as whole terms (whole-terms.ts), each a condition: required
+   * first, before the phrases of `identifiers` alone (`accepted_at` is not "accepted at"); also ranked.
+   */
+  wholes: DocCondition[];
   /**
    * The query's terms are exact: an identifier, a path, a hash, an address or a phrase. The vector leg adds no
    * document to such a query (a hash's nearest passages are noise): what holds its terms is the answer.
@@ -351,6 +357,10 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
     const c = phraseCondition(a.positions.get(w), false);
     return c === null ? [] : [c];
   });
+  // Whole terms: required when some document holds them (pipeline.ts), and ranked by their own weight.
+  const wholeTerms = [...new Set(identifierWords(parsed).flatMap(wholeTermsOfWord))];
+  const wholes = wholeTerms.map((t): DocCondition => ({ kind: 'terms', terms: [t] }));
+  for (const term of wholeTerms) if (index.idf(term) !== null) lexemes = [...lexemes, { term, qtf: 1 }];
   const phrases = !parsed.soft && parsed.groups.some((g) => g.some((t) => t.kind === 'phrase' || (t.kind === 'field' && t.phrase)));
   return {
     lexemes,
@@ -363,6 +373,7 @@ export function planQuery(a: AnalysedQuery, requested: SearchFilters, index: Lex
     expansions,
     preferred,
     identifiers,
+    wholes,
     exact: identifiers.length > 0 || phrases,
     operators,
   };

@@ -40,6 +40,18 @@ async function seed(gw: SearchGateway, embedder: ConceptEmbedder, ids: Record<st
   for (let i = 0; i < 12; i++) {
     ids[`near${i}`] = (await mail(`automobile sedan vehicle ${i}`, { content_timestamp: '2025-09-01T10:00:00Z' })).doc_id;
   }
+  // Identifiers whose parts are prose too (issue 48 item 2): a stop word part, UPPER_CASE.
+  ids.acceptedAt = (await mail('migration 071 adds accepted_at to the invites table')).doc_id;
+  ids.authToken = (await mail('export AUTH_TOKEN before starting memex serve')).doc_id;
+  ids.authTokenLower = (await mail('the gateway reads auth_token from its environment')).doc_id;
+  for (let i = 0; i < 12; i++) {
+    ids[`prose${i}`] = (await mail(`the invite ${i} was accepted at noon, accepted at once; the auth token was rotated, auth token ${i} too`)).doc_id;
+  }
+  // A phrase as written, and its stems only (they hold "agent setting", more often).
+  ids.literal = (await mail('open the Agent settings in the menu of the gateway')).doc_id;
+  for (let i = 0; i < 4; i++) {
+    ids[`stems${i}`] = (await mail(`agent setting in ${i}: the agent setting in the file, agent setting in the menu`)).doc_id;
+  }
   // Near 'invoice' (a synonym group of the test embedder), holding no query's word.
   for (let i = 0; i < 3; i++) ids[`bill${i}`] = (await mail(`bill receipt ${i}`)).doc_id;
   await indexVectors(gw.db, embedder);
@@ -107,6 +119,29 @@ describe('exact queries with vectors present', () => {
     expect(parts.hits.length).toBeGreaterThan(5);
     expect(parts.legs.lexical_note).toMatch(/by their parts/);
     expect(parts.hits.every((h: any) => h.sources.includes('lexical'))).toBe(true);
+  });
+
+  it('an identifier with a stop-word part or in upper case finds only the messages holding it', async () => {
+    const at = (await g.get(q('accepted_at'))).json();
+    expect(at.hits.map((h: any) => h.document_id)).toEqual([D.acceptedAt]);
+    expect(at.total).toBe(1);
+    const token = (await g.get(q('AUTH_TOKEN'))).json();
+    expect(new Set(token.hits.map((h: any) => h.document_id))).toEqual(new Set([D.authToken, D.authTokenLower]));
+    expect(token.total).toBe(2);
+    // As a call, and beside a plain word: the whole identifier is still required, the word ranks.
+    const call = (await g.get(q('gateway auth_token()'))).json();
+    expect(call.hits.map((h: any) => h.document_id)).toEqual([D.authTokenLower, D.authToken]);
+  });
+
+  it('a quoted phrase ranks its literal occurrence above the documents holding only its stems', async () => {
+    const body = (await g.get(q('"Agent settings in"'))).json();
+    const ids = body.hits.map((h: any) => h.document_id);
+    // The stems match too (PostgreSQL's phrase), and rank below the phrase as written.
+    expect(ids[0]).toBe(D.literal);
+    expect(new Set(ids.slice(1))).toEqual(new Set([0, 1, 2, 3].map((i) => D[`stems${i}`])));
+    // Unquoted, the same words rank by BM25 alone: the literal one is not first (the test means something).
+    const plain = (await g.get(q('agent settings in'))).json();
+    expect(plain.hits[0].document_id).not.toBe(D.literal);
   });
 
   it('a plain query whose words find little is still completed by meaning (above the floor)', async () => {

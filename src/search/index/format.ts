@@ -10,7 +10,7 @@ import type { Bm25Params } from './types.ts';
  * Bumped whenever what the index derives from the catalog, or the layout `serialise` writes,
  * changes: a snapshot of another version is not loaded (index-snapshot.ts), the index is rebuilt.
  */
-export const LEXICAL_INDEX_VERSION = 3;
+export const LEXICAL_INDEX_VERSION = 4;
 
 export type RawArray = Int32Array | Float32Array | Float64Array | Uint8Array;
 

@@ -26,8 +26,13 @@ export interface IndexedDocument {
   title: Map<string, number>;
   /** Lexeme -> word positions in the title (1-based); absent: phrases and `subject:` cannot match the title. */
   titlePositions?: Map<string, number[]>;
-  /** Lexeme -> word positions in the passage (1-based, as in the stored tsvector); absent: no phrase matches it. */
-  passages: { chunkId: string; terms: Map<string, number>; positions?: Map<string, number[]> }[];
+  /**
+   * Lexeme -> word positions in the passage (1-based, as in the stored tsvector); absent: no phrase matches it.
+   * `wholes`: identifiers joined by underscores as whole terms (whole-terms.ts), not counted in the length.
+   */
+  passages: { chunkId: string; terms: Map<string, number>; positions?: Map<string, number[]>; wholes?: Map<string, number> }[];
+  /** The title's whole terms (whole-terms.ts), weighed as title words, not counted in the length. */
+  titleWholes?: Map<string, number>;
   /** Linked people (person ids) and identifiers as written (lower-cased) in the sender role (`from:`). */
   senders?: string[];
   /**

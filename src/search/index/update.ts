@@ -61,6 +61,9 @@ export function upsertDocument(c: IndexColumns, doc: IndexedDocument): void {
       textLen += n;
     }
     if (w > 0) for (const [t, n] of doc.title) merged.set(t, (merged.get(t) ?? 0) + w * n);
+    // Whole terms (whole-terms.ts) count as occurrences, not as words of the passage: plain words rank as before.
+    for (const [t, n] of p.wholes ?? []) merged.set(t, (merged.get(t) ?? 0) + n);
+    if (w > 0) for (const [t, n] of doc.titleWholes ?? []) merged.set(t, (merged.get(t) ?? 0) + w * n);
     let addressLen = 0;
     for (const [t, n] of doc.addresses ?? []) {
       merged.set(t, (merged.get(t) ?? 0) + n);
