@@ -80,9 +80,9 @@ for (let run = 0; run < Number(values.runs); run++) {
       const sink = { write: (s: string) => ((said += s), true), isTTY: false };
       // A warm-up of a few other messages: the first requests of a fresh server (and its model threads starting)
       // are not what an import costs.
-      await runMailImport([warmup], { stdout: { write: () => true, isTTY: false }, stderr: { write: () => true, isTTY: false }, env: { ...env, MEMEX_MAIL_IMPORT_STATE: `${env.MEMEX_MAIL_IMPORT_STATE}.warm` } });
+      await runMailImport([warmup], { out: { write: () => true, isTTY: false }, err: { write: () => true, isTTY: false }, env: { ...env, MEMEX_MAIL_IMPORT_STATE: `${env.MEMEX_MAIL_IMPORT_STATE}.warm` } });
       const t = performance.now();
-      const code = await runMailImport([maildir], { stdout: sink, stderr: sink, env });
+      const code = await runMailImport([maildir], { out: sink, err: sink, env });
       const seconds = (performance.now() - t) / 1000;
       if (code !== 0) console.error(`import exited with ${code}: ${said.split('\n').filter((l) => l.startsWith('mail import done')).join('')}`);
       const objectsDir = path.join(server.dataDir, 'objects');
