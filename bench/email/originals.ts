@@ -126,7 +126,7 @@ for (let run = 0; run < Number(values.runs); run++) {
       const sink = { write: (s: string) => ((said += s), true), isTTY: false };
       // A warm-up of a few other messages: the first requests of a fresh server (and its model threads starting)
       // are not what an import costs.
-      await runMailImport([warmup], { stdout: { write: () => true, isTTY: false }, stderr: { write: () => true, isTTY: false }, env: { ...env, MEMEX_MAIL_IMPORT_STATE: `${env.MEMEX_MAIL_IMPORT_STATE}.warm` } });
+      await runMailImport([warmup], { out: { write: () => true, isTTY: false }, err: { write: () => true, isTTY: false }, env: { ...env, MEMEX_MAIL_IMPORT_STATE: `${env.MEMEX_MAIL_IMPORT_STATE}.warm` } });
       requests = new Map();
       refuseOriginals = c.withoutOriginals === true;
       const pid = server.child.pid;
@@ -134,7 +134,7 @@ for (let run = 0; run < Number(values.runs); run++) {
       // The import's window on the monotonic clock (µs, as a --cpu-prof profile's timestamps), to cut a profile to it.
       const window0 = process.hrtime.bigint() / 1000n;
       const t = performance.now();
-      const code = await runMailImport([maildir], { stdout: sink, stderr: sink, env });
+      const code = await runMailImport([maildir], { out: sink, err: sink, env });
       const seconds = (performance.now() - t) / 1000;
       refuseOriginals = false;
       const cpu = { server: cpuSeconds(pid) - cpu0.server, main: cpuSeconds(pid, pid) - cpu0.main, importer: ownCpu() - cpu0.importer };

@@ -105,9 +105,9 @@ for (const backend of backends) {
     let out = '';
     const capture = { write: (s: string) => ((out += s), true), isTTY: false };
     const meter = cpuMeter({ server: server.child.pid! });
-    const first = await timedAsync(() => runMailImport(args, { stdout: capture, stderr: sink, env }));
+    const first = await timedAsync(() => runMailImport(args, { out: capture, err: sink, env }));
     const cpu = meter();
-    const again = await timedAsync(() => runMailImport(args, { stdout: sink, stderr: sink, env }));
+    const again = await timedAsync(() => runMailImport(args, { out: sink, err: sink, env }));
     const threads = await countThreads(server.url, server.token);
     rows.push({ name: `\`memex import mail\`, ${backend === 'postgres' ? 'PostgreSQL' : 'PGlite'}`, rate: total / first, reimport: again, threads, note: out.trim().split('\n').pop(), cpu });
   } finally {

@@ -103,8 +103,8 @@ try {
   const sink = { write: () => true, isTTY: false };
   let err = '';
   const code = await runMailImport([maildir, '--no-attachments'], {
-    stdout: sink,
-    stderr: { write: (s: string) => ((err += s), true), isTTY: false },
+    out: sink,
+    err: { write: (s: string) => ((err += s), true), isTTY: false },
     env: { ...process.env, MEMEX_URL: server.url, AUTH_TOKEN: server.token, MEMEX_MAIL_IMPORT_STATE: path.join(work, 'state.json') },
   });
   if (code !== 0) throw new Error(`memex import mail exited ${code}: ${err.slice(-500)}`);

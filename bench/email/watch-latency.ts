@@ -47,7 +47,7 @@ const stop = new AbortController();
 let watching!: () => void;
 const on = new Promise<void>((r) => (watching = r));
 const env = { ...process.env, MEMEX_MAIL_IMPORT_STATE: path.join(work, 'state.json') };
-const done = runMailImport(['mail', md, '--watch', '--url', server.url, '--token', server.token], { stdout: quiet, stderr: quiet, env, signal: stop.signal, onWatching: watching });
+const done = runMailImport(['mail', md, '--watch', '--url', server.url, '--token', server.token], { out: quiet, err: quiet, env, signal: stop.signal, onWatching: watching });
 await on;
 
 const state = path.join(work, 'agent-state');

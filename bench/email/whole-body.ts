@@ -145,8 +145,8 @@ try {
   let err = '';
   const started = performance.now();
   const code = await runMailImport([maildir, '--no-attachments'], {
-    stdout: sink,
-    stderr: { write: (s: string) => ((err += s), true), isTTY: false },
+    out: sink,
+    err: { write: (s: string) => ((err += s), true), isTTY: false },
     env: { ...process.env, MEMEX_URL: server.url, AUTH_TOKEN: server.token, MEMEX_MAIL_IMPORT_STATE: path.join(work, 'state.json') },
   });
   if (code !== 0) throw new Error(`memex import mail exited ${code}: ${err.slice(-500)}`);

@@ -6,14 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
-import { serverOrDatabase } from '../client/server.ts';
-import { ClientError } from '../client/errors.ts';
-import { loadServerConfig } from '../config/server.ts';
-import { DatabaseLockedError } from '../db/lock.ts';
 import type { Database } from '../db/types.ts';
-import { createObjectStore, loadFilesConfig } from '../files/config.ts';
-import { BackupError, restoreBackup, writeBackup } from '../maintenance/backup.ts';
+import { UsageError } from '../util/errors.ts';
+import { defineVerb, runVerb, type VerbIo } from './verbs.ts';
 
 export const BACKUP_USAGE = `usage: memex backup --out FILE [--url URL] [--token TOKEN]
        memex restore FILE
@@ -24,74 +19,77 @@ them in an empty DATA_DIR (embedded database) or the empty database at DATABASE_
 backend. A backup holds data only (memex's own table rows and stored files); restore refuses
 anything else. See docs/forget.md ("Back up and restore").`;
 
-export async function runBackupCommand(argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { out: { type: 'string', short: 'o' }, url: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help || !values.out) {
-    (values.help ? console.log : console.error)(BACKUP_USAGE);
-    return values.help ? 0 : 2;
-  }
-  const final = path.resolve(values.out);
-  const partial = `${final}.partial`;
-  try {
-    await serverOrDatabase(
-      { flags: { url: values.url, token: values.token }, env, openDatabase },
-      async (server) => pipeline(await server.download('backup', {}), fs.createWriteStream(partial, { mode: 0o600 })),
-      async (db) => {
-        const config = loadServerConfig(env);
-        const files = loadFilesConfig(env, config.dataDir);
-        await writeBackup(
-          {
-            db,
-            store: await createObjectStore(files),
-            maxObjectBytes: files.maxUploadBytes,
-          },
-          fs.createWriteStream(partial, { mode: 0o600 }),
-        );
-      },
-    );
-    fs.renameSync(partial, final);
-    console.log(`memex backup: ${final} (${(fs.statSync(final).size / 1e6).toFixed(1)} MB)`);
-    return 0;
-  } catch (err) {
-    fs.rmSync(partial, { force: true });
-    if (err instanceof BackupError || err instanceof ClientError) {
-      console.error(`memex backup: ${err.message}`);
+export const BACKUP = defineVerb({
+  name: 'backup',
+  help: `  backup --out FILE                   database and stored files in one file, while the server runs`,
+  usage: BACKUP_USAGE,
+  server: 'optional',
+  options: { out: { kind: 'string', short: 'o', description: 'the backup file' } },
+  async run({ values, env, out, serverOrDatabase, say }) {
+    if (!values.out) throw new UsageError('--out FILE is required');
+    const { BackupError, writeBackup } = await import('../maintenance/backup.ts');
+    const final = path.resolve(values.out);
+    const partial = `${final}.partial`;
+    try {
+      await serverOrDatabase(
+        async (server) => pipeline(await server.download('backup', {}), fs.createWriteStream(partial, { mode: 0o600 })),
+        async (db) => {
+          const { loadServerConfig } = await import('../config/server.ts');
+          const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
+          const files = loadFilesConfig(env, loadServerConfig(env).dataDir);
+          await writeBackup({ db, store: await createObjectStore(files), maxObjectBytes: files.maxUploadBytes }, fs.createWriteStream(partial, { mode: 0o600 }));
+        },
+      );
+    } catch (err) {
+      fs.rmSync(partial, { force: true });
+      if (!(err instanceof BackupError)) throw err;
+      say(err.message);
       return 1;
     }
-    throw err;
-  }
-}
+    fs.renameSync(partial, final);
+    out.write(`memex backup: ${final} (${(fs.statSync(final).size / 1e6).toFixed(1)} MB)\n`);
+  },
+});
 
-export async function runRestoreCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
-  if (values.help || positionals.length !== 1) {
-    (values.help ? console.log : console.error)(BACKUP_USAGE);
-    return values.help ? 0 : 2;
-  }
-  const config = loadServerConfig(env);
-  const files = loadFilesConfig(env, config.dataDir);
-  try {
-    const report = await restoreBackup(path.resolve(positionals[0]), {
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      store: await createObjectStore(files),
-      maxObjectBytes: files.maxUploadBytes,
-    });
-    const m = report.manifest;
-    const rows = [...report.rows.values()].reduce((a, b) => a + b, 0);
-    console.log(
-      `memex restore: ${report.rows.get('documents') ?? 0} document versions, ${rows} rows in ${report.rows.size} tables and ` +
-        `${report.objects} stored files from a ${m.database} backup of ${m.created_at}` +
-        (config.databaseUrl ? '' : ` into ${path.join(config.dataDir, 'pglite')}`),
-    );
-    return 0;
-  } catch (err) {
-    // A backup that is not whole and memex's is refused in one line; nothing of it stays in the target.
-    const known = err instanceof BackupError || err instanceof DatabaseLockedError;
-    console.error(`memex restore: ${known ? '' : 'failed: '}${(err as Error).message}`);
-    return 1;
-  }
-}
+export const runBackupCommand = (argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env, io: VerbIo = {}): Promise<number> =>
+  runVerb(BACKUP, argv, { ...io, openDatabase, env });
+
+export const RESTORE = defineVerb({
+  name: 'restore',
+  help: `  restore FILE                        recreate a backup in an empty DATA_DIR (or empty DATABASE_URL)`,
+  usage: BACKUP_USAGE,
+  positionals: 'any',
+  async run({ args, env, out, say }) {
+    if (args.length !== 1) throw new UsageError('give one backup FILE');
+    const { loadServerConfig } = await import('../config/server.ts');
+    const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
+    const { BackupError, restoreBackup } = await import('../maintenance/backup.ts');
+    const { DatabaseLockedError } = await import('../db/lock.ts');
+    const config = loadServerConfig(env);
+    const files = loadFilesConfig(env, config.dataDir);
+    try {
+      const report = await restoreBackup(path.resolve(args[0]), {
+        dataDir: config.dataDir,
+        databaseUrl: config.databaseUrl,
+        store: await createObjectStore(files),
+        maxObjectBytes: files.maxUploadBytes,
+      });
+      const m = report.manifest;
+      const rows = [...report.rows.values()].reduce((a, b) => a + b, 0);
+      out.write(
+        `memex restore: ${report.rows.get('documents') ?? 0} document versions, ${rows} rows in ${report.rows.size} tables and ` +
+          `${report.objects} stored files from a ${m.database} backup of ${m.created_at}` +
+          (config.databaseUrl ? '' : ` into ${path.join(config.dataDir, 'pglite')}`) +
+          '\n',
+      );
+      return 0;
+    } catch (err) {
+      // A backup that is not whole and memex's is refused in one line; nothing of it stays in the target.
+      const known = err instanceof BackupError || err instanceof DatabaseLockedError;
+      say(`${known ? '' : 'failed: '}${(err as Error).message}`);
+      return 1;
+    }
+  },
+});
+
+export const runRestoreCommand = (argv: string[], env: NodeJS.ProcessEnv = process.env, io: VerbIo = {}): Promise<number> => runVerb(RESTORE, argv, { ...io, env });

@@ -2,13 +2,12 @@
  * `memex coverage`: per source, what the source holds against what memex stored, and why the rest was not
  * (docs/coverage.md). Through the running server when one answers (GET /v1/coverage), else on the database.
  */
-import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
 import type { MissingItemT, SourceCoverageT } from '../schemas/coverage.ts';
-import { serverOrDatabase, type ServerClient } from '../client/server.ts';
-import { ClientError } from '../client/errors.ts';
+import type { ServerClient } from '../client/server.ts';
+import { UsageError } from '../util/errors.ts';
 import { ago } from './sessions.ts';
-import { usageMessage } from './usage.ts';
+import { defineVerb, runVerb, type VerbIo } from './verbs.ts';
 
 export const COVERAGE_USAGE = `usage: memex coverage [--source S] [--missing] [--json]
   per source: items in the source, stored, skipped, failed and pending, the last run and the last recount
@@ -141,48 +140,28 @@ async function run(store: CoverageStore, args: { source?: string; missing: boole
   return 0;
 }
 
-export async function runCoverageCommand(
-  argv: string[],
-  openDatabase: () => Promise<Database>,
-  env: NodeJS.ProcessEnv = process.env,
-  io: Output = { out: (l) => console.log(l), err: (l) => console.error(l) },
-): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        source: { type: 'string' },
-        missing: { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
-  } catch (err) {
-    io.err(usageMessage('coverage', (err as Error).message, COVERAGE_USAGE));
-    return 2;
-  }
-  if (values.help) {
-    io.out(COVERAGE_USAGE);
-    return 0;
-  }
-  const source = values.source?.trim() || undefined;
-  if (source && source.length > 1000) {
-    io.err('memex coverage: --source is at most 1000 characters');
-    return 2;
-  }
-  const args = { source, missing: values.missing, json: values.json };
-  try {
-    return await serverOrDatabase(
-      { flags: { url: values.url, token: values.token }, env, openDatabase },
+export const COVERAGE = defineVerb({
+  name: 'coverage',
+  help: `  coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
+                                      the rest was not (docs/coverage.md)`,
+  usage: COVERAGE_USAGE,
+  server: 'optional',
+  options: {
+    source: { kind: 'string', description: 'only the sources S names' },
+    missing: { kind: 'boolean', description: 'also list every item seen but not stored' },
+    json: { kind: 'boolean', description: 'the answer as JSON' },
+  },
+  async run({ values, out, err, serverOrDatabase }) {
+    const source = values.source?.trim() || undefined;
+    if (source && source.length > 1000) throw new UsageError('--source is at most 1000 characters');
+    const args = { source, missing: values.missing, json: values.json };
+    const io: Output = { out: (l) => out.write(`${l}\n`), err: (l) => err.write(`${l}\n`) };
+    return serverOrDatabase(
       (server) => run(viaServer(server), args, io),
       async (db) => run(await viaDatabase(db), args, io),
     );
-  } catch (err) {
-    if (!(err instanceof ClientError)) throw err;
-    io.err(`memex coverage: ${err.message}`);
-    return 1;
-  }
-}
+  },
+});
+
+export const runCoverageCommand = (argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env, io: VerbIo = {}): Promise<number> =>
+  runVerb(COVERAGE, argv, { ...io, openDatabase, env });

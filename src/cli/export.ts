@@ -7,13 +7,10 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
-import { serverOrDatabase } from '../client/server.ts';
-import { ClientError } from '../client/errors.ts';
 import type { Database } from '../db/types.ts';
-import { exportNdjson, type ExportHeader } from '../maintenance/export.ts';
-import { progressBar } from './progress.ts';
+import type { ExportHeader } from '../maintenance/export.ts';
+import { UsageError } from '../util/errors.ts';
+import { defineVerb, runVerb, type VerbIo } from './verbs.ts';
 
 export const EXPORT_USAGE = `usage: memex export --format ndjson [--out FILE] [--url URL] [--token TOKEN]
 
@@ -26,67 +23,52 @@ async function* linesOf(stream: Readable): AsyncIterable<string> {
   for await (const line of rl) if (line) yield `${line}\n`;
 }
 
-export async function runExportCommand(
-  argv: string[],
-  openDatabase: () => Promise<Database>,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      format: { type: 'string', default: 'ndjson' },
-      out: { type: 'string', short: 'o' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    console.log(EXPORT_USAGE);
-    return 0;
-  }
-  if (values.format !== 'ndjson') {
-    console.error(`memex export: the only format is ndjson (got "${values.format}")`);
-    return 2;
-  }
-  /** Writes the export's lines to --out or standard output; the number of lines. */
-  const write = async (lines: AsyncIterable<string>): Promise<number> => {
-    const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : process.stdout;
-    const bar = progressBar('export [{bar}] {value}/{total} {percentage}%', process.stderr);
-    let written = 0;
-    try {
-      for await (const line of lines) {
-        if (written === 0) {
-          const h = JSON.parse(line) as ExportHeader;
-          bar?.start(h.counts.documents + h.counts.threads + h.counts.people, 0);
-        } else bar?.update(written);
-        if (!out.write(line)) await once(out, 'drain');
-        written++;
+export const EXPORT = defineVerb({
+  name: 'export',
+  help: `  export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)`,
+  usage: EXPORT_USAGE,
+  server: 'optional',
+  progress: true,
+  options: {
+    format: { kind: 'string', default: 'ndjson', description: 'the only one: ndjson' },
+    out: { kind: 'string', short: 'o', description: 'the file to write (default: standard output)' },
+  },
+  async run({ values, env, out: stdout, err, progress, serverOrDatabase }) {
+    if (values.format !== 'ndjson') throw new UsageError(`the only format is ndjson (got "${values.format}")`);
+    /** Writes the export's lines to --out or standard output; the number of lines. */
+    const write = async (lines: AsyncIterable<string>): Promise<number> => {
+      const out = values.out ? fs.createWriteStream(values.out, { mode: 0o600 }) : (stdout as NodeJS.WritableStream);
+      const bar = progress('export [{bar}] {value}/{total} {percentage}%');
+      let written = 0;
+      try {
+        for await (const line of lines) {
+          if (written === 0) {
+            const h = JSON.parse(line) as ExportHeader;
+            bar?.start(h.counts.documents + h.counts.threads + h.counts.people, 0);
+          } else bar?.update(written);
+          if (!out.write(line)) await once(out, 'drain');
+          written++;
+        }
+      } finally {
+        bar?.stop();
+        if (out !== stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
       }
-    } finally {
-      bar?.stop();
-      if (out !== process.stdout) await new Promise<void>((resolve) => (out as fs.WriteStream).end(resolve));
-    }
-    return written;
-  };
-  let written: number;
-  try {
-    written = await serverOrDatabase(
-      { flags: { url: values.url, token: values.token }, env, openDatabase },
+      return written;
+    };
+    const written = await serverOrDatabase(
       async (server) => write(linesOf(await server.download('exportNdjson', { query: { format: 'ndjson' } }))),
       async (db) => {
         // The originals' bytes come from the object store, as the server's export includes them.
         const { createObjectStore, loadFilesConfig } = await import('../files/config.ts');
         const { loadServerConfig } = await import('../config/server.ts');
+        const { exportNdjson } = await import('../maintenance/export.ts');
         const files = loadFilesConfig(env, loadServerConfig(env).dataDir);
         return write(exportNdjson(db, { store: await createObjectStore(files), maxObjectBytes: files.maxUploadBytes }));
       },
     );
-  } catch (err) {
-    if (!(err instanceof ClientError)) throw err;
-    console.error(`memex export: ${err.message}`);
-    return 1;
-  }
-  if (values.out) console.error(`memex export: ${written - 1} records written to ${values.out}`);
-  return 0;
-}
+    if (values.out) err.write(`memex export: ${written - 1} records written to ${values.out}\n`);
+  },
+});
+
+export const runExportCommand = (argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env, io: VerbIo = {}): Promise<number> =>
+  runVerb(EXPORT, argv, { ...io, openDatabase, env });

@@ -9,7 +9,7 @@
  * then an agent configuration file's gateway.base_url / gateway.auth_token, then DATA_DIR/auth-token.
  */
 import path from 'node:path';
-import { resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import type { ServerTarget, TargetFlags } from '../client/target.ts';
 import { AgentConfigError, expandHome, loadAgentConfig, type AgentConfig } from '../agent/config.ts';
 import { createGatewayClient } from '../agent/gateway-client.ts';
 import { confirmManifest, discoverSources, importMail, newMessages, type ImportSource } from '../agent/collectors/email/mail-import.ts';
@@ -19,8 +19,8 @@ import { parsePolicyList, type RedactOptions } from '../privacy/policy.ts';
 import { describeCounts, RunRecorder } from '../coverage/recorder.ts';
 import { httpCoverageReporter } from '../coverage/reporter.ts';
 import { UsageError } from '../util/errors.ts';
-import { progressBar } from './progress.ts';
-import { usageMessage } from './usage.ts';
+import type { OptionValues } from './options.ts';
+import { defineVerb, runVerb, type VerbContext, type VerbIo } from './verbs.ts';
 
 const USAGE = `usage: memex import mail PATH... [options]
 
@@ -70,145 +70,72 @@ export interface ImportArgs {
   redact?: RedactOptions;
   dryRun: boolean;
   watch: boolean;
-  help: boolean;
 }
 
+const IMPORT_OPTIONS = {
+  config: { kind: 'string', description: 'agent configuration file (redaction settings, gateway defaults)' },
+  limit: { kind: 'number', min: 1, invalid: 'must be a positive integer', description: 'stop after N messages' },
+  concurrency: { kind: 'number', min: 1, max: 32, default: 2, invalid: 'must be an integer between 1 and 32', description: 'batches in flight' },
+  batch: { kind: 'number', min: 1, max: 1000, default: 100, invalid: 'must be an integer between 1 and 1000', description: 'messages per POST /v1/ingest:batch' },
+  state: { kind: 'string', description: 'manifest of what was sent' },
+  rescan: { kind: 'boolean', description: 'read every source again, even the ones the manifest knows unchanged' },
+  'no-attachments': { kind: 'boolean', description: 'do not upload attachments' },
+  redact: { kind: 'string', bare: 'all', description: 'replace addresses, numbers and SSNs by markers in the stored text (LIST: some of emails,phones,account_numbers,ssn)' },
+  'no-redact': { kind: 'boolean', description: 'store the text as written' },
+  'dry-run': { kind: 'boolean', description: 'parse and build documents, send nothing' },
+  watch: { kind: 'boolean', description: 'after the import, keep watching PATH' },
+} as const;
 
-export function parseImportArgs(argv: string[]): ImportArgs {
-  const a: ImportArgs = { paths: [], limit: null, concurrency: 2, batch: 100, rescan: false, attachments: true, dryRun: false, watch: false, help: false };
-  const args = [...argv];
-  if (args[0] === 'mail') args.shift();
-  for (let i = 0; i < args.length; i++) {
-    const x = args[i];
-    const value = (name: string) => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${name} needs a value`);
-      return v;
-    };
-    // --redact takes an optional value, so only its `=` form carries one: `--redact ~/Maildir` is a path.
-    if (x === '--redact' || x.startsWith('--redact=')) {
-      try {
-        a.redact = parsePolicyList(x === '--redact' ? 'all' : x.slice('--redact='.length));
-      } catch (err) {
-        throw new UsageError(`--redact: ${(err as Error).message}`);
-      }
-      continue;
-    }
-    if (x === '--no-redact') {
-      a.redact = parsePolicyList('none');
-      continue;
-    }
-    const eq = x.indexOf('=');
-    if (x.startsWith('--') && eq > 0) {
-      args.splice(i + 1, 0, x.slice(eq + 1));
-      args[i] = x.slice(0, eq);
-      i--;
-      continue;
-    }
-    switch (x) {
-      case '--url':
-        a.url = value(x);
-        break;
-      case '--gateway':
-        a.gateway = value(x);
-        break;
-      case '--token':
-        a.token = value(x);
-        break;
-      case '--config':
-        a.configPath = value(x);
-        break;
-      case '--limit': {
-        const n = Number(value(x));
-        if (!Number.isInteger(n) || n < 1) throw new UsageError('--limit must be a positive integer');
-        a.limit = n;
-        break;
-      }
-      case '--concurrency': {
-        const n = Number(value(x));
-        if (!Number.isInteger(n) || n < 1 || n > 32) throw new UsageError('--concurrency must be an integer between 1 and 32');
-        a.concurrency = n;
-        break;
-      }
-      case '--batch': {
-        const n = Number(value(x));
-        if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UsageError('--batch must be an integer between 1 and 1000');
-        a.batch = n;
-        break;
-      }
-      case '--state':
-        a.statePath = path.resolve(value(x));
-        break;
-      case '--rescan':
-        a.rescan = true;
-        break;
-      case '--no-attachments':
-        a.attachments = false;
-        break;
-      case '--dry-run':
-        a.dryRun = true;
-        break;
-      case '--watch':
-        a.watch = true;
-        break;
-      case '-h':
-      case '--help':
-        a.help = true;
-        break;
-      default:
-        if (x.startsWith('-')) throw new UsageError(`unknown option ${x}`);
-        a.paths.push(x);
-    }
-  }
-  return a;
-}
 
-/** Server URL and token: the client rule (src/client/target.ts), with an agent config file after the variables. */
-export function resolveGatewayTarget(
-  args: Pick<ImportArgs, 'url' | 'gateway' | 'token'>,
-  config: AgentConfig,
-  env: NodeJS.ProcessEnv,
-  configFromFile: boolean,
-  warn?: (message: string) => void,
-): ServerTarget {
-  const configured = configFromFile ? { url: config.gateway.base_url, token: config.gateway.auth_token, source: 'the agent config' } : undefined;
-  return resolveServerTarget(args, env, warn, configured);
-}
-
-export async function runMailImport(
-  argv: string[],
-  io: {
-    stdout?: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
-    stderr?: { write(s: string): unknown; isTTY?: boolean };
-    env?: NodeJS.ProcessEnv;
-    /** Ends a --watch (else SIGINT or SIGTERM does). */
-    signal?: AbortSignal;
-    /** --watch: called once the watch is on (tests). */
-    onWatching?: () => void;
-  } = {},
-): Promise<number> {
-  const stdout = io.stdout ?? process.stdout;
-  const stderr = io.stderr ?? process.stderr;
-  const env = io.env ?? process.env;
-  let args: ImportArgs;
+/** The import's settings from its command line (the table's parser read it). */
+function importArgs(paths: string[], v: OptionValues<typeof IMPORT_OPTIONS> & TargetFlags): ImportArgs {
+  if (v.redact !== undefined && v['no-redact']) throw new UsageError('--redact goes with no --no-redact');
+  let redact: RedactOptions | undefined;
   try {
-    args = parseImportArgs(argv);
+    // --redact takes an optional value, so only its `=` form carries one: `--redact ~/Maildir` is a path.
+    if (v.redact !== undefined) redact = parsePolicyList(v.redact);
   } catch (err) {
-    stderr.write(`${usageMessage('import mail', (err as Error).message, USAGE)}\n`);
-    return 2;
+    throw new UsageError(`--redact: ${(err as Error).message}`);
   }
-  if (args.help) {
-    stdout.write(USAGE + '\n');
-    return 0;
-  }
-  if (args.paths.length === 0) {
-    stderr.write(`${usageMessage('import mail', 'PATH is required', USAGE)}\n`);
-    return 2;
-  }
-  if (args.watch && (args.dryRun || args.limit !== null)) {
-    stderr.write(`${usageMessage('import mail', '--watch goes with neither --dry-run nor --limit', USAGE)}\n`);
-    return 2;
-  }
+  if (v['no-redact']) redact = parsePolicyList('none');
+  return {
+    paths,
+    url: v.url,
+    gateway: v.gateway,
+    token: v.token,
+    configPath: v.config,
+    limit: v.limit ?? null,
+    concurrency: v.concurrency,
+    batch: v.batch,
+    statePath: v.state === undefined ? undefined : path.resolve(v.state),
+    rescan: v.rescan,
+    attachments: !v['no-attachments'],
+    redact,
+    dryRun: v['dry-run'],
+    watch: v.watch,
+  };
+}
+
+export const IMPORT_MAIL = defineVerb({
+  name: 'import mail',
+  help: `  import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)`,
+  usage: USAGE,
+  // The server may also come from the agent configuration file: resolved below, once that is read.
+  server: 'configured',
+  progress: true,
+  positionals: 'any',
+  options: IMPORT_OPTIONS,
+  run: (ctx) => importMailVerb(ctx),
+});
+
+/** `memex import mail PATH...` (after `memex import`); the exit status. */
+export const runMailImport = (argv: string[], io: VerbIo = {}): Promise<number> => runVerb(IMPORT_MAIL, argv[0] === 'mail' ? argv.slice(1) : argv, io);
+
+async function importMailVerb(ctx: VerbContext<typeof IMPORT_OPTIONS>): Promise<number> {
+  const { out: stdout, err: stderr, env, io } = ctx;
+  const args = importArgs(ctx.args, { ...ctx.values, ...ctx.flags });
+  if (args.paths.length === 0) throw new UsageError('PATH is required');
+  if (args.watch && (args.dryRun || args.limit !== null)) throw new UsageError('--watch goes with neither --dry-run nor --limit');
   let config: AgentConfig;
   let fromFile = false;
   let configFile: string | undefined;
@@ -246,9 +173,9 @@ export async function runMailImport(
   }
   let target: ServerTarget;
   try {
-    target = resolveGatewayTarget(args, config, env, fromFile, (m) => stderr.write(`memex import mail: ${m}\n`));
+    target = ctx.resolveTarget(fromFile ? { url: config.gateway.base_url, token: config.gateway.auth_token, source: 'the agent config' } : undefined);
   } catch (err) {
-    stderr.write(`memex import mail: ${(err as Error).message}\n`);
+    ctx.say((err as Error).message);
     return 2;
   }
   const gateway = createGatewayClient({
@@ -271,7 +198,7 @@ export async function runMailImport(
   // Said once: on the first import to this server, when the policy changes, and on a dry run.
   if (!manifest || manifest.lastRedaction !== redaction.label) stdout.write(`${describeStoreRedaction(redaction, target.url, configFile)}\n`);
   const totalBytes = sources.reduce((n, s) => n + s.bytes, 0);
-  const bar = progressBar('mail import [{bar}] {percentage}% | {messages} messages | {accepted} new+dup | {problems} problems', stderr as NodeJS.WriteStream, { hideCursor: true });
+  const bar = ctx.progress('mail import [{bar}] {percentage}% | {messages} messages | {accepted} new+dup | {problems} problems', { hideCursor: true });
   bar?.start(Math.max(totalBytes, 1), 0, { messages: 0, accepted: 0, problems: 0 });
   let doneBytes = 0;
   let lastLine = 0;

@@ -14,14 +14,13 @@ import { createReadStream, openAsBlob } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { createServerClient } from '../client/server.ts';
-import { CLIENT_SETTINGS, resolveServerTarget, type ServerTarget } from '../client/target.ts';
+import { CLIENT_SETTINGS } from '../client/target.ts';
 import { read } from '../config/env.ts';
 import { UsageError } from '../util/errors.ts';
-import { progressBar } from './progress.ts';
-import { intOption, usageMessage } from './usage.ts';
+import type { ProgressBar } from './progress.ts';
 import { pathOf } from '../client/call.ts';
+import { defineVerb, runVerb, type VerbIo } from './verbs.ts';
 
 /** Extensions the server extracts text from (docs/files.md); others are not uploaded. */
 export const SUPPORTED_EXTENSIONS = new Set([
@@ -75,7 +74,8 @@ interface Options {
   statePath: string;
   concurrency: number;
   all: boolean;
-  progress: boolean;
+  /** The progress bar on a terminal, else null: a line per file. */
+  bar: ProgressBar | null;
 }
 
 
@@ -84,55 +84,6 @@ function defaultStatePath(env: NodeJS.ProcessEnv): string {
   if (configured) return configured;
   const base = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
   return path.join(base, 'memex', 'ingest-state.json');
-}
-
-async function parse(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  warn: (message: string) => void,
-): Promise<{ opts: Options; paths: string[] } | 'help'> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        gateway: { type: 'string' },
-        token: { type: 'string' },
-        tag: { type: 'string', multiple: true },
-        state: { type: 'string' },
-        concurrency: { type: 'string' },
-        all: { type: 'boolean' },
-        'no-progress': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
-  if (v.help) return 'help';
-  if (parsed.positionals.length === 0) throw new UsageError('no PATH given');
-  let target: ServerTarget;
-  try {
-    target = resolveServerTarget({ url: v.url, gateway: v.gateway, token: v.token }, env, warn);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const concurrency = intOption(v.concurrency, '--concurrency', 2, 16);
-  return {
-    paths: parsed.positionals,
-    opts: {
-      gateway: target.url,
-      token: target.token,
-      tags: v.tag ?? [],
-      statePath: v.state ? path.resolve(v.state) : defaultStatePath(env),
-      concurrency,
-      all: v.all ?? false,
-      progress: !v['no-progress'] && process.stderr.isTTY === true,
-    },
-  };
 }
 
 /** Bytes read from a file without an extension to tell what it is. */
@@ -365,9 +316,8 @@ interface Progress {
   stop(): void;
 }
 
-function makeProgress(enabled: boolean, total: number, out: NodeJS.WritableStream): Progress {
-  if (enabled) {
-    const bar = progressBar('ingest [{bar}] {value}/{total} {file}', out, { show: true, hideCursor: true })!;
+function makeProgress(bar: ProgressBar | null, total: number, out: NodeJS.WritableStream): Progress {
+  if (bar) {
     bar.start(total, 0, { file: '' });
     return {
       tick: (file) => bar.increment(1, { file: path.basename(file).slice(0, 40) }),
@@ -409,7 +359,7 @@ export async function ingestFiles(
   const trusted = answer && hello && answer.instanceId === hello.instanceId ? answer.known : new Set<string>();
   const confirmed = (file: string, sha256: string) => trusted.has(`${file}\0${sha256}`);
   const summary: IngestSummary = { uploaded: [], unchanged: [], extractionFailed: [], failed: [] };
-  const progress = makeProgress(opts.progress, files.length, io.out);
+  const progress = makeProgress(opts.bar, files.length, io.out);
   let next = 0;
   let sinceSave = 0;
   const worker = async () => {
@@ -467,7 +417,6 @@ function printSummary(s: IngestSummary, collected: CollectedFiles, out: NodeJS.W
   for (const f of [...missing, ...s.failed]) out.write(`  failed: ${f.path}: ${f.reason}\n`);
 }
 
-/** The `memex ingest` verb. Returns the exit status. */
 /** A skip of collectFiles as coverage counts it (docs/coverage.md). */
 function skipKind(reason: string): 'excluded' | 'unsupported' | 'empty' | 'failed' {
   if (reason.startsWith('unreadable')) return 'failed';
@@ -517,33 +466,40 @@ async function reportCoverage(
   }
 }
 
-export async function runIngestCommand(
-  argv: string[],
-  io: { out?: NodeJS.WritableStream; err?: NodeJS.WritableStream; env?: NodeJS.ProcessEnv } = {},
-): Promise<number> {
-  const out = io.out ?? process.stdout;
-  const err = io.err ?? process.stderr;
-  const env = io.env ?? process.env;
-  let parsed;
-  try {
-    parsed = await parse(argv, env, (m) => err.write(`memex ingest: ${m}\n`));
-  } catch (e) {
-    if (e instanceof UsageError) {
-      err.write(`${usageMessage('ingest', e.message, USAGE)}\n`);
-      return 2;
-    }
-    throw e;
-  }
-  if (parsed === 'help') {
-    out.write(`${USAGE}\n`);
-    return 0;
-  }
-  const { opts, paths } = parsed;
-  if (!opts.token) err.write('memex ingest: no token (set AUTH_TOKEN, --token, or DATA_DIR/auth-token); trying without\n');
-  const started = new Date();
-  const collected = await collectFiles(paths, opts.all);
-  const summary = await ingestFiles(opts, collected.files, { out: opts.progress ? err : out });
-  printSummary(summary, collected, out);
-  await reportCoverage(opts, paths, collected, summary, started, err);
-  return summary.failed.length || collected.missing.length ? 1 : 0;
-}
+export const INGEST = defineVerb({
+  name: 'ingest',
+  help: `  ingest PATH...                      upload files and folders to the running server (docs/files.md)`,
+  usage: USAGE,
+  server: true,
+  progress: true,
+  positionals: 'any',
+  options: {
+    tag: { kind: 'list', description: 'tag stored with every file (repeatable)' },
+    state: { kind: 'string', description: 'state file remembering uploaded files' },
+    concurrency: { kind: 'number', min: 1, max: 16, default: 2, description: 'uploads at once' },
+    all: { kind: 'boolean', description: 'include hidden files and folders' },
+    'no-progress': { kind: 'boolean', description: 'plain lines even on a terminal' },
+  },
+  async run({ args: paths, values, target, env, out, err, progress }) {
+    if (paths.length === 0) throw new UsageError('no PATH given');
+    const opts: Options = {
+      gateway: target.url,
+      token: target.token,
+      tags: values.tag,
+      statePath: values.state ? path.resolve(values.state) : defaultStatePath(env),
+      concurrency: values.concurrency,
+      all: values.all,
+      bar: progress('ingest [{bar}] {value}/{total} {file}', { hideCursor: true }),
+    };
+    if (!opts.token) err.write('memex ingest: no token (set AUTH_TOKEN, --token, or DATA_DIR/auth-token); trying without\n');
+    const started = new Date();
+    const collected = await collectFiles(paths, opts.all);
+    const summary = await ingestFiles(opts, collected.files, { out: (opts.bar ? err : out) as NodeJS.WritableStream });
+    printSummary(summary, collected, out as NodeJS.WritableStream);
+    await reportCoverage(opts, paths, collected, summary, started, err as NodeJS.WritableStream);
+    return summary.failed.length || collected.missing.length ? 1 : 0;
+  },
+});
+
+/** The `memex ingest` verb. Returns the exit status. */
+export const runIngestCommand = (argv: string[], io: VerbIo = {}): Promise<number> => runVerb(INGEST, argv, io);

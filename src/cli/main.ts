@@ -1,26 +1,34 @@
 /**
- * The `memex` command: the table of verbs (VERBS, src/cli/verbs.ts) gives `memex help` and the dispatch.
- * Each verb parses its own options.
+ * The `memex` command: the table of verbs (VERBS, src/cli/verbs.ts) gives `memex help` and the dispatch;
+ * runVerb reads each verb's options, --help, --url/--token and exit codes.
  *
  * Only light modules are imported up front; each verb imports what it needs (the server, the database drivers)
  * when it runs, so `memex help` and the client verbs start in a fraction of a second.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadServerConfig, type ServerConfig } from '../config/server.ts';
+import { ConfigError, loadServerConfig } from '../config/server.ts';
 import { DatabaseLockedError } from '../db/lock.ts';
-import type { Database } from '../db/types.ts';
 import type { ServerRole } from '../app/server.ts';
 import { UsageError } from '../util/errors.ts';
 import { isUsageError } from './usage.ts';
-import { defineVerb, findVerb, helpText, type Verb } from './verbs.ts';
+import { defineVerb, findVerb, helpText, runVerb, type Verb } from './verbs.ts';
+import { operatorDatabase } from './database.ts';
+import { SEARCH, ASK, OPEN } from './search.ts';
+import { TAG, SAVED } from './organize.ts';
+import { PEOPLE } from './people.ts';
+import { INGEST } from './ingest.ts';
+import { IMPORT_MAIL } from './import-mail.ts';
+import { COVERAGE } from './coverage.ts';
+import { SESSIONS } from './sessions.ts';
+import { SIGNIN_LINK } from './signin-link.ts';
+import { FORGET } from './forget.ts';
+import { GC } from './gc.ts';
+import { EXPORT } from './export.ts';
+import { BACKUP, RESTORE } from './backup.ts';
 
-const openDatabase: typeof import('../db/index.ts').openDatabase = async (opts) => (await import('../db/index.ts')).openDatabase(opts);
 
 
-
-async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' }, config: { type: 'string' }, 'no-sources': { type: 'boolean' } } });
+async function serve(values: { role: string; config?: string; 'no-sources': boolean }): Promise<void> {
   const role = values.role as ServerRole;
   if (!['all', 'gateway', 'worker'].includes(role)) throw new UsageError(`--role must be all, gateway or worker`);
   // performance.now() counts from the process's start: "ready in" includes loading node and memex.
@@ -107,26 +115,6 @@ async function serve(args: string[]): Promise<void> {
 /** How long a stop may take before the process ends without finishing it. */
 const STOP_GRACE_SECONDS = 20;
 
-/**
- * Opens the configured database for an operator command. PGlite is single-process: when a server
- * already answers on this machine's port with the embedded database, refuse instead of risking it.
- */
-async function operatorDatabase(config: ServerConfig): Promise<Database> {
-  if (!config.databaseUrl) {
-    const { pathOf } = await import('../client/call.ts');
-    const running = await fetch(`http://127.0.0.1:${config.port}${pathOf('health')}`, { signal: AbortSignal.timeout(1000) })
-      .then((r) => r.json() as Promise<{ database?: string }>)
-      .catch(() => null);
-    if (running?.database === 'pglite') {
-      throw new UsageError(
-        `a memex server is running on port ${config.port} with the embedded database; stop it first ` +
-          `(PGlite serves one process), or use DATABASE_URL with a PostgreSQL server`,
-      );
-    }
-  }
-  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-}
-
 /** `memex sources [list | pause SOURCE | resume SOURCE]`: asks the running server (docs/sources.md). */
 async function sources(args: string[]): Promise<void> {
   const { runningServer } = await import('../client/server.ts');
@@ -146,7 +134,7 @@ async function status(): Promise<void> {
   const op = await import('./operator.ts');
   const { serverOrDatabase } = await import('../client/server.ts');
   const report = await serverOrDatabase(
-    { openDatabase: () => operatorDatabase(loadServerConfig()) },
+    { openDatabase: () => operatorDatabase() },
     async (server) => {
       const st = await op.statusOverHttp(server);
       // The sources the agents run and how fresh each is (docs/sources.md).
@@ -164,16 +152,7 @@ async function status(): Promise<void> {
   for (const line of (report as { sourceLines?: string[] }).sourceLines ?? []) console.log(line);
 }
 
-async function reindex(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      failed: { type: 'boolean', default: false },
-      model: { type: 'string' },
-      reparse: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-    },
-  });
+async function reindex(values: { failed: boolean; model?: string; reparse: boolean; wait: boolean }): Promise<void> {
   if ([values.failed, Boolean(values.model), values.reparse].filter(Boolean).length !== 1) {
     throw new UsageError('reindex needs exactly one of --failed, --model NAME or --reparse');
   }
@@ -189,7 +168,7 @@ async function reindex(args: string[]): Promise<void> {
     }
   }
   const ops = await import('../embedding/index.ts');
-  const db = await operatorDatabase(loadServerConfig());
+  const db = await operatorDatabase();
   try {
     if (values.failed) {
       console.log(`${await ops.reindexFailed(db)} failed chunk(s) queued again`);
@@ -254,6 +233,7 @@ async function rethreadCommand(): Promise<void> {
 
 async function migrateCommand(): Promise<void> {
   const config = loadServerConfig();
+  const { openDatabase } = await import('../db/index.ts');
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: false });
   const { migrate } = await import('../db/migrate.ts');
   const applied = await migrate(db);
@@ -261,180 +241,146 @@ async function migrateCommand(): Promise<void> {
   await db.close();
 }
 
+/** The usage of a verb without options: its line of `memex help`. */
+const plain = (name: string, help: string) => `usage: memex ${name}\n\n${help.trim().replace(/^\S+\s+/, '').replace(/\n\s+/g, ' ')}`;
+
+const SOURCES_HELP = `  sources [pause|resume SOURCE]       the sources the agents run, how fresh each is; pause or resume one`;
+const STATUS_HELP = `  status                              documents per source and status, the embedding queue, throughput,
+                                      failures (asks the running server when there is one)`;
+const REINDEX_HELP = `  reindex --failed                    put failed chunks back in the embedding queue (via the running
+                                      server when there is one)
+  reindex --model NAME                re-embed everything with another model (the old vectors serve
+                                      search until the new ones are complete)
+  reindex --reparse                   rebuild every stored message's text and metadata from its
+                                      original (a changed one becomes a new version)`;
+const RETHREAD_HELP = `  rethread                            group stored email into conversations again (and recompute
+                                      relationships); the server does it once by itself after upgrading`;
+const MIGRATE_HELP = `  migrate                             apply database migrations and exit`;
+const CONFIG_HELP = `  config                              every setting's value here (secrets masked) or its default, and
+                                      any problem with them (docs/configuration.md)`;
+const SERVE_HELP = `  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all); also runs the
+        [--config PATH] [--no-sources] sources of the agent configuration (docs/sources.md)`;
+
 /** Every verb, in the order `memex help` lists them. */
 const VERBS: readonly Verb[] = [
   defineVerb({
     name: 'serve',
     keepsRunning: true,
     lockedHint: 'a memex server already owns this data directory; one server per DATA_DIR',
-    help: `  serve [--role all|gateway|worker]   run the server on HOST:PORT (default role: all); also runs the
-        [--config PATH] [--no-sources] sources of the agent configuration (docs/sources.md)`,
-    run: (args) => serve(args),
+    help: SERVE_HELP,
+    usage: `usage: memex serve [--role all|gateway|worker] [--config PATH] [--no-sources]
+
+Runs the server on HOST:PORT (default role: all; gateway: the API only; worker: the embedding worker only),
+and the sources of the agent configuration at --config (docs/sources.md) unless --no-sources.`,
+    options: {
+      role: { kind: 'string', default: 'all', description: 'all, gateway or worker' },
+      config: { kind: 'string', description: 'the agent configuration whose sources the server runs' },
+      'no-sources': { kind: 'boolean', description: 'run no sources' },
+    },
+    run: ({ values }) => serve(values as unknown as Parameters<typeof serve>[0]),
   }),
   defineVerb({
     name: 'sources',
-    help: `  sources [pause|resume SOURCE]       the sources the agents run, how fresh each is; pause or resume one`,
-    run: (args) => sources(args),
+    help: SOURCES_HELP,
+    usage: `usage: memex sources [list | pause SOURCE | resume SOURCE]
+
+The sources the agents run and how fresh each is; pause or resume one (SOURCE: a source_id, or a part
+of its name naming one source). Asks the running server (docs/sources.md).`,
+    positionals: 'any',
+    run: ({ args }) => sources(args),
   }),
   defineVerb({
     name: 'agent',
     keepsRunning: true,
+    passThrough: true,
     help: `  agent [--config PATH] [--print-config]
                                       run the host agent (loopback daemon, port 7090); see docs/agent.md`,
-    run: async (args) => {
+    run: async ({ args }) => {
       const { runAgentCommand } = await import('../app/agent.ts');
       const { runMailImport } = await import('./import-mail.ts');
       const code = await runAgentCommand(args, undefined, { mailImport: runMailImport });
       if (code !== 0) process.exit(code);
     },
   }),
-  defineVerb({
-    name: 'ingest',
-    help: `  ingest PATH...                      upload files and folders to the running server (docs/files.md)`,
-    run: async (args) => (await import('./ingest.ts')).runIngestCommand(args),
-  }),
+  INGEST,
   defineVerb({
     name: 'import',
+    passThrough: true,
     help: `  import PATH                         import a file or folder, its format found by content: vCard contacts
                                       (docs/people.md), iCalendar events and tasks (docs/calendar.md), a
                                       Markdown/Obsidian notes vault, Firefox/Chrome history and bookmarks, a
                                       Google Takeout archive (docs/imports.md)
-  import mail PATH...                 import mbox files and Maildir folders (docs/email-collectors.md)`,
-    run: async (args) => {
-      if (args[0] === 'mail') return (await import('./import-mail.ts')).runMailImport(args.slice(1));
+${IMPORT_MAIL.help}`,
+    run: async ({ args }) => {
       const { runMailImport } = await import('./import-mail.ts');
+      if (args[0] === 'mail') return runMailImport(args);
       return (await import('../imports/registry.ts')).runImportCommand(args, process.stderr, { mailImport: runMailImport });
     },
   }),
-  defineVerb({
-    name: 'search',
-    help: `  search QUERY... [--type T] [--person P] [--since D] [--until D] [-k N] [--json]
-                                      search the running server (memex search -h for every filter)`,
-    run: async (args) => (await import('./search.ts')).runSearchCommand(args),
-  }),
-  defineVerb({
-    name: 'tag',
-    help: `  tag add|remove NAME QUERY... | tag list | tag rule add NAME QUERY... | tag rule list | tag rule remove ID
-                                      tags by hand and by rule (docs/organize.md)`,
-    run: async (args) => (await import('./organize.ts')).runTagCommand(args),
-  }),
-  defineVerb({
-    name: 'saved',
-    help: `  saved list | saved add NAME QUERY... | saved remove NAME
-                                      saved searches; run one with memex search @NAME`,
-    run: async (args) => (await import('./organize.ts')).runSavedCommand(args),
-  }),
-  defineVerb({
-    name: 'ask',
-    help: `  ask QUESTION... [-k N] [--json]     answer a question from your documents, with its sources`,
-    run: async (args) => (await import('./search.ts')).runAskCommand(args),
-  }),
-  defineVerb({
-    name: 'open',
-    help: `  open ID [--json] [--raw]            print a document found by search or ask (--raw: a message's
-                                      original bytes)`,
-    run: async (args) => (await import('./search.ts')).runOpenCommand(args),
-  }),
-  defineVerb({
-    name: 'status',
-    help: `  status                              documents per source and status, the embedding queue, throughput,
-                                      failures (asks the running server when there is one)`,
-    run: () => status(),
-  }),
+  SEARCH,
+  TAG,
+  SAVED,
+  ASK,
+  OPEN,
+  defineVerb({ name: 'status', help: STATUS_HELP, usage: plain('status', STATUS_HELP), run: () => status() }),
   defineVerb({
     name: 'reindex',
-    help: `  reindex --failed                    put failed chunks back in the embedding queue (via the running
-                                      server when there is one)
-  reindex --model NAME                re-embed everything with another model (the old vectors serve
-                                      search until the new ones are complete)
-  reindex --reparse                   rebuild every stored message's text and metadata from its
-                                      original (a changed one becomes a new version)`,
-    run: (args) => reindex(args),
+    help: REINDEX_HELP,
+    usage: `usage: memex reindex (--failed | --model NAME | --reparse) [--wait]
+
+${REINDEX_HELP.replace(/^  reindex /gm, '  ')}
+  --wait                              follow the queue with a progress bar`,
+    options: {
+      failed: { kind: 'boolean', description: 'put failed chunks back in the queue' },
+      model: { kind: 'string', description: 're-embed everything with this model' },
+      reparse: { kind: 'boolean', description: "rebuild every stored message from its original" },
+      wait: { kind: 'boolean', description: 'follow the queue' },
+    },
+    run: ({ values }) => reindex(values as unknown as Parameters<typeof reindex>[0]),
   }),
   defineVerb({
     name: 'relationships',
+    passThrough: true,
     help: `  relationships --recompute           recompute every relationship edge now`,
-    run: async (args) => {
+    run: async ({ args }) => {
       await (await import('./relationships.ts')).relationshipsCommand(args);
     },
   }),
-  defineVerb({
-    name: 'people',
-    help: `  people candidates | merge A B       people with one name under several addresses; merge B into A`,
-    run: async (args) => (await import('./people.ts')).runPeopleCommand(args),
-  }),
+  PEOPLE,
   defineVerb({
     name: 'mcp',
     keepsRunning: true,
+    passThrough: true,
     help: `  mcp [--url URL] [--token TOKEN]     MCP server on stdio for AI assistants (docs/mcp.md)`,
-    run: async (args) => (await import('../mcp/stdio.ts')).runMcpCommand(args),
+    run: async ({ args }) => (await import('../mcp/stdio.ts')).runMcpCommand(args),
   }),
-  defineVerb({
-    name: 'coverage',
-    help: `  coverage [--source S] [--missing]   per source: items in the source against what was stored, and why
-                                      the rest was not (docs/coverage.md)`,
-    run: async (args) => (await import('./coverage.ts')).runCoverageCommand(args, operatorDatabaseFromEnv),
-  }),
-  defineVerb({
-    name: 'sessions',
-    help: `  sessions [revoke ID... | revoke --all]
-                                      the web UI's signed-in browsers, and signing them out (docs/ui.md)`,
-    run: async (args) => (await import('./sessions.ts')).runSessionsCommand(args, operatorDatabaseFromEnv),
-  }),
-  defineVerb({
-    name: 'signin-link',
-    help: `  signin-link [--json]                a one-time sign-in link for the web UI of the running server`,
-    run: async (args) => (await import('./signin-link.ts')).runSigninLinkCommand(args),
-  }),
-  defineVerb({
-    name: 'forget',
-    help: `  forget --person ID | --doc ID | --source TYPE [--account ID] | --identifier VALUE
-         [--block] [--dry-run] [--yes]
-                                      erase it with everything derived from it (docs/forget.md)`,
-    run: async (args) => (await import('./forget.ts')).runForgetCommand(args),
-  }),
-  defineVerb({
-    name: 'gc',
-    help: `  gc [--dry-run] [--grace-hours N]    collect chunks, vectors, files and objects nothing uses`,
-    run: async (args) => (await import('./gc.ts')).runGcCommand(args, operatorDatabaseFromEnv),
-  }),
-  defineVerb({
-    name: 'export',
-    help: `  export --format ndjson [--out FILE] documents, threads and people as NDJSON (the way to leave memex)`,
-    run: async (args) => (await import('./export.ts')).runExportCommand(args, operatorDatabaseFromEnv),
-  }),
-  defineVerb({
-    name: 'backup',
-    help: `  backup --out FILE                   database and stored files in one file, while the server runs`,
-    run: async (args) => (await import('./backup.ts')).runBackupCommand(args, operatorDatabaseFromEnv),
-  }),
-  defineVerb({
-    name: 'restore',
-    help: `  restore FILE                        recreate a backup in an empty DATA_DIR (or empty DATABASE_URL)`,
-    run: async (args) => (await import('./backup.ts')).runRestoreCommand(args),
-  }),
-  defineVerb({
-    name: 'rethread',
-    help: `  rethread                            group stored email into conversations again (and recompute
-                                      relationships); the server does it once by itself after upgrading`,
-    run: () => rethreadCommand(),
-  }),
+  COVERAGE,
+  SESSIONS,
+  SIGNIN_LINK,
+  FORGET,
+  GC,
+  EXPORT,
+  BACKUP,
+  RESTORE,
+  defineVerb({ name: 'rethread', help: RETHREAD_HELP, usage: plain('rethread', RETHREAD_HELP), run: () => rethreadCommand() }),
   defineVerb({
     name: 'migrate',
     lockedHint: 'the server applies migrations when it starts; stop it to run `memex migrate` by hand',
-    help: `  migrate                             apply database migrations and exit`,
+    help: MIGRATE_HELP,
+    usage: plain('migrate', MIGRATE_HELP),
     run: () => migrateCommand(),
   }),
   defineVerb({
     name: 'config',
-    help: `  config                              every setting's value here (secrets masked) or its default, and
-                                      any problem with them (docs/configuration.md)`,
-    run: async (args) => (await import('./settings.ts')).runConfigCommand(args, process.env, (s) => process.stdout.write(s)),
+    help: CONFIG_HELP,
+    usage: 'Usage: memex config\n  every setting, its value here (secrets masked) or its default, and any problem; docs/configuration.md',
+    run: async ({ out }) => (await import('./settings.ts')).runConfigCommand([], process.env, (s) => out.write(s)),
   }),
   defineVerb({
     name: 'help',
     aliases: ['--help', '-h'],
     help: `  help                                this text`,
+    positionals: 'any',
     run: async () => console.log(USAGE),
   }),
 ];
@@ -446,14 +392,14 @@ const USAGE = helpText(
 );
 
 /** The operator verbs open the configured database themselves when no server answers. */
-const operatorDatabaseFromEnv = () => operatorDatabase(loadServerConfig());
+const operatorDatabaseFromEnv = () => operatorDatabase();
 
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   const verb = findVerb(VERBS, command);
   if (!verb) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
-  const code = await verb.run(rest);
-  if (typeof code === 'number') process.exitCode = code;
+  const code = await runVerb(verb, rest);
+  if (code !== 0) process.exitCode = code;
 }
 
 /**

@@ -3,20 +3,13 @@
  * routes (GET /v1/search, POST /v1/ask, GET /v1/doc/{id}/view) printed for a person, or as the server's JSON with
  * --json. The server and token are found by the client rule (src/client/target.ts).
  */
-import { parseArgs } from 'node:util';
 import type { DocumentViewResponseT, StoredDocumentT } from '../schemas/documents.ts';
 import type { AskCitationT } from '../schemas/search.ts';
 import { type ServerClient } from '../client/server.ts';
 import { ClientError } from '../client/errors.ts';
 import { UsageError } from '../util/errors.ts';
-import {
-  CLIENT_OPTIONS_USAGE as COMMON,
-  runVerb,
-  splitQueryArgs,
-  targetOptions,
-  type CommandIo,
-} from './client-verb.ts';
-import { intOption } from './usage.ts';
+import { CLIENT_OPTIONS_USAGE as COMMON } from './usage.ts';
+import { defineVerb, runVerb, type Output, type VerbIo } from './verbs.ts';
 
 
 export const SEARCH_USAGE = `usage: memex search QUERY... [options]
@@ -80,79 +73,75 @@ function names(people: unknown[] | undefined): string[] {
   return [...new Set(out)];
 }
 
-export async function runSearchCommand(argv: string[], io: CommandIo = {}): Promise<number> {
-  let values: Record<string, string | boolean | undefined> = {};
-  let query = '';
-  return runVerb(
-    'search',
-    SEARCH_USAGE,
-    io,
-    async (client, out) => {
-      // `memex search @NAME`: the saved search NAME (its query and filters; memex saved list).
-      const saved = /^@([\p{L}\p{N}][\p{L}\p{N}_.-]*)$/u.exec(query)?.[1];
-      const res = saved
-        ? await client.call('runSavedSearch', {
-            params: { name: saved },
-            query: { k: intOption(values.limit as string | undefined, '--limit', 10, 50) },
-          })
-        : await client.call('search', {
-        query: {
-          q: query,
-          k: intOption(values.limit as string | undefined, '--limit', 10, 50),
-          source_type: values.type as string | undefined,
-          person: values.person as string | undefined,
-          start_date: values.since as string | undefined,
-          end_date: values.until as string | undefined,
-          thread_id: values.thread as string | undefined,
-          has_attachments: values.attachments ? true : undefined,
-        },
-      });
-      if (values.json) {
-        out.write(`${JSON.stringify(res, null, 2)}\n`);
-        return 0;
-      }
-      let hits = res.hits.filter((h) => !h.context);
-      if (hits.length === 0 && res.relaxed && res.relaxed.hits.length > 0) {
-        // Nothing matches as written: say so, then what matches the words (the server's relaxed reading).
-        out.write(`no documents match "${query}" as written (its quotes, exclusions and operators); documents that match its words:\n\n`);
-        hits = res.relaxed.hits.filter((h) => !h.context);
-      } else if (hits.length === 0) {
-        out.write(`no documents match "${query}"\n`);
-        return 0;
-      }
-      const tty = out.isTTY === true;
-      hits.forEach((h, i) => {
-        const who = names(h.people).slice(0, 3).join(', ');
-        out.write(`${i + 1}. ${h.title?.trim() || '(untitled)'}\n`);
-        out.write(`   ${[h.source_type, day(h.content_timestamp), who].filter(Boolean).join(' · ')}\n`);
-        if (h.snippet.trim()) out.write(`   ${highlight(h.snippet, tty)}\n`);
-        out.write(`   memex open ${h.document_id}\n\n`);
-      });
-      const total = res.hits.length === 0 && res.relaxed ? res.relaxed.total : res.total;
-      out.write(`${hits.length} of ${total} matching documents${res.legs?.vector_skipped === 'budget' ? ' (words only: the embedding model was busy)' : ''}\n`);
+const JSON_OPTION = { json: { kind: 'boolean', description: "print the server's JSON answer" } } as const;
+
+export const SEARCH = defineVerb({
+  name: 'search',
+  help: `  search QUERY... [--type T] [--person P] [--since D] [--until D] [-k N] [--json]
+                                      search the running server (memex search -h for every filter)`,
+  usage: SEARCH_USAGE,
+  server: true,
+  positionals: 'words',
+  options: {
+    ...JSON_OPTION,
+    limit: { kind: 'number', short: 'k', min: 1, max: 50, default: 10, description: 'documents to show' },
+    type: { kind: 'string', description: 'only this kind (email, file, chat, note, event, task, web, or a source type)' },
+    person: { kind: 'string', description: 'only documents with this person' },
+    since: { kind: 'string', description: 'only documents from this date on' },
+    until: { kind: 'string', description: 'only documents up to this date' },
+    thread: { kind: 'string', description: 'only this conversation' },
+    attachments: { kind: 'boolean', description: 'only documents with attachments' },
+  },
+  async run({ args, values, client, out }) {
+    const query = args.join(' ').trim();
+    if (!query) throw new UsageError('no QUERY given');
+    // `memex search @NAME`: the saved search NAME (its query and filters; memex saved list).
+    const saved = /^@([\p{L}\p{N}][\p{L}\p{N}_.-]*)$/u.exec(query)?.[1];
+    const res = saved
+      ? await client.call('runSavedSearch', {
+          params: { name: saved },
+          query: { k: values.limit },
+        })
+      : await client.call('search', {
+          query: {
+            q: query,
+            k: values.limit,
+            source_type: values.type,
+            person: values.person,
+            start_date: values.since,
+            end_date: values.until,
+            thread_id: values.thread,
+            has_attachments: values.attachments ? true : undefined,
+          },
+        });
+    if (values.json) {
+      out.write(`${JSON.stringify(res, null, 2)}\n`);
       return 0;
-    },
-    () => {
-      const options = {
-        ...targetOptions,
-        limit: { type: 'string', short: 'k' },
-        type: { type: 'string' },
-        person: { type: 'string' },
-        since: { type: 'string' },
-        until: { type: 'string' },
-        thread: { type: 'string' },
-        attachments: { type: 'boolean' },
-      } as const;
-      const { optionArgs, words } = splitQueryArgs(argv, options);
-      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
-      values = p.values;
-      query = words.join(' ').trim();
-      if (!p.values.help && !query) throw new UsageError('no QUERY given');
-      intOption(p.values.limit, '--limit', 10, 50);
-      return { help: Boolean(p.values.help), target: p.values };
-    },
-  );
-}
+    }
+    let hits = res.hits.filter((h) => !h.context);
+    if (hits.length === 0 && res.relaxed && res.relaxed.hits.length > 0) {
+      // Nothing matches as written: say so, then what matches the words (the server's relaxed reading).
+      out.write(`no documents match "${query}" as written (its quotes, exclusions and operators); documents that match its words:\n\n`);
+      hits = res.relaxed.hits.filter((h) => !h.context);
+    } else if (hits.length === 0) {
+      out.write(`no documents match "${query}"\n`);
+      return 0;
+    }
+    const tty = out.isTTY === true;
+    hits.forEach((h, i) => {
+      const who = names(h.people).slice(0, 3).join(', ');
+      out.write(`${i + 1}. ${h.title?.trim() || '(untitled)'}\n`);
+      out.write(`   ${[h.source_type, day(h.content_timestamp), who].filter(Boolean).join(' · ')}\n`);
+      if (h.snippet.trim()) out.write(`   ${highlight(h.snippet, tty)}\n`);
+      out.write(`   memex open ${h.document_id}\n\n`);
+    });
+    const total = res.hits.length === 0 && res.relaxed ? res.relaxed.total : res.total;
+    out.write(`${hits.length} of ${total} matching documents${res.legs?.vector_skipped === 'budget' ? ' (words only: the embedding model was busy)' : ''}\n`);
+    return 0;
+  },
+});
+
+export const runSearchCommand = (argv: string[], io: VerbIo = {}): Promise<number> => runVerb(SEARCH, argv, io);
 
 /** Characters of the source shown on each side of the quoted sentence. */
 const AROUND_QUOTE = 80;
@@ -172,102 +161,94 @@ export function quoteInContext(text: string | undefined, c: Pick<AskCitationT, '
   return `${from > 0 ? '…' : ''}${before}${mark(flat(text.slice(c.doc_start, c.doc_end)))}${after}${to < text.length ? '…' : ''}`;
 }
 
-export async function runAskCommand(argv: string[], io: CommandIo = {}): Promise<number> {
-  let values: Record<string, string | boolean | undefined> = {};
-  let question = '';
-  return runVerb(
-    'ask',
-    ASK_USAGE,
-    io,
-    async (client, out) => {
-      const res = await client.call('ask', {
-        body: { query: question, k: intOption(values.limit as string | undefined, '--limit', 5, 20) },
-      });
-      if (values.json) {
-        out.write(`${JSON.stringify(res, null, 2)}\n`);
-        return 0;
-      }
-      // The short answer first; then each source with the quoted sentence marked where it stands.
-      out.write(`${res.answer.trim()}\n`);
-      if (res.llm_error) out.write(`\n(${res.llm_error})\n`);
-      if (res.citations.length) {
-        out.write('\nsources:\n');
-        const tty = out.isTTY === true;
-        const docs = new Map<string, Promise<StoredDocumentT | null>>();
-        for (const [i, c] of res.citations.entries()) {
-          // A document that cannot be read is listed by id, with the quote the answer carries.
-          if (!docs.has(c.document_id)) docs.set(c.document_id, client.call('getDocument', { params: { doc_id: c.document_id } }).catch(() => null));
-          const doc = await docs.get(c.document_id)!;
-          const title = doc?.title ?? c.title;
-          const label = `${title?.trim() || '(untitled)'} (${[doc?.source_type ?? c.source_type, day(doc?.content_timestamp ?? c.content_timestamp)].filter(Boolean).join(', ')})`;
-          out.write(`  [${i + 1}] ${label}  memex open ${c.document_id}\n`);
-          if (c.quote) out.write(`      ${quoteInContext(doc?.text, c, tty)}\n`);
-        }
-      }
+export const ASK = defineVerb({
+  name: 'ask',
+  help: `  ask QUESTION... [-k N] [--json]     answer a question from your documents, with its sources`,
+  usage: ASK_USAGE,
+  server: true,
+  positionals: 'words',
+  options: { ...JSON_OPTION, limit: { kind: 'number', short: 'k', min: 1, max: 20, default: 5, description: 'documents to answer from' } },
+  async run({ args, values, client, out }) {
+    const question = args.join(' ').trim();
+    if (!question) throw new UsageError('no QUESTION given');
+    const res = await client.call('ask', { body: { query: question, k: values.limit } });
+    if (values.json) {
+      out.write(`${JSON.stringify(res, null, 2)}\n`);
       return 0;
-    },
-    () => {
-      const options = { ...targetOptions, limit: { type: 'string', short: 'k' } } as const;
-      const { optionArgs, words } = splitQueryArgs(argv, options);
-      const p = parseArgs({ args: optionArgs, allowPositionals: true, options });
-      values = p.values;
-      question = words.join(' ').trim();
-      if (!p.values.help && !question) throw new UsageError('no QUESTION given');
-      intOption(p.values.limit, '--limit', 5, 20);
-      return { help: Boolean(p.values.help), target: p.values };
-    },
-  );
-}
+    }
+    // The short answer first; then each source with the quoted sentence marked where it stands.
+    out.write(`${res.answer.trim()}\n`);
+    if (res.llm_error) out.write(`\n(${res.llm_error})\n`);
+    if (res.citations.length) {
+      out.write('\nsources:\n');
+      const tty = out.isTTY === true;
+      const docs = new Map<string, Promise<StoredDocumentT | null>>();
+      for (const [i, c] of res.citations.entries()) {
+        // A document that cannot be read is listed by id, with the quote the answer carries.
+        if (!docs.has(c.document_id)) docs.set(c.document_id, client.call('getDocument', { params: { doc_id: c.document_id } }).catch(() => null));
+        const doc = await docs.get(c.document_id)!;
+        const title = doc?.title ?? c.title;
+        const label = `${title?.trim() || '(untitled)'} (${[doc?.source_type ?? c.source_type, day(doc?.content_timestamp ?? c.content_timestamp)].filter(Boolean).join(', ')})`;
+        out.write(`  [${i + 1}] ${label}  memex open ${c.document_id}\n`);
+        if (c.quote) out.write(`      ${quoteInContext(doc?.text, c, tty)}\n`);
+      }
+    }
+    return 0;
+  },
+});
 
-export async function runOpenCommand(argv: string[], io: CommandIo = {}): Promise<number> {
-  let values: Record<string, string | boolean | undefined> = {};
-  let id = '';
-  return runVerb(
-    'open',
-    OPEN_USAGE,
-    io,
-    async (client, out) => {
-      if (values.raw) return writeOriginal(client, id, out);
-      let view: DocumentViewResponseT;
-      try {
-        view = await client.call('documentView', { params: { doc_id: id } });
-      } catch (e) {
-        if (e instanceof ClientError && e.status === 404) throw new ClientError(404, `no document ${id}`);
-        if (e instanceof ClientError && e.status === 422) throw new ClientError(422, `"${id}" is not a document id (a UUID, as memex search prints)`);
-        throw e;
-      }
-      if (values.json) {
-        out.write(`${JSON.stringify(view, null, 2)}\n`);
-        return 0;
-      }
-      const d = view.document;
-      const active = view.versions.find((v) => v.is_active_version);
-      const lines = [
-        d.title?.toString().trim() || '(untitled)',
-        `source   ${[d.source_type, d.source_provider].filter(Boolean).join(' / ')}`,
-        `date     ${d.content_timestamp ?? ''}`,
-        ...(view.people.length ? [`people   ${view.people.map((p) => `${p.display_name} (${p.role})`).join(', ')}`] : []),
-        ...(view.thread ? [`thread   ${view.thread.title ?? ''} (${view.thread.total} messages)`] : []),
-        `version  ${d.version_number}${view.versions.length > 1 ? ` of ${view.versions.length}${d.is_active_version ? '' : `, superseded (current: ${active?.version_number ?? '?'})`}` : ''}`,
-        ...(d.deleted_at ? [`deleted  ${d.deleted_at}`] : []),
-        ...(typeof d.canonical_uri === 'string' ? [`uri      ${d.canonical_uri}`] : []),
-      ];
-      out.write(`${lines.join('\n')}\n`);
-      if (!values['no-text'] && typeof d.text === 'string' && d.text.trim()) out.write(`\n${d.text.trim()}\n`);
+export const runAskCommand = (argv: string[], io: VerbIo = {}): Promise<number> => runVerb(ASK, argv, io);
+
+export const OPEN = defineVerb({
+  name: 'open',
+  help: `  open ID [--json] [--raw]            print a document found by search or ask (--raw: a message's
+                                      original bytes)`,
+  usage: OPEN_USAGE,
+  server: true,
+  positionals: 'any',
+  options: {
+    ...JSON_OPTION,
+    'no-text': { kind: 'boolean', description: 'headers only' },
+    raw: { kind: 'boolean', description: "the message's original bytes on standard output" },
+  },
+  async run({ args, values, client, out }) {
+    if (args.length !== 1) throw new UsageError('give exactly one document ID');
+    const id = args[0];
+    if (values.raw) return writeOriginal(client, id, out);
+    let view: DocumentViewResponseT;
+    try {
+      view = await client.call('documentView', { params: { doc_id: id } });
+    } catch (e) {
+      if (e instanceof ClientError && e.status === 404) throw new ClientError(404, `no document ${id}`);
+      if (e instanceof ClientError && e.status === 422) throw new ClientError(422, `"${id}" is not a document id (a UUID, as memex search prints)`);
+      throw e;
+    }
+    if (values.json) {
+      out.write(`${JSON.stringify(view, null, 2)}\n`);
       return 0;
-    },
-    () => {
-      const p = parseArgs({ args: argv, allowPositionals: true, options: { ...targetOptions, 'no-text': { type: 'boolean' }, raw: { type: 'boolean' } } });
-      values = p.values;
-      if (!p.values.help && p.positionals.length !== 1) throw new UsageError('give exactly one document ID');
-      id = p.positionals[0] ?? '';
-      return { help: Boolean(p.values.help), target: p.values };
-    },
-  );
-}
+    }
+    const d = view.document;
+    const active = view.versions.find((v) => v.is_active_version);
+    const lines = [
+      d.title?.toString().trim() || '(untitled)',
+      `source   ${[d.source_type, d.source_provider].filter(Boolean).join(' / ')}`,
+      `date     ${d.content_timestamp ?? ''}`,
+      ...(view.people.length ? [`people   ${view.people.map((p) => `${p.display_name} (${p.role})`).join(', ')}`] : []),
+      ...(view.thread ? [`thread   ${view.thread.title ?? ''} (${view.thread.total} messages)`] : []),
+      `version  ${d.version_number}${view.versions.length > 1 ? ` of ${view.versions.length}${d.is_active_version ? '' : `, superseded (current: ${active?.version_number ?? '?'})`}` : ''}`,
+      ...(d.deleted_at ? [`deleted  ${d.deleted_at}`] : []),
+      ...(typeof d.canonical_uri === 'string' ? [`uri      ${d.canonical_uri}`] : []),
+    ];
+    out.write(`${lines.join('\n')}\n`);
+    if (!values['no-text'] && typeof d.text === 'string' && d.text.trim()) out.write(`\n${d.text.trim()}\n`);
+    return 0;
+  },
+});
+
+export const runOpenCommand = (argv: string[], io: VerbIo = {}): Promise<number> => runVerb(OPEN, argv, io);
 
 /** `memex open --raw ID`: the bytes of GET /v1/documents/{id}/original, unchanged, to standard output. */
-async function writeOriginal(client: Pick<ServerClient, 'download'>, id: string, out: { write(s: string | Uint8Array): unknown }): Promise<number> {
+async function writeOriginal(client: Pick<ServerClient, 'download'>, id: string, out: Output): Promise<number> {
   let body: NodeJS.ReadableStream;
   try {
     body = await client.download('documentOriginal', { params: { doc_id: id } });

@@ -2,13 +2,12 @@
  * `memex sessions`: the web UI's signed-in browsers (src/gateway/sessions.ts), and revoking them. Through the
  * running server when one answers (GET/DELETE /v1/sessions), else on the database.
  */
-import { parseArgs } from 'node:util';
 import type { Database } from '../db/types.ts';
 import type { SessionInfoT } from '../schemas/sessions.ts';
-import { serverOrDatabase, type ServerClient } from '../client/server.ts';
+import type { ServerClient } from '../client/server.ts';
 import { ClientError } from '../client/errors.ts';
-import { resolveServerTarget } from '../client/target.ts';
-import { usageMessage } from './usage.ts';
+import { UsageError } from '../util/errors.ts';
+import { defineVerb, runVerb, type VerbIo } from './verbs.ts';
 
 export const SESSIONS_USAGE = `usage: memex sessions [--json]            the web UI's signed-in browsers, last used first
        memex sessions revoke ID...        sign those out (an id or its first 8 or more characters)
@@ -98,52 +97,36 @@ async function run(store: SessionStore, args: { revoke: boolean; ids: string[]; 
   return failed ? 1 : 0;
 }
 
-export async function runSessionsCommand(
-  argv: string[],
-  openDatabase: () => Promise<Database>,
-  env: NodeJS.ProcessEnv = process.env,
-  io: Output = { out: (l) => console.log(l), err: (l) => console.error(l) },
-): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      all: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    io.out(SESSIONS_USAGE);
-    return 0;
-  }
-  const [verb = 'list', ...ids] = positionals;
-  const revoke = verb === 'revoke';
-  if ((verb !== 'list' && !revoke) || (!revoke && (ids.length || values.all)) || (revoke && values.all === ids.length > 0)) {
-    io.err(usageMessage('sessions', revoke ? 'revoke takes session ids or --all' : `unknown use "${argv.join(' ')}"`, SESSIONS_USAGE));
-    return 2;
-  }
-  const flags = { url: values.url, token: values.token };
-  try {
-    return await serverOrDatabase(
-      { flags, env, openDatabase },
-      (server) => run(viaServer(server), { revoke, ids, all: values.all, json: values.json }, io),
+export const SESSIONS = defineVerb({
+  name: 'sessions',
+  help: `  sessions [revoke ID... | revoke --all]
+                                      the web UI's signed-in browsers, and signing them out (docs/ui.md)`,
+  usage: SESSIONS_USAGE,
+  server: 'optional',
+  positionals: 'any',
+  options: {
+    all: { kind: 'boolean', description: 'revoke: every browser' },
+    json: { kind: 'boolean', description: 'the list as JSON' },
+  },
+  async run({ args: positionals, values, out, err, serverOrDatabase, resolveTarget }) {
+    const [verb = 'list', ...ids] = positionals;
+    const revoke = verb === 'revoke';
+    if ((verb !== 'list' && !revoke) || (!revoke && (ids.length || values.all)) || (revoke && values.all === ids.length > 0)) {
+      throw new UsageError(revoke ? 'revoke takes session ids or --all' : `unknown use "${positionals.join(' ')}"`);
+    }
+    const io: Output = { out: (l) => out.write(`${l}\n`), err: (l) => err.write(`${l}\n`) };
+    const args = { revoke, ids, all: values.all, json: values.json };
+    return serverOrDatabase(
+      (server) => run(viaServer(server), args, io),
       async (db) => {
         const { WebSessions } = await import('../gateway/sessions.ts');
         // Sessions belong to the access token the server uses, found the way every client finds it.
-        const sessions = new WebSessions(db, resolveServerTarget(flags, env).token);
-        return run(
-          { list: () => sessions.list(), revoke: (id) => sessions.revoke(id), revokeAll: () => sessions.revokeAll() },
-          { revoke, ids, all: values.all, json: values.json },
-          io,
-        );
+        const sessions = new WebSessions(db, resolveTarget().token);
+        return run({ list: () => sessions.list(), revoke: (id) => sessions.revoke(id), revokeAll: () => sessions.revokeAll() }, args, io);
       },
     );
-  } catch (err) {
-    if (!(err instanceof ClientError)) throw err;
-    io.err(`memex sessions: ${err.message}`);
-    return 1;
-  }
-}
+  },
+});
+
+export const runSessionsCommand = (argv: string[], openDatabase: () => Promise<Database>, env: NodeJS.ProcessEnv = process.env, io: VerbIo = {}): Promise<number> =>
+  runVerb(SESSIONS, argv, { ...io, openDatabase, env });

@@ -1,6 +1,7 @@
 /**
  * What the verbs under src/cli/ share when they read their options: what counts as a usage mistake, the
- * message it prints (`memex VERB: …`, a blank line, the verb's usage; exit status 2), and integer options.
+ * message it prints (`memex VERB: …`, a blank line, the verb's usage; exit status 2), and the usage lines of
+ * the client options.
  */
 import { UsageError } from '../util/errors.ts';
 
@@ -14,10 +15,8 @@ export function usageMessage(verb: string, message: string, usage: string): stri
   return `memex ${verb}: ${message}\n\n${usage}`;
 }
 
-/** An integer option from 1 to max, `def` when absent; a UsageError naming the option otherwise. */
-export function intOption(raw: string | undefined, name: string, def: number, max: number): number {
-  if (raw === undefined) return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
-  return n;
-}
+/** The options every client verb takes, as its usage lists them (search, ask, open, tag, saved). */
+export const CLIENT_OPTIONS_USAGE = `  --url URL          server URL (default: MEMEX_URL, else http://127.0.0.1:$PORT, PORT 8085)
+  --token TOKEN      bearer token (default: AUTH_TOKEN, else the file DATA_DIR/auth-token)
+  --json             print the server's JSON answer
+  -h, --help         this text`;

@@ -25,8 +25,8 @@ export interface ImportIo {
   mailImport?: MailImportVerb;
 }
 
-/** `memex import mail ARGS…` run in-process, writing to `stdout`/`stderr`; its exit code. */
-export type MailImportVerb = (argv: string[], io: { stdout: Output; stderr: Output; env: NodeJS.ProcessEnv }) => Promise<number>;
+/** `memex import mail ARGS…` run in-process, writing to `out`/`err`; its exit code. */
+export type MailImportVerb = (argv: string[], io: { out: Output; err: Output; env: NodeJS.ProcessEnv }) => Promise<number>;
 
 export interface CommonArgs {
   path: string;

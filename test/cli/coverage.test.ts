@@ -42,8 +42,8 @@ beforeAll(async () => {
   writeFileSync(path.join(maildir, 'new', '1700000099.M99.host'), '\u0000\u0001 not a mail message \u0002');
   const sink = { write: () => true, isTTY: false };
   const code = await runMailImport(['mail', maildir, '--url', String(server!.url), '--token', TOKEN], {
-    stdout: sink,
-    stderr: sink,
+    out: sink,
+    err: sink,
     env: { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(dir, 'import-state.json') },
   });
   expect(code).not.toBe(2);

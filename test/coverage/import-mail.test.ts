@@ -29,8 +29,8 @@ async function importMail(dir: string, state: string, ...extra: string[]) {
   const out = textSink();
   const err = textSink();
   const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, ...extra], {
-    stdout: out,
-    stderr: err,
+    out: out,
+    err: err,
     env: { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: state },
   });
   return { code, out: out.text, err: err.text };

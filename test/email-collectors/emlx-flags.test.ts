@@ -48,7 +48,7 @@ describe('.emlx flags as tags', () => {
     const run = async () => {
       const out = textSink();
       const err = textSink();
-      const code = await runMailImport(['mail', path.join(root, 'INBOX.mbox'), '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env });
+      const code = await runMailImport(['mail', path.join(root, 'INBOX.mbox'), '--url', live.url, '--token', TEST_TOKEN], { out: out, err: err, env });
       return { code, err: err.text };
     };
     writeMailbox(root, domain, [READ, 0, READ | ANSWERED | FLAGGED]);

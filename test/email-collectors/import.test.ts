@@ -91,7 +91,7 @@ describe('memex import mail', () => {
     const run = async () => {
       const o = sink();
       const e = sink();
-      const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--batch', '50'], { stdout: o, stderr: e, env });
+      const code = await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--batch', '50'], { out: o, err: e, env });
       return { code, out: o.text, err: e.text };
     };
     const docs = async () =>
@@ -121,7 +121,7 @@ describe('memex import mail', () => {
 
     // Without the manifest the gateway still answers duplicates: no new versions.
     const o3 = sink();
-    await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--rescan'], { stdout: o3, stderr: sink(), env });
+    await runMailImport(['mail', dir, '--url', live.url, '--token', TEST_TOKEN, '--rescan'], { out: o3, err: sink(), env });
     expect(o3.text).toMatch(/done: 607 messages, 0 new, 606 duplicates, 0 rejected/);
     expect((await docs()).every((r) => r.version_number === 1)).toBe(true);
 
@@ -252,11 +252,11 @@ describe('memex import mail', () => {
     const dir = tmpDir('memex-import-one-');
     fs.writeFileSync(path.join(dir, 'one.mbox'), mbox([simpleMessage(9100)]));
     const out = sink();
-    const code = await runMailImport(['mail', dir, '--url', live.url], { stdout: out, stderr: sink(), env: { HOME: process.env.HOME, DATA_DIR: dataDir } });
+    const code = await runMailImport(['mail', dir, '--url', live.url], { out: out, err: sink(), env: { HOME: process.env.HOME, DATA_DIR: dataDir } });
     expect(code).toBe(0);
     expect(out.text).toMatch(/1 new/);
-    expect(await runMailImport(['mail'], { stdout: sink(), stderr: sink(), env: {} })).toBe(2);
-    expect(await runMailImport(['mail', '/no/such/path'], { stdout: sink(), stderr: sink(), env: {} })).toBe(2);
-    expect(await runMailImport(['mail', dir, '--bogus'], { stdout: sink(), stderr: sink(), env: {} })).toBe(2);
+    expect(await runMailImport(['mail'], { out: sink(), err: sink(), env: {} })).toBe(2);
+    expect(await runMailImport(['mail', '/no/such/path'], { out: sink(), err: sink(), env: {} })).toBe(2);
+    expect(await runMailImport(['mail', dir, '--bogus'], { out: sink(), err: sink(), env: {} })).toBe(2);
   });
 });

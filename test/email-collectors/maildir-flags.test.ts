@@ -39,7 +39,7 @@ describe('Maildir flags as tags', () => {
   const run = async (url = live.url) => {
     const out = textSink();
     const err = textSink();
-    const code = await runMailImport(['mail', md, '--url', url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env });
+    const code = await runMailImport(['mail', md, '--url', url, '--token', TEST_TOKEN], { out: out, err: err, env });
     return { code, out: out.text, err: err.text };
   };
 

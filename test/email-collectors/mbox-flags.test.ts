@@ -41,7 +41,7 @@ describe('mbox flags as tags', () => {
   const run = async (file: string) => {
     const out = textSink();
     const err = textSink();
-    const code = await runMailImport(['mail', file, '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: err, env });
+    const code = await runMailImport(['mail', file, '--url', live.url, '--token', TEST_TOKEN], { out: out, err: err, env });
     return { code, out: out.text, err: err.text };
   };
 

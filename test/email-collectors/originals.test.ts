@@ -68,7 +68,7 @@ let work: string;
 async function importMail(args: string[]) {
   const o = sink();
   const e = sink();
-  const code = await runMailImport(['mail', ...args, '--url', url, '--token', TEST_TOKEN], { stdout: o, stderr: e, env: { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(work, 'state.json') } });
+  const code = await runMailImport(['mail', ...args, '--url', url, '--token', TEST_TOKEN], { out: o, err: e, env: { HOME: process.env.HOME, MEMEX_MAIL_IMPORT_STATE: path.join(work, 'state.json') } });
   return { code, out: o.text, err: e.text };
 }
 

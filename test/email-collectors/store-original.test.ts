@@ -61,7 +61,7 @@ function freshEnv(dir: string): NodeJS.ProcessEnv {
 async function importInto(url: string, dir: string, env: NodeJS.ProcessEnv, extra: string[] = []) {
   const out = sink();
   const err = sink();
-  const code = await runMailImport(['mail', dir, '--url', url, '--token', TEST_TOKEN, ...extra], { stdout: out, stderr: err, env });
+  const code = await runMailImport(['mail', dir, '--url', url, '--token', TEST_TOKEN, ...extra], { out: out, err: err, env });
   return { code, out: out.text, err: err.text };
 }
 

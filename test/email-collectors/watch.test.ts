@@ -66,7 +66,7 @@ describe('memex import mail --watch', () => {
     let watching!: () => void;
     const on = new Promise<void>((r) => (watching = r));
     const out = textSink();
-    const done = runMailImport(['mail', md, '--watch', '--url', live.url, '--token', TEST_TOKEN], { stdout: out, stderr: textSink(), env, signal: stop.signal, onWatching: watching });
+    const done = runMailImport(['mail', md, '--watch', '--url', live.url, '--token', TEST_TOKEN], { out: out, err: textSink(), env, signal: stop.signal, onWatching: watching });
     await on;
     expect(out.text).toMatch(/done: 3 messages, 3 new/);
     expect(out.text).toMatch(/^watching /m);
@@ -87,7 +87,7 @@ describe('memex import mail --watch', () => {
 
   it('usage: --watch goes with neither --dry-run nor --limit', async () => {
     const e = textSink();
-    expect(await runMailImport(['mail', '/tmp', '--watch', '--dry-run'], { stdout: textSink(), stderr: e, env: {} })).toBe(2);
+    expect(await runMailImport(['mail', '/tmp', '--watch', '--dry-run'], { out: textSink(), err: e, env: {} })).toBe(2);
     expect(e.text).toMatch(/--watch goes with neither/);
   });
 });

@@ -249,26 +249,22 @@ describe('memex forget (the command)', () => {
     const addr = gw.app.server.address() as { port: number };
     const url = `http://127.0.0.1:${addr.port}`;
     const out: string[] = [];
-    const log = console.log;
-    const err = console.error;
-    console.log = (...a: unknown[]) => void out.push(a.join(' '));
-    console.error = (...a: unknown[]) => void out.push(a.join(' '));
-    try {
+    // Standard output and error as one list of lines, as a terminal shows them.
+    const lines = { write: (s: string | Uint8Array) => void out.push(...String(s).replace(/\n$/, '').split('\n')) };
+    const runForget = (argv: string[]) => runForgetCommand(argv, process.env, { out: lines, err: lines });
+    {
       const args = ['--doc', note.doc_id, '--url', url, '--token', TEST_TOKEN];
-      expect(await runForgetCommand([...args, '--dry-run'])).toBe(0);
+      expect(await runForget([...args, '--dry-run'])).toBe(0);
       expect(out.join('\n')).toMatch(/Would remove:\n\s+documents\s+1 \(1 versions\)/);
       expect((await gw.request('GET', `/v1/doc/${note.doc_id}`)).statusCode).toBe(200);
       // vitest's stdin is not a terminal: nobody could confirm.
-      expect(await runForgetCommand(args)).toBe(2);
+      expect(await runForget(args)).toBe(2);
       expect((await gw.request('GET', `/v1/doc/${note.doc_id}`)).statusCode).toBe(200);
-      expect(await runForgetCommand([...args, '--yes'])).toBe(0);
+      expect(await runForget([...args, '--yes'])).toBe(0);
       expect(out.join('\n')).toContain('Removed:');
       expect((await gw.request('GET', `/v1/doc/${note.doc_id}`)).statusCode).toBe(404);
-      expect(await runForgetCommand(args)).toBe(1);
+      expect(await runForget(args)).toBe(1);
       expect(out.at(-1)).toContain('Document not found');
-    } finally {
-      console.log = log;
-      console.error = err;
     }
   });
 });

@@ -137,7 +137,7 @@ async function importParts(input: string, root: string, files: string[], conn: C
       summaries.push({ part: 'Mail', line: mbox, code: 1 });
       continue;
     }
-    const code = await mailImport(['mail', abs(mbox), ...target], { stdout: out, stderr: out, env });
+    const code = await mailImport(['mail', abs(mbox), ...target], { out, err: out, env });
     summaries.push({ part: 'Mail', line: mbox, code });
   }
   for (const vcf of byPart.get('contacts') ?? []) {
